@@ -1,0 +1,1 @@
+"""finmcp server package."""

@@ -1,0 +1,78 @@
+"""Command line of ``finmcp-server``.
+
+``finmcp-server inventories`` summarises the built-in inventories, ``finmcp-server tools`` lists one
+inventory's tools (or dumps them as MCP ``tools/list`` JSON), ``finmcp-server graph`` exports and
+queries the typed dependency graph. Serving over stdio/HTTP/SSE arrives with the server issue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tool_specs.errors import InventoryError
+from tool_specs.graph import DependencyGraph
+from tool_specs.inventory import load_inventory
+from tool_specs.summary import main as print_summary
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="finmcp-server", description="finmcp MCP tool server")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("inventories", help="summarise the built-in inventories")
+
+    tools = sub.add_parser("tools", help="list an inventory's tools")
+    tools.add_argument("--inventory", default="finmcp65", help="built-in name or inventory file")
+    tools.add_argument("--json", action="store_true", help="print the MCP tools/list result as JSON")
+
+    graph = sub.add_parser("graph", help="the typed data-flow dependency graph of an inventory")
+    graph.add_argument("--inventory", default="finmcp65", help="built-in name or inventory file")
+    graph.add_argument("--out", type=Path, help="write the graph as JSON to this file")
+    graph.add_argument("--successors", metavar="TOOL", help="print the tools that TOOL feeds")
+    graph.add_argument("--paths", nargs=2, metavar=("FROM", "TO"), help="print paths between two tools")
+    graph.add_argument("--max-length", type=int, default=3, help="longest path, in edges (default 3)")
+    return parser
+
+
+def _tools(args: argparse.Namespace) -> int:
+    inventory = load_inventory(args.inventory)
+    if args.json:
+        print(json.dumps({"tools": list(inventory.mcp_tools)}, ensure_ascii=False, indent=1))
+        return 0
+    for tool in inventory:
+        tags = tool.tags
+        print(
+            f"{tool.name:<40} {tags.timeliness:<9} {tags.intent_type:<13} {','.join(tags.regulatory_domains)}"
+        )
+    print(f"{len(inventory)} tools in {inventory.name}")
+    return 0
+
+
+def _graph(args: argparse.Namespace) -> int:
+    graph = DependencyGraph.from_inventory(load_inventory(args.inventory))
+    if args.out:
+        args.out.write_text(json.dumps(graph.to_json(), ensure_ascii=False, indent=1) + "\n", "utf-8")
+    if args.successors:
+        print("\n".join(graph.successors(args.successors)))
+    elif args.paths:
+        for path in graph.paths(*args.paths, max_length=args.max_length):
+            print(" -> ".join(path))
+    else:
+        print(json.dumps(graph.counts()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``finmcp-server``."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "inventories":
+            return print_summary()
+        if args.command == "tools":
+            return _tools(args)
+        return _graph(args)
+    except (InventoryError, KeyError) as exc:
+        print(f"finmcp-server: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,1 @@
+"""finmcp tool_specs package."""

@@ -1,0 +1,87 @@
+"""Turn raw tool records into validated ToolSpecs, with errors that name the tool and the field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import ValidationError
+
+from tool_specs.errors import InventoryError
+from tool_specs.model import ToolSpec
+from tool_specs.taxonomy import load_taxonomy
+
+
+def _field_path(parts: Iterable[Any]) -> str:
+    return ".".join(str(p) for p in parts) or "<root>"
+
+
+def check_json_schema(tool: str, field: str, schema: dict[str, Any]) -> None:
+    """Check ``schema`` against the JSON Schema 2020-12 meta-schema; raise naming tool and field."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = _field_path([field, *exc.path])
+        raise InventoryError(f"tool {tool!r}: field {where}: invalid JSON Schema: {exc.message}") from None
+    properties = schema.get("properties") or {}
+    for required in schema.get("required") or []:
+        if field == "inputSchema" and required not in properties:
+            raise InventoryError(
+                f"tool {tool!r}: field {field}.required: {required!r} is required but not in properties"
+            )
+
+
+def validate_record(record: Any, position: int, inventory: str) -> ToolSpec:
+    """Validate one raw record into a ToolSpec; errors name the inventory, tool and field."""
+    name = record.get("name", f"#{position}") if isinstance(record, dict) else f"#{position}"
+    if not isinstance(record, dict):
+        raise InventoryError(f"{inventory}: tool {name}: expected an object, got {type(record).__name__}")
+    try:
+        spec = ToolSpec.model_validate(record)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InventoryError(
+            f"{inventory}: tool {name!r}: field {_field_path(first['loc'])}: {first['msg']}"
+            + (f" ({len(exc.errors()) - 1} more errors)" if len(exc.errors()) > 1 else "")
+        ) from None
+    try:
+        check_json_schema(spec.name, "inputSchema", spec.input_schema)
+        if spec.output_schema is not None:
+            check_json_schema(spec.name, "outputSchema", spec.output_schema)
+    except InventoryError as exc:
+        raise InventoryError(f"{inventory}: {exc}") from None
+    _check_taxonomy(spec, inventory)
+    return spec
+
+
+def _check_taxonomy(spec: ToolSpec, inventory: str) -> None:
+    if spec.scenario is None and spec.sub_scenario is None:
+        return
+    taxonomy = load_taxonomy()
+    if spec.scenario not in taxonomy.scenarios:
+        raise InventoryError(
+            f"{inventory}: tool {spec.name!r}: field scenario: unknown scenario {spec.scenario!r}"
+        )
+    if (
+        spec.sub_scenario is not None
+        and spec.sub_scenario not in taxonomy.scenarios[spec.scenario].sub_scenarios
+    ):
+        raise InventoryError(
+            f"{inventory}: tool {spec.name!r}: field sub_scenario: {spec.sub_scenario!r} "
+            f"is not a sub-scenario of {spec.scenario!r}"
+        )
+
+
+def validate_records(records: Iterable[Any], inventory: str) -> tuple[ToolSpec, ...]:
+    """Validate every record and check that tool names are unique."""
+    specs: list[ToolSpec] = []
+    seen: set[str] = set()
+    for position, record in enumerate(records):
+        spec = validate_record(record, position, inventory)
+        if spec.name in seen:
+            raise InventoryError(f"{inventory}: tool {spec.name!r}: field name: duplicate tool name")
+        seen.add(spec.name)
+        specs.append(spec)
+    return tuple(specs)
