@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -18,13 +20,24 @@ def _field_path(parts: Iterable[Any]) -> str:
     return ".".join(str(p) for p in parts) or "<root>"
 
 
+@lru_cache(maxsize=4096)
+def _meta_schema_error(schema_json: str) -> tuple[tuple[Any, ...], str] | None:
+    """Meta-schema check of one schema (as canonical JSON), cached: many tools share schemas."""
+    try:
+        Draft202012Validator.check_schema(json.loads(schema_json))
+    except SchemaError as exc:
+        return tuple(exc.path), exc.message
+    return None
+
+
 def check_json_schema(tool: str, field: str, schema: dict[str, Any]) -> None:
     """Check ``schema`` against the JSON Schema 2020-12 meta-schema; raise naming tool and field."""
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        where = _field_path([field, *exc.path])
-        raise InventoryError(f"tool {tool!r}: field {where}: invalid JSON Schema: {exc.message}") from None
+    error = _meta_schema_error(json.dumps(schema, sort_keys=True))
+    if error is not None:
+        path, message = error
+        raise InventoryError(
+            f"tool {tool!r}: field {_field_path([field, *path])}: invalid JSON Schema: {message}"
+        )
     properties = schema.get("properties") or {}
     for required in schema.get("required") or []:
         if field == "inputSchema" and required not in properties:
