@@ -1,0 +1,38 @@
+"""finmcp recordings: the SQLite data layer shared by server, proxy and evaluator.
+
+- :mod:`recordings.schema`: the versioned schema and its migrations;
+- :mod:`recordings.canonical`: canonical arguments and lookup keys;
+- :mod:`recordings.store`: :class:`RecordingStore` (responses and traces);
+- :mod:`recordings.jsonl`: export/import of responses as JSONL;
+- :mod:`recordings.import_finmcp`: import of tool outputs from FinMCP-Bench sample files.
+"""
+
+from recordings.canonical import args_key, canonical_arguments, canonical_json, canonicalize
+from recordings.errors import (
+    CallStateError,
+    InvalidValueError,
+    RecordingsError,
+    SchemaError,
+    SchemaVersionError,
+    UnknownCallError,
+)
+from recordings.responses import RECORDING_META_KEY
+from recordings.schema import CALLS_COLUMNS, SCHEMA_VERSION
+from recordings.store import RecordingStore
+
+__all__ = [
+    "CALLS_COLUMNS",
+    "RECORDING_META_KEY",
+    "SCHEMA_VERSION",
+    "CallStateError",
+    "InvalidValueError",
+    "RecordingStore",
+    "RecordingsError",
+    "SchemaError",
+    "SchemaVersionError",
+    "UnknownCallError",
+    "args_key",
+    "canonical_arguments",
+    "canonical_json",
+    "canonicalize",
+]

@@ -1,0 +1,106 @@
+"""The store's single SQLite connection, its lock and its transactions."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from sqlite_utils import Database
+
+from recordings.errors import RecordingsError
+from recordings.schema import open_database, user_version
+
+
+class StoreConnection:
+    """One connection per store, shared by all threads of a process and guarded by a re-entrant lock.
+
+    Every public operation takes the lock, so one store object may be used from many threads (and
+    from ``anyio.to_thread``). Each write commits on its own unless it runs inside
+    :meth:`transaction`. Other processes may open the same file at the same time (WAL mode, busy
+    timeout).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._db = open_database(path)
+        self._conn = self._db.conn
+        self._lock = threading.RLock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: str | Path) -> Self:
+        """Open (creating or migrating as needed) the database at ``path``; ``":memory:"`` works too."""
+        return cls(path)
+
+    def close(self) -> None:
+        """Close the connection; further use raises :class:`RecordingsError`."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def db(self) -> Database:
+        """The sqlite-utils handle, for ad-hoc queries (take care: it bypasses the store's lock)."""
+        self._check_open()
+        return self._db
+
+    @property
+    def schema_version(self) -> int:
+        """``PRAGMA user_version`` of the open database."""
+        with self._locked():
+            return user_version(self._db)
+
+    @property
+    def journal_mode(self) -> str:
+        """The journal mode (``wal`` for files, ``memory`` for ``":memory:"``)."""
+        with self._locked():
+            return str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes into one atomic transaction (nested use becomes a savepoint).
+
+        Holds the store's lock until it ends, so other threads wait rather than interleave.
+        """
+        with self._locked():
+            if self._conn.in_transaction:
+                self._conn.execute("SAVEPOINT store_nested")
+                try:
+                    yield
+                except BaseException:
+                    self._conn.execute("ROLLBACK TO SAVEPOINT store_nested")
+                    self._conn.execute("RELEASE SAVEPOINT store_nested")
+                    raise
+                self._conn.execute("RELEASE SAVEPOINT store_nested")
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._lock:
+            self._check_open()
+            yield
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RecordingsError(f"recording store {self.path} is closed")

@@ -1,0 +1,117 @@
+"""Export and import recorded responses as JSONL (one response per line).
+
+A line is a JSON object with the keys, in this order: ``inventory, tool, args_key, arguments,
+result`` (``{content, structuredContent, isError}``), ``latency_ms, provenance, created``. Lines are
+ordered by (inventory, tool, args_key), so exporting the same recordings always gives the same
+bytes, and export -> import -> export is byte-identical. Text is UTF-8 with non-ASCII kept as is.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from recordings.errors import InvalidValueError
+from recordings.results import dumps
+from recordings.store import RecordingStore
+
+LINE_KEYS = ("inventory", "tool", "args_key", "arguments", "result", "latency_ms", "provenance", "created")
+_REQUIRED = ("inventory", "tool", "arguments", "result", "provenance")
+
+
+@contextmanager
+def _opened(target: str | Path | TextIO, mode: str) -> Iterator[TextIO]:
+    if isinstance(target, str | Path):
+        with open(target, mode, encoding="utf-8", newline="\n") as handle:
+            yield handle
+    else:
+        yield target
+
+
+def export_jsonl(
+    store: RecordingStore,
+    target: str | Path | TextIO,
+    inventory: str | None = None,
+    tool: str | None = None,
+) -> int:
+    """Write the stored responses (optionally one inventory / tool) to ``target``; returns the line count."""
+    lines = 0
+    with _opened(target, "w") as out:
+        for record in store.iter_responses(inventory=inventory, tool=tool):
+            out.write(dumps({key: record[key] for key in LINE_KEYS}) + "\n")
+            lines += 1
+    return lines
+
+
+def export_jsonl_text(store: RecordingStore, inventory: str | None = None) -> str:
+    """The JSONL export as a string."""
+    buffer = io.StringIO()
+    export_jsonl(store, buffer, inventory=inventory)
+    return buffer.getvalue()
+
+
+def import_jsonl(
+    store: RecordingStore,
+    source: str | Path | TextIO,
+    replace: bool = True,
+    verify_keys: bool = True,
+    inventory: str | None = None,
+) -> Counter[str]:
+    """Load a JSONL export into ``store`` in one transaction (all lines or none).
+
+    Returns how many lines were ``inserted``, ``replaced``, ``identical`` or ``kept`` (see
+    :meth:`RecordingStore.put_response`). With ``verify_keys`` a line whose ``args_key`` differs
+    from the key recomputed from its arguments is an error (a corrupt file, or one written by another
+    key algorithm); ``inventory`` overrides the inventory of every line.
+    """
+    outcomes: Counter[str] = Counter()
+    name = str(source) if isinstance(source, str | Path) else getattr(source, "name", "<stream>")
+    with _opened(source, "r") as handle, store.transaction():
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = _parse_line(line, f"{name}:{number}")
+            target_inventory = inventory or record["inventory"]
+            if verify_keys and record.get("args_key") is not None:
+                key = store.canonical(record["tool"], record["arguments"]).key
+                if key != record["args_key"]:
+                    raise InvalidValueError(
+                        f"{name}:{number}: args_key {record['args_key']} does not match the key of the "
+                        f"line's arguments ({key}); pass verify_keys=False to re-key"
+                    )
+            try:
+                outcome = store.put_response(
+                    target_inventory,
+                    record["tool"],
+                    record["arguments"],
+                    record["result"],
+                    record["provenance"],
+                    latency_ms=record.get("latency_ms"),
+                    replace=replace,
+                    created=record.get("created"),
+                )
+            except InvalidValueError as exc:
+                raise InvalidValueError(f"{name}:{number}: {exc}") from None
+            outcomes[outcome] += 1
+    return outcomes
+
+
+def _parse_line(line: str, where: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise InvalidValueError(f"{where}: expected a JSON object per line, got {type(record).__name__}")
+    missing = [key for key in _REQUIRED if key not in record]
+    if missing:
+        raise InvalidValueError(f"{where}: missing keys {missing}")
+    unknown = sorted(set(record) - set(LINE_KEYS))
+    if unknown:
+        raise InvalidValueError(f"{where}: unknown keys {unknown}")
+    return record

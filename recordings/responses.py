@@ -1,0 +1,210 @@
+"""Recorded tool responses: store and look up one MCP result per (inventory, tool, arguments)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from recordings.canonical import CanonicalArgs, canonicalize
+from recordings.clock import utc_now_iso
+from recordings.connection import StoreConnection
+from recordings.errors import InvalidValueError
+from recordings.results import normalize_result, result_from_columns, result_to_columns
+
+RECORDING_META_KEY = "io.finmcp/recording"
+"""Key of the provenance object in the ``_meta`` of a replayed result."""
+
+PROVENANCE_PREFIXES = ("recorded:", "imported:")
+
+PutOutcome = Literal["inserted", "replaced", "identical", "kept"]
+"""What :meth:`ResponsesMixin.put_response` did: wrote a new row, overwrote a different output, found
+the same output already stored (left untouched), or kept a different stored output (``replace=False``)."""
+
+_SELECT_BY_KEY = (
+    "SELECT content, structured_content, is_error, provenance, latency_ms, created"
+    " FROM responses WHERE inventory = ? AND tool = ? AND args_key = ?"
+)
+_SELECT_FOR_PUT = (
+    "SELECT id, content, structured_content, is_error FROM responses"
+    " WHERE inventory = ? AND tool = ? AND args_key = ?"
+)
+_INSERT = (
+    "INSERT INTO responses (inventory, tool, args_key, arguments, content, structured_content,"
+    " is_error, latency_ms, provenance, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE = (
+    "UPDATE responses SET arguments = ?, content = ?, structured_content = ?, is_error = ?,"
+    " latency_ms = ?, provenance = ?, created = ? WHERE id = ?"
+)
+
+
+def check_provenance(provenance: Any) -> str:
+    """``simulated``, ``recorded:<upstream>`` or ``imported:<file>`` (non-empty suffix), else an error."""
+    if provenance == "simulated":
+        return provenance
+    if isinstance(provenance, str):
+        for prefix in PROVENANCE_PREFIXES:
+            if provenance.startswith(prefix) and len(provenance) > len(prefix):
+                return provenance
+    raise InvalidValueError(
+        f"provenance {provenance!r}: expected 'simulated', 'recorded:<upstream>' or 'imported:<file>'"
+    )
+
+
+def _check_name(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidValueError(f"{field}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _check_latency(latency_ms: Any, where: str) -> float | None:
+    if latency_ms is None:
+        return None
+    if isinstance(latency_ms, bool) or not isinstance(latency_ms, int | float):
+        raise InvalidValueError(f"{where}: latency_ms must be a number of milliseconds, got {latency_ms!r}")
+    if not math.isfinite(latency_ms) or latency_ms < 0:
+        raise InvalidValueError(f"{where}: latency_ms must be finite and >= 0, got {latency_ms!r}")
+    return float(latency_ms)
+
+
+class ResponsesMixin(StoreConnection):
+    """The ``responses`` table API of :class:`recordings.store.RecordingStore`."""
+
+    def canonical(
+        self, tool: str, arguments: Any, input_schema: Mapping[str, Any] | None = None
+    ) -> CanonicalArgs:
+        """Canonical arguments, JSON and key of a call; errors name the tool."""
+        try:
+            return canonicalize(arguments, input_schema)
+        except InvalidValueError as exc:
+            raise InvalidValueError(f"tool {tool!r}: {exc}") from None
+
+    def put_response(
+        self,
+        inventory: str,
+        tool: str,
+        arguments: Any,
+        result: Mapping[str, Any],
+        provenance: str,
+        latency_ms: float | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        replace: bool = True,
+        created: str | None = None,
+    ) -> PutOutcome:
+        """Store ``result`` (an MCP ``{content, structuredContent?, isError?}``) for these arguments.
+
+        The arguments are canonicalised with ``input_schema`` (defaults filled in) and stored in
+        canonical form. An existing row with the same output is left as it is (``"identical"``); a
+        different output is overwritten when ``replace`` is true (``"replaced"``), else kept
+        (``"kept"``). Commits at once unless inside :meth:`transaction`.
+        """
+        _check_name(inventory, "inventory")
+        _check_name(tool, "tool")
+        check_provenance(provenance)
+        where = f"{inventory}/{tool}"
+        latency = _check_latency(latency_ms, where)
+        canon = self.canonical(tool, arguments, input_schema)
+        columns = result_to_columns(normalize_result(result, where=f"{where} result"))
+        stamp = created or utc_now_iso()
+        with self.transaction():
+            row = self._conn.execute(_SELECT_FOR_PUT, (inventory, tool, canon.key)).fetchone()
+            if row is None:
+                self._conn.execute(
+                    _INSERT, (inventory, tool, canon.key, canon.json, *columns, latency, provenance, stamp)
+                )
+                return "inserted"
+            if tuple(row[1:]) == columns:
+                return "identical"
+            if not replace:
+                return "kept"
+            self._conn.execute(_UPDATE, (canon.json, *columns, latency, provenance, stamp, row[0]))
+            return "replaced"
+
+    def get_response(
+        self,
+        inventory: str,
+        tool: str,
+        arguments: Any,
+        input_schema: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """The recorded result for a call, or None when nothing is recorded.
+
+        Returns ``{"content", "structuredContent", "isError", "_meta"}`` (fresh objects, safe to
+        mutate); ``_meta`` holds ``{RECORDING_META_KEY: {provenance, latency_ms, created, args_key}}``,
+        ready to be merged into the served result's ``_meta``.
+        """
+        key = self.canonical(tool, arguments, input_schema).key
+        return self.get_response_by_key(inventory, tool, key)
+
+    def get_response_by_key(self, inventory: str, tool: str, key: str) -> dict[str, Any] | None:
+        """Like :meth:`get_response` for a precomputed ``args_key``."""
+        with self._locked():
+            row = self._conn.execute(_SELECT_BY_KEY, (inventory, tool, key)).fetchone()
+        if row is None:
+            return None
+        result = result_from_columns(row[0], row[1], row[2])
+        result["_meta"] = {
+            RECORDING_META_KEY: {
+                "provenance": row[3],
+                "latency_ms": row[4],
+                "created": row[5],
+                "args_key": key,
+            }
+        }
+        return result
+
+    def count(self, inventory: str | None = None, tool: str | None = None) -> int:
+        """Number of stored responses, optionally for one inventory and/or tool."""
+        where, params = _filters(inventory, tool)
+        with self._locked():
+            return int(self._conn.execute(f"SELECT count(*) FROM responses{where}", params).fetchone()[0])
+
+    def iter_responses(
+        self, inventory: str | None = None, tool: str | None = None, page_size: int = 500
+    ) -> Iterator[dict[str, Any]]:
+        """Stored responses ordered by (inventory, tool, args_key), read page by page.
+
+        Each item: ``inventory, tool, args_key, arguments`` (dict), ``result``
+        (``{content, structuredContent, isError}``), ``latency_ms, provenance, created``.
+        """
+        where, params = _filters(inventory, tool)
+        after: tuple[str, str, str] | None = None
+        while True:
+            clause, args = where, list(params)
+            if after is not None:
+                clause += (" AND " if clause else " WHERE ") + "(inventory, tool, args_key) > (?, ?, ?)"
+                args += after
+            sql = (
+                "SELECT inventory, tool, args_key, arguments, content, structured_content, is_error,"
+                f" latency_ms, provenance, created FROM responses{clause}"
+                f" ORDER BY inventory, tool, args_key LIMIT {int(page_size)}"
+            )
+            with self._locked():
+                rows = self._conn.execute(sql, args).fetchall()
+            for row in rows:
+                yield {
+                    "inventory": row[0],
+                    "tool": row[1],
+                    "args_key": row[2],
+                    "arguments": json.loads(row[3]),
+                    "result": result_from_columns(row[4], row[5], row[6]),
+                    "latency_ms": row[7],
+                    "provenance": row[8],
+                    "created": row[9],
+                }
+            if len(rows) < page_size:
+                return
+            after = (rows[-1][0], rows[-1][1], rows[-1][2])
+
+
+def _filters(inventory: str | None, tool: str | None) -> tuple[str, list[str]]:
+    clauses, params = [], []
+    if inventory is not None:
+        clauses.append("inventory = ?")
+        params.append(inventory)
+    if tool is not None:
+        clauses.append("tool = ?")
+        params.append(tool)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

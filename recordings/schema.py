@@ -1,0 +1,290 @@
+"""The one versioned schema of a finmcp database: recorded responses and logged traces.
+
+The schema version lives in ``PRAGMA user_version``. ``MIGRATIONS[i]`` upgrades a database from
+version ``i`` to ``i + 1``; opening a database runs the missing steps in one ``BEGIN IMMEDIATE``
+transaction (DDL is transactional in SQLite, so a failed or concurrent migration leaves no half
+schema). A database whose version is newer than :data:`SCHEMA_VERSION` is refused with
+:class:`SchemaVersionError` rather than misread. Never edit a released step: append a new one.
+
+Durability: the database runs in WAL mode with ``synchronous=NORMAL``. A committed transaction is in
+the WAL file (handed to the OS with ``write()``) before ``COMMIT`` returns, so it survives the writing
+process being killed (``kill -9``, crash). Only an OS crash or power loss can drop the last
+transactions since the most recent checkpoint; the database is never corrupted either way.
+
+Tables (enumerated values are checked by the store, not by SQL):
+
+``responses``
+    one recorded tool output per (inventory, tool, args_key); ``arguments`` is the canonical JSON,
+    ``content`` the JSON list of MCP content blocks, ``structured_content`` JSON or NULL,
+    ``provenance`` is ``simulated`` | ``recorded:<upstream>`` | ``imported:<file>``.
+``runs``
+    run_id, created, meta (JSON).
+``sessions``
+    one row per client session (handshake era) or client key (2026-07-28 era).
+``messages``
+    every raw JSON-RPC message both ways, secrets redacted.
+``calls``
+    one row per ``tools/call`` (the evaluator's contract; column names are fixed).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from recordings.errors import SchemaError, SchemaVersionError
+
+BUSY_TIMEOUT_MS = 10_000
+"""How long a writer waits for another process's write lock before failing."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: ``apply`` turns version ``version - 1`` into ``version``."""
+
+    version: int
+    description: str
+    apply: Callable[[Database], None]
+
+
+def _create_responses(db: Database) -> None:
+    db.create_table(
+        "responses",
+        {
+            "id": int,
+            "inventory": str,
+            "tool": str,
+            "args_key": str,
+            "arguments": str,
+            "content": str,
+            "structured_content": str,
+            "is_error": int,
+            "latency_ms": float,
+            "provenance": str,
+            "created": str,
+        },
+        pk="id",
+        not_null={
+            "inventory",
+            "tool",
+            "args_key",
+            "arguments",
+            "content",
+            "is_error",
+            "provenance",
+            "created",
+        },
+        defaults={"is_error": 0},
+    )
+    db["responses"].create_index(
+        ["inventory", "tool", "args_key"], index_name="responses_inventory_tool_args_key", unique=True
+    )
+
+
+CALLS_COLUMNS: tuple[str, ...] = (
+    "id",
+    "run_id",
+    "sample_id",
+    "turn",
+    "session_key",
+    "client_name",
+    "protocol_version",
+    "jsonrpc_id",
+    "seq",
+    "tool",
+    "arguments",
+    "result",
+    "rpc_error",
+    "status",
+    "t_req_ns",
+    "t_resp_ns",
+    "wall_time",
+    "latency_ms",
+    "call_group",
+    "group_source",
+    "trial",
+)
+"""The exact column list of ``calls``, in table order (the evaluator's contract)."""
+
+
+def _create_traces(db: Database) -> None:
+    db.create_table("runs", {"run_id": str, "created": str, "meta": str}, pk="run_id", not_null={"created"})
+    db.create_table(
+        "sessions",
+        {
+            "session_key": str,
+            "run_id": str,
+            "client_name": str,
+            "client_version": str,
+            "protocol_version": str,
+            "era": str,
+            "transport": str,
+            "upstream": str,
+            "started": str,
+            "ended": str,
+        },
+        pk="session_key",
+    )
+    db.create_table(
+        "messages",
+        {
+            "id": int,
+            "session_key": str,
+            "run_id": str,
+            "sample_id": str,
+            "turn": int,
+            "direction": str,
+            "seq": int,
+            "t_ns": int,
+            "wall_time": str,
+            "jsonrpc_id": str,
+            "method": str,
+            "kind": str,
+            "body": str,
+            "headers": str,
+        },
+        pk="id",
+        not_null={"direction", "kind", "body"},
+    )
+    db["messages"].create_index(["session_key", "seq"], index_name="messages_session_seq")
+    db["messages"].create_index(["run_id", "sample_id", "turn"], index_name="messages_run_sample_turn")
+    types = {
+        "id": int,
+        "run_id": str,
+        "sample_id": str,
+        "turn": int,
+        "session_key": str,
+        "client_name": str,
+        "protocol_version": str,
+        "jsonrpc_id": str,
+        "seq": int,
+        "tool": str,
+        "arguments": str,
+        "result": str,
+        "rpc_error": str,
+        "status": str,
+        "t_req_ns": int,
+        "t_resp_ns": int,
+        "wall_time": str,
+        "latency_ms": float,
+        "call_group": int,
+        "group_source": str,
+        "trial": int,
+    }
+    assert tuple(types) == CALLS_COLUMNS
+    db.create_table(
+        "calls", types, pk="id", not_null={"status", "trial"}, defaults={"status": "pending", "trial": 0}
+    )
+    db["calls"].create_index(["run_id", "sample_id", "turn", "seq"], index_name="calls_run_sample_turn_seq")
+    db["calls"].create_index(["session_key", "jsonrpc_id"], index_name="calls_session_jsonrpc_id")
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "recorded tool responses", _create_responses),
+    Migration(2, "trace tables: runs, sessions, messages, calls", _create_traces),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+"""The newest schema this code knows; ``PRAGMA user_version`` of a fully migrated database."""
+
+OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls"})
+
+
+def user_version(db: Database) -> int:
+    """The schema version stored in the database header."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def connect(path: str | Path) -> Database:
+    """Open (or create) a SQLite file with the store's connection settings, without migrating.
+
+    Autocommit at the driver level (``isolation_level=None``): every statement commits on its own
+    unless an explicit ``BEGIN`` is open. WAL mode, ``synchronous=NORMAL``, a busy timeout.
+    """
+    target = str(path)
+    if target != ":memory:":
+        parent = Path(target).parent
+        if not parent.is_dir():
+            raise SchemaError(f"cannot open database {target}: folder {parent} does not exist")
+    try:
+        conn = sqlite3.connect(
+            target, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+    except sqlite3.Error as exc:
+        raise SchemaError(f"cannot open database {target}: {exc}") from exc
+    db = Database(conn, execute_plugins=False)
+    try:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if target != ":memory:":
+            db.enable_wal()
+        db.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise SchemaError(f"cannot open database {target}: {exc}") from exc
+    return db
+
+
+def migrate(db: Database, target: int | None = None) -> int:
+    """Bring the database to ``target`` (default: :data:`SCHEMA_VERSION`); returns the new version.
+
+    Raises :class:`SchemaVersionError` for a database newer than this code, :class:`SchemaError` for a
+    downgrade request or a non-empty file that is not a finmcp database.
+    """
+    target = SCHEMA_VERSION if target is None else target
+    if not 0 <= target <= SCHEMA_VERSION:
+        raise SchemaError(f"unknown schema version {target}; this finmcp knows versions 0..{SCHEMA_VERSION}")
+    current = _checked_version(db)
+    if current == target:
+        return current
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        current = _checked_version(db)  # another process may have migrated while we waited
+        if current > target:
+            raise SchemaError(f"database is at schema version {current}; cannot downgrade to {target}")
+        if current == 0:
+            _refuse_foreign_tables(db)
+        for step in MIGRATIONS[current:target]:
+            step.apply(db)
+        db.execute(f"PRAGMA user_version={int(target)}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.conn.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return target
+
+
+def open_database(path: str | Path) -> Database:
+    """Connect and migrate to the current schema; the database the store uses."""
+    db = connect(path)
+    try:
+        migrate(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _checked_version(db: Database) -> int:
+    version = user_version(db)
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"database schema version {version} is newer than this finmcp understands "
+            f"(knows up to {SCHEMA_VERSION}); upgrade finmcp to open it"
+        )
+    if version < 0:
+        raise SchemaError(f"database has an invalid schema version {version}")
+    return version
+
+
+def _refuse_foreign_tables(db: Database) -> None:
+    foreign = sorted(name for name in db.table_names() if not name.startswith("sqlite_"))
+    if foreign:
+        raise SchemaError(
+            "file is not a finmcp recordings database (schema version 0 but it already has tables: "
+            + ", ".join(foreign)
+            + ")"
+        )
