@@ -1,0 +1,679 @@
+"""Funds: the deterministic universe of codes (with names for search) and full fund records."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
+from itertools import accumulate
+from operator import mul
+from typing import TYPE_CHECKING
+
+from . import trading_calendar as cal
+from . import vocab as v
+from .dates import last_quarter_end
+from .navs import NavSeries, light_noise, performance, year_bounds
+from .rng import money, pick, ratio, rng_for, sample, split_basis_points, weighted_pick
+
+if TYPE_CHECKING:
+    from .world import World
+
+N_PRODUCTS = 1800
+_LEGACY_PREFIXES = (
+    "110",
+    "161",
+    "162",
+    "163",
+    "519",
+    "420",
+    "240",
+    "270",
+    "050",
+    "202",
+    "217",
+    "090",
+    "320",
+    "180",
+)
+STATUS_TEXT = {"0": "正常开放", "5": "暂停申购", "6": "暂停赎回", "4": "停止交易", "9": "封闭期"}
+_RISK_BY_TYPE = {
+    "股票型": (4, 5),
+    "混合型": (3, 4),
+    "债券型": (2, 2),
+    "指数型": (3, 4),
+    "货币型": (1, 1),
+    "QDII型": (3, 4),
+    "FOF": (2, 3),
+}
+_THEME_INDUSTRY = {
+    "中证医疗": "医药生物",
+    "医疗健康": "医药生物",
+    "医药健康": "医药生物",
+    "医疗创新": "医药生物",
+    "中证白酒": "食品饮料",
+    "中证消费": "食品饮料",
+    "消费升级": "食品饮料",
+    "新能源车": "汽车",
+    "新能源": "电力设备",
+    "光伏产业": "电力设备",
+    "半导体": "电子",
+    "科技创新": "电子",
+    "科创50": "电子",
+    "证券公司": "非银金融",
+    "中证银行": "银行",
+    "中证军工": "国防军工",
+    "数字经济": "计算机",
+    "科技领航": "计算机",
+    "中证红利": "银行",
+    "红利": "银行",
+    "中证红利低波动": "银行",
+}
+
+
+@dataclass(frozen=True)
+class FundStub:
+    """What search needs about a fund, built for the whole universe at once (cheap)."""
+
+    code: str
+    name: str
+    full_name: str
+    fund_type: str
+    theme: str
+    company: str
+    company_full: str
+    share_class: str
+    setup_date: date
+    product_key: str
+    risk_level: int
+    status: str
+    size_yi: float  # net assets, 100 million yuan
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["setup_date"] = self.setup_date.isoformat()
+        return d
+
+
+def _setup_date(rng, year_lo: float, year_hi: float) -> date:
+    start = date(int(year_lo), 1, 1) + timedelta(days=int((year_lo % 1) * 365))
+    span = max(30, int((year_hi - year_lo) * 365))
+    return cal.all_trading_days()[cal.index_on_or_after(start + timedelta(days=rng.randrange(span)))]
+
+
+def _product_name(rng, fund_type: str, company: str) -> tuple[str, str, str, str]:
+    """(short name without share class, full name, theme, forced type override-free)."""
+    if fund_type == "指数型":
+        theme = pick(rng, v.INDEX_THEMES)
+        form = pick(rng, v.INDEX_FORMS)
+        short = f"{company}{theme}{form}"
+        full = f"{company}{theme}{'交易型开放式指数证券投资基金联接基金' if 'ETF' in form else '指数证券投资基金'}"
+    elif fund_type == "股票型":
+        theme = pick(rng, v.STOCK_THEMES)
+        short, full = f"{company}{theme}股票", f"{company}{theme}股票型证券投资基金"
+    elif fund_type == "混合型":
+        theme = pick(rng, v.MIXED_THEMES)
+        form = pick(rng, v.MIXED_FORMS)
+        short, full = f"{company}{theme}{form}", f"{company}{theme}{form}型证券投资基金"
+    elif fund_type == "债券型":
+        theme = pick(rng, v.BOND_NAMES)
+        short, full = f"{company}{theme}", f"{company}{theme}型证券投资基金"
+    elif fund_type == "货币型":
+        theme = pick(rng, v.MONEY_NAMES)
+        short, full = f"{company}{theme}", f"{company}{theme}市场基金"
+    elif fund_type == "QDII型":
+        theme = pick(rng, v.QDII_NAMES)
+        short, full = f"{company}{theme}", f"{company}{theme.split('(')[0]}证券投资基金"
+    else:
+        theme = pick(rng, v.FOF_NAMES)
+        short, full = f"{company}{theme}", f"{company}{theme.replace('(FOF)', '')}基金中基金(FOF)"
+    return short, full, theme, fund_type
+
+
+def _make_product(
+    rng, product_key: str, codes: list[str], fund_type: str, hint_name: str | None
+) -> list[FundStub]:
+    company, company_full = pick(rng, v.COMPANIES)
+    short, full, theme, _ = _product_name(rng, fund_type, company)
+    n = int(codes[0]) if codes[0].isdigit() else 0
+    if codes[0].startswith("0") and n < 26000:
+        year = 2013.0 + n / 26000 * 12.5
+        setup = _setup_date(rng, year, min(year + 0.3, 2025.6))
+    else:
+        setup = _setup_date(rng, 2003.0, 2014.0)
+    lo, hi = _RISK_BY_TYPE[fund_type]
+    risk = lo + rng.randrange(hi - lo + 1)
+    size = round(0.5 + rng.random() ** 3 * (600 if fund_type == "货币型" else 200), 2)
+    status = weighted_pick(rng, ("0", "5", "6", "9"), (88, 8, 1, 3))
+    classes = ("A", "B") if fund_type == "货币型" else ("A", "C")
+    stubs = []
+    for i, code in enumerate(codes):
+        cls = classes[i] if len(codes) > 1 else ("A" if len(codes) == 1 and rng.random() < 0.6 else "")
+        name = hint_name if hint_name else f"{short}{cls}"
+        c_setup = (
+            setup
+            if i == 0 or rng.random() < 0.7
+            else min(setup + timedelta(days=rng.randrange(30, 2000)), date(2025, 6, 30))
+        )
+        c_setup = cal.all_trading_days()[cal.index_on_or_after(c_setup)]
+        stubs.append(
+            FundStub(
+                code,
+                name,
+                full,
+                fund_type,
+                theme,
+                company,
+                company_full,
+                cls or "A",
+                c_setup,
+                product_key,
+                risk,
+                status,
+                round(size * (1.0 if i == 0 else 0.2 + rng.random() * 0.6), 2),
+            )
+        )
+    return stubs
+
+
+def build_universe(seed: int, extra: Mapping[str, Mapping[str, str]]) -> dict[str, FundStub]:
+    """Every fund code of the world with its stub, in code order."""
+    taken: set[str] = set()
+    out: dict[str, FundStub] = {}
+    for p in range(N_PRODUCTS):
+        rng = rng_for(seed, "fund_product", p)
+        fund_type = weighted_pick(rng, v.FUND_TYPES, v.FUND_TYPE_WEIGHTS)
+        if rng.random() < 0.72:
+            n = 1 + rng.randrange(25998)
+        else:
+            n = int(pick(rng, _LEGACY_PREFIXES)) * 1000 + rng.randrange(999)
+        while f"{n:06d}" in taken or f"{n + 1:06d}" in taken:
+            n += 2
+        n_classes = 2 if rng.random() < 0.65 else 1
+        codes = [f"{n + i:06d}" for i in range(n_classes)]
+        taken.update(codes)
+        for stub in _make_product(rng, codes[0], codes, fund_type, None):
+            out[stub.code] = stub
+    for code in sorted(extra):
+        if code in out:
+            continue
+        hints = extra[code]
+        rng = rng_for(seed, "fund_extra", code)
+        fund_type = hints.get("type") or weighted_pick(rng, v.FUND_TYPES, v.FUND_TYPE_WEIGHTS)
+        if fund_type not in v.FUND_TYPES:
+            raise ValueError(
+                f"extra_fund_codes[{code!r}]: unknown fund type {fund_type!r}; expected one of {v.FUND_TYPES}"
+            )
+        out[code] = _make_product(rng, code, [code], fund_type, hints.get("name"))[0]
+    return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------- NAV
+
+
+def product_params(seed: int, stub: FundStub) -> tuple[float, float, float, str]:
+    """(annual drift, factor beta, idiosyncratic daily vol, factor name) of a fund product."""
+    if stub.fund_type == "货币型":
+        return 0.0, 0.0, 0.0, ""
+    vol, (dlo, dhi), factor, (blo, bhi) = v.NAV_MODEL[stub.fund_type]
+    if stub.fund_type == "QDII型" and ("债" in stub.theme):
+        vol, factor, blo, bhi = 0.0015, "bond_cn", 0.8, 1.5
+    if stub.fund_type == "指数型" and stub.theme == "黄金":
+        factor = "gold"
+    rng = rng_for(seed, "fund_params", stub.product_key)
+    return (
+        dlo + (dhi - dlo) * rng.random(),
+        blo + (bhi - blo) * rng.random(),
+        vol * (0.7 + 0.6 * rng.random()),
+        factor,
+    )
+
+
+def _class_fee_drag(stub: FundStub) -> float:
+    return 0.004 / 250 if stub.share_class == "C" else 0.0
+
+
+def fund_returns_year(world: World, stub: FundStub, year: int) -> list[float]:
+    """Daily returns of a fund for every trading day of ``year`` (before any setup-date cut)."""
+    lo, hi = year_bounds(year)
+    rng = rng_for(world.seed, "fund_nav", stub.product_key, year)
+    if stub.fund_type == "货币型":
+        level = 0.012 + 0.012 * rng_for(world.seed, "money_level", stub.product_key).random()
+        days = cal.all_trading_days()
+        out = []
+        for i in range(lo, hi):
+            gap = (days[i] - days[i - 1]).days if i > 0 else 1
+            y = level * (0.7 + 0.3 * (year - 2010) / 15 if year < 2025 else 1.0) + 0.0015 * (
+                rng.random() - 0.5
+            )
+            out.append(y / 365 * gap)
+        return out
+    drift, beta, vol, factor = product_params(world.seed, stub)
+    f = world.factor_year(factor, year)
+    idio = light_noise(rng, hi - lo, drift / 250 - _class_fee_drag(stub), vol)
+    return [a + beta * b for a, b in zip(idio, f, strict=True)]
+
+
+def dividend_plan(seed: int, stub: FundStub) -> list[tuple[date, float]]:
+    """Ex-dividend dates and cash-per-unit rates (fraction of NAV) the fund's history contains."""
+    if stub.fund_type in ("货币型", "指数型", "QDII型"):
+        return []
+    rng = rng_for(seed, "dividends", stub.code)
+    per_year = {"债券型": 1.2, "股票型": 0.2, "混合型": 0.3, "FOF": 0.1}[stub.fund_type]
+    plan = []
+    for year in range(stub.setup_date.year + 1, 2026):
+        k = int(per_year) + (1 if rng.random() < per_year % 1 else 0)
+        for _ in range(k):
+            d = date(year, 1 + rng.randrange(12), 1 + rng.randrange(28))
+            plan.append((d, 0.005 + rng.random() * 0.03))
+    return sorted(plan)
+
+
+def split_plan(seed: int, stub: FundStub) -> list[tuple[date, float]]:
+    """Share splits (date, ratio new units per old unit); rare."""
+    rng = rng_for(seed, "splits", stub.code)
+    if stub.fund_type == "货币型" or rng.random() > 0.04 or stub.setup_date.year >= 2023:
+        return []
+    return [
+        (
+            date(
+                stub.setup_date.year + 1 + rng.randrange(2024 - stub.setup_date.year),
+                3 + rng.randrange(8),
+                15,
+            ),
+            round(1.2 + rng.random() * 1.3, 4),
+        )
+    ]
+
+
+def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict], list[dict]]:
+    """The fund's full daily series from setup to ``as_of`` plus its dividend and split records."""
+    days = cal.all_trading_days()
+    s = cal.index_on_or_after(stub.setup_date)
+    e = cal.index_on_or_before(world.as_of)
+    if e < s:
+        return NavSeries(s, (), (), (), ()), [], []
+    rets: list[float] = []
+    for year in range(days[s].year, days[e].year + 1):
+        lo, hi = year_bounds(year)
+        chunk = world.fund_returns_year(stub, year)
+        a, b = max(s, lo) - lo, min(e + 1, hi) - lo
+        rets.extend(chunk[a:b])
+    rets[0] = 0.0
+    is_money = stub.fund_type == "货币型"
+    divs = {
+        cal.index_on_or_after(d) - s: r
+        for d, r in dividend_plan(world.seed, stub)
+        if s < cal.index_on_or_after(d) <= e
+    }
+    splits = {
+        cal.index_on_or_after(d) - s: r
+        for d, r in split_plan(world.seed, stub)
+        if s < cal.index_on_or_after(d) <= e
+    }
+    adj = array("d", accumulate([1.0 + r for r in rets], mul))
+    div_rows: list[dict] = []
+    split_rows: list[dict] = []
+    if is_money:
+        nav = [1.0] * len(adj)
+        acc = nav
+    elif not divs and not splits:
+        nav = [round(x, 4) for x in adj]
+        acc = nav
+    else:
+        unit_v, cum = 1.0, 0.0
+        nav, acc = [], []
+        for i, r in enumerate(rets):
+            unit_v *= 1.0 + r
+            if i in splits:
+                ratio_ = splits[i]
+                unit_v /= ratio_
+                cum /= ratio_
+                split_rows.append({"date": days[s + i].isoformat(), "ratio": ratio_, "type": "份额拆分"})
+            if i in divs and unit_v > 1.02:
+                cash = round(unit_v * divs[i], 4)
+                unit_v -= cash
+                cum += cash
+                div_rows.append(
+                    {
+                        "ex_date": days[s + i].isoformat(),
+                        "record_date": days[s + i - 1].isoformat(),
+                        "cash_per_unit": cash,
+                        "pay_date": days[min(s + i + 2, len(days) - 1)].isoformat(),
+                    }
+                )
+            nav.append(round(unit_v, 4))
+            acc.append(round(unit_v + cum, 4))
+    dates = cal.all_trading_day_strings()[s : e + 1]
+    nav_a = array("d", nav)
+    return NavSeries(s, dates, nav_a, nav_a if acc is nav else array("d", acc), adj), div_rows, split_rows
+
+
+# ---------------------------------------------------------------- full record
+
+
+@dataclass
+class Fund:
+    """A fund with everything the fund tools answer from (dates ISO, money 2 decimals, ratios 4)."""
+
+    code: str
+    name: str
+    full_name: str
+    fund_type: str
+    fund_type_code: str
+    sub_tag: str
+    share_class: str
+    company: str
+    company_full: str
+    setup_date: str
+    risk_level: int
+    risk_name: str
+    index_code: str | None
+    index_name: str | None
+    benchmark: str
+    managers: list[dict]
+    net_asset: float
+    net_asset_date: str
+    fees: dict
+    trade: dict
+    holdings: dict
+    asset_allocation: list[dict]
+    industry_allocation: list[dict]
+    dividends: list[dict]
+    splits: list[dict]
+    latest: dict
+    performance: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _tiers(bounds: list[float | None], rates: list[float], fixed: float | None) -> list[dict]:
+    out = []
+    for i, rate in enumerate(rates):
+        out.append(
+            {"lower": bounds[i], "upper": bounds[i + 1], "unit": "元", "rate": rate, "fixed_fee": None}
+        )
+    if fixed is not None:
+        out.append(
+            {"lower": bounds[len(rates)], "upper": None, "unit": "元", "rate": None, "fixed_fee": fixed}
+        )
+    return out
+
+
+def build_fees(rng, stub: FundStub) -> dict:
+    """Subscription/purchase tiers, redemption by holding days and running fees."""
+    t = stub.fund_type
+    front_free = stub.share_class in ("C", "B") or t == "货币型"
+    if front_free:
+        allot = subscribe = [{"lower": 0, "upper": None, "unit": "元", "rate": 0.0, "fixed_fee": None}]
+    elif t == "债券型":
+        base = 0.008 if "短债" not in stub.theme else 0.003
+        allot = _tiers(
+            [0, 1_000_000, 3_000_000, 5_000_000], [base, round(base * 0.6, 4), round(base * 0.3, 4)], 1000
+        )
+        subscribe = _tiers(
+            [0, 1_000_000, 3_000_000, 5_000_000],
+            [round(base * 0.8, 4), round(base * 0.5, 4), round(base * 0.2, 4)],
+            1000,
+        )
+    else:
+        base = {"指数型": 0.012, "FOF": 0.008, "QDII型": 0.012}.get(t, 0.015)
+        allot = _tiers([0, 1_000_000, 5_000_000], [base, round(base * 0.4, 4)], 1000)
+        subscribe = _tiers([0, 1_000_000, 5_000_000], [round(base * 0.8, 4), round(base * 0.3, 4)], 1000)
+    if t == "货币型":
+        redeem = [{"min_days": 0, "max_days": None, "rate": 0.0}]
+    elif stub.share_class == "C":
+        redeem = [
+            {"min_days": 0, "max_days": 6, "rate": 0.015},
+            {"min_days": 7, "max_days": 29, "rate": 0.005 if t != "债券型" else 0.001},
+            {"min_days": 30, "max_days": None, "rate": 0.0},
+        ]
+    else:
+        mid = 0.005 if t not in ("债券型",) else 0.001
+        redeem = [
+            {"min_days": 0, "max_days": 6, "rate": 0.015},
+            {"min_days": 7, "max_days": 364, "rate": mid},
+            {"min_days": 365, "max_days": 729, "rate": round(mid / 2, 4)},
+            {"min_days": 730, "max_days": None, "rate": 0.0},
+        ]
+    mgmt = {
+        "股票型": (0.010, 0.012),
+        "混合型": (0.010, 0.012),
+        "债券型": (0.002, 0.003),
+        "指数型": (0.0015, 0.005),
+        "货币型": (0.0015, 0.0033),
+        "QDII型": (0.006, 0.015),
+        "FOF": (0.005, 0.008),
+    }[t]
+    management = round(mgmt[0] + (mgmt[1] - mgmt[0]) * rng.randrange(5) / 4, 4)
+    custody = round(max(0.0005, management / 6), 4)
+    sales = (
+        0.0 if not front_free else round((0.0025 if t == "货币型" else 0.004) * (1 + rng.randrange(3)) / 3, 4)
+    )
+    return {
+        "subscribe": subscribe,
+        "allot": allot,
+        "redeem": redeem,
+        "management": management,
+        "custody": custody,
+        "sales": sales,
+        "discount": 0.1 if not front_free else 1.0,
+    }
+
+
+def build_fund(world: World, stub: FundStub) -> Fund:
+    """The full record of one fund (builds its NAV series through the world cache)."""
+    seed = world.seed
+    rng = rng_for(seed, "fund_detail", stub.code)
+    series, div_rows, split_rows = world.fund_nav_series(stub.code)
+    report_date = last_quarter_end(world.as_of)
+    company_idx = next(i for i, c in enumerate(v.COMPANIES) if c[0] == stub.company)
+    pool = sample(
+        rng_for(seed, "fund_managers", stub.product_key),
+        range(world.MANAGERS_PER_COMPANY),
+        1 + (rng.random() < 0.3),
+    )
+    managers = []
+    for k in pool:
+        m = world.manager(company_idx, k)
+        start = cal.all_trading_days()[
+            cal.index_on_or_after(
+                max(
+                    stub.setup_date,
+                    world.as_of
+                    - timedelta(days=int(365 * m["experience_years"] * (0.2 + 0.8 * rng.random()))),
+                )
+            )
+        ]
+        managers.append(
+            {
+                **m,
+                "start_date": start.isoformat(),
+                "tenure_years": round((world.as_of - start).days / 365, 1),
+                "tenure_return": _tenure_return(series, start),
+            }
+        )
+    fees = build_fees(rng, stub)
+    stock_ratio, bond_ratio = {
+        "股票型": (0.88, 0.03),
+        "混合型": (0.65, 0.2),
+        "债券型": (0.05, 1.08),
+        "指数型": (0.94, 0.01),
+        "货币型": (0.0, 0.45),
+        "QDII型": (0.9, 0.02),
+        "FOF": (0.0, 0.1),
+    }[stub.fund_type]
+    if stub.fund_type == "QDII型" and "债" in stub.theme:
+        stock_ratio, bond_ratio = 0.0, 0.92
+    stock_ratio = ratio(max(0.0, stock_ratio + (rng.random() - 0.5) * 0.1)) if stock_ratio else 0.0
+    bond_ratio = ratio(max(0.0, bond_ratio + (rng.random() - 0.5) * 0.1)) if bond_ratio else 0.0
+    cash_ratio = ratio(0.005 + rng.random() * (0.5 if stub.fund_type == "货币型" else 0.08))
+    other = (
+        ratio(max(0.0, 1.0 - stock_ratio - bond_ratio - cash_ratio))
+        if stub.fund_type in ("FOF", "货币型")
+        else 0.0
+    )
+    net_asset = money(stub.size_yi * 1e8)
+    alloc = [
+        {"name": n, "ratio": r, "value": money(r * net_asset)}
+        for n, r in (("股票", stock_ratio), ("债券", bond_ratio), ("现金", cash_ratio), ("其他", other))
+    ]
+    holdings = _holdings(world, rng, stub, stock_ratio, bond_ratio, report_date)
+    industry: dict[str, float] = {}
+    for h in holdings["stocks"]:
+        industry[h["industry"]] = industry.get(h["industry"], 0.0) + h["ratio"]
+    industry_alloc = [
+        {"industry": k, "ratio": ratio(x / 0.6)}
+        for k, x in sorted(industry.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    idx_code = idx_name = None
+    if stub.fund_type == "指数型" or "ETF" in stub.theme or "指数" in stub.theme:
+        idx_name = stub.theme.replace("ETF联接(QDII)", "").replace("指数(QDII)", "").replace("(QDII-LOF)", "")
+        idx_code = (
+            f"{rng_for(seed, 'index_code', idx_name).randrange(1000):06d}"
+            if not idx_name.startswith("标普")
+            else "SPX"
+        )
+    benchmark = (
+        f"{idx_name}指数收益率*95%+银行活期存款利率(税后)*5%"
+        if idx_name
+        else {"债券型": "中债综合财富(总值)指数收益率", "货币型": "七天通知存款利率(税后)"}.get(
+            stub.fund_type, "沪深300指数收益率*60%+中债综合指数收益率*40%"
+        )
+    )
+    latest = _latest(series, stub, world)
+    min_buy = 0.01 if stub.fund_type == "货币型" else pick(rng, (1.0, 10.0, 10.0, 100.0))
+    large = (
+        None
+        if stub.status != "0" or rng.random() < 0.8
+        else float(pick(rng, (1000, 5000, 10000, 100000, 1000000)))
+    )
+    trade = {
+        "status": stub.status,
+        "status_text": STATUS_TEXT[stub.status],
+        "min_buy": min_buy,
+        "max_buy": large,
+        "can_allot": stub.status in ("0", "6"),
+        "can_redeem": stub.status in ("0", "5"),
+        "can_convert": rng.random() < 0.5,
+        "confirm_days": 1
+        if stub.fund_type in ("货币型", "债券型")
+        else (2 if stub.fund_type == "QDII型" else 1),
+        "redeem_to_wallet_days": 1 if stub.fund_type != "QDII型" else 3,
+        "redeem_to_card_days": 3 if stub.fund_type != "QDII型" else 5,
+    }
+    return Fund(
+        stub.code,
+        stub.name,
+        stub.full_name,
+        stub.fund_type,
+        v.FUND_TYPE_CODES[stub.fund_type],
+        stub.theme,
+        stub.share_class,
+        stub.company,
+        stub.company_full,
+        stub.setup_date.isoformat(),
+        stub.risk_level,
+        v.RISK_LEVEL_NAMES[stub.risk_level],
+        idx_code,
+        idx_name,
+        benchmark,
+        managers,
+        net_asset,
+        report_date.isoformat(),
+        fees,
+        trade,
+        holdings,
+        alloc,
+        industry_alloc,
+        div_rows,
+        split_rows,
+        latest,
+        performance(series),
+    )
+
+
+def _tenure_return(series: NavSeries, start: date) -> float | None:
+    if not series.dates:
+        return None
+    i = max(0, series.index_of(start))
+    return round(series.adj[-1] / series.adj[i] - 1.0, 4)
+
+
+def _latest(series: NavSeries, stub: FundStub, world: World) -> dict:
+    if not series.dates:
+        return {
+            "nav_date": None,
+            "nav": None,
+            "acc_nav": None,
+            "daily_return": None,
+            "yield_7d": None,
+            "unit_yield": None,
+        }
+    i = len(series.dates) - 1
+    out = {
+        "nav_date": series.dates[i],
+        "nav": series.nav[i],
+        "acc_nav": series.acc_nav[i],
+        "daily_return": None if i == 0 else round(series.daily_return(i), 6),
+        "yield_7d": None,
+        "unit_yield": None,
+    }
+    if stub.fund_type == "货币型":
+        out.update(money_yields(series, i))
+    return out
+
+
+def money_yields(series: NavSeries, i: int) -> dict:
+    """万份收益 (yuan per 10,000 units) of day ``i`` and the 7-day annualised yield in percent."""
+    unit = (series.adj[i] / series.adj[i - 1] - 1.0) * 10000 if i > 0 else 0.0
+    end_day = date.fromisoformat(series.dates[i])
+    j = i
+    while j > 0 and (end_day - date.fromisoformat(series.dates[j - 1])).days < 7:
+        j -= 1
+    base = j - 1 if j > 0 else 0
+    days = max(1, (end_day - date.fromisoformat(series.dates[base])).days)
+    return {
+        "unit_yield": round(unit, 4),
+        "yield_7d": round((series.adj[i] / series.adj[base] - 1.0) / days * 365 * 100, 3),
+    }
+
+
+def _holdings(
+    world: World, rng, stub: FundStub, stock_ratio: float, bond_ratio: float, report_date: date
+) -> dict:
+    stocks: list[dict] = []
+    if stock_ratio > 0:
+        pref = _THEME_INDUSTRY.get(stub.theme)
+        universe = world.stocks()
+        candidates = [s for s in universe if s["industry"] == pref] if pref else []
+        chosen = sample(rng, candidates, 6) if candidates else []
+        rest = [s for s in sample(rng, universe, 14) if s not in chosen]
+        chosen = (chosen + rest)[:10]
+        bps = sorted(split_basis_points(rng, 10, 10000), reverse=True)
+        top_share = stock_ratio * (0.35 + rng.random() * 0.3)
+        for s, bp in zip(chosen, bps, strict=True):
+            stocks.append(
+                {
+                    "code": s["code"],
+                    "name": s["name"],
+                    "industry": s["industry"],
+                    "ratio": ratio(top_share * bp / 10000),
+                }
+            )
+    bonds: list[dict] = []
+    if bond_ratio > 0.05:
+        chosen_b = sample(rng, world.bonds(), 5)
+        bps = sorted(split_basis_points(rng, 5, 10000), reverse=True)
+        top_share = bond_ratio * (0.2 + rng.random() * 0.3)
+        for b, bp in zip(chosen_b, bps, strict=True):
+            bonds.append(
+                {
+                    "code": b["code"],
+                    "name": b["name"],
+                    "bond_type": b["bond_type"],
+                    "ratio": ratio(top_share * bp / 10000),
+                }
+            )
+    return {"report_date": report_date.isoformat(), "stocks": stocks, "bonds": bonds}

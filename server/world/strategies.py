@@ -1,0 +1,163 @@
+"""Strategies (fund portfolios): universe of codes, risk info, compositions, asset classes, NAV."""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import asdict, dataclass
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
+from . import trading_calendar as cal
+from . import vocab as v
+from .asset_classes import asset_class_tree, leaf_for_fund
+from .navs import NavSeries, performance
+from .rng import pick, proportional_bp, rng_for, sample, split_basis_points, weighted_pick
+
+if TYPE_CHECKING:
+    from .world import World
+
+N_STRATEGIES = 300
+_RISK_SCORE = {1: (1, 5), 2: (6, 20), 3: (21, 45), 4: (46, 70), 5: (71, 100)}
+# category mixes (fund type -> relative weight) by risk level
+_MIX = {
+    1: {"货币型": 1.0},
+    2: {"债券型": 7.0, "货币型": 0.5, "指数型": 1.2, "股票型": 0.5, "混合型": 0.4},
+    3: {"债券型": 4.0, "混合型": 2.0, "指数型": 2.0, "股票型": 1.0, "QDII型": 0.6, "货币型": 0.4},
+    4: {"指数型": 3.0, "混合型": 3.0, "股票型": 2.0, "QDII型": 1.0, "货币型": 0.8, "债券型": 0.5},
+    5: {"股票型": 4.0, "指数型": 3.0, "混合型": 2.0, "QDII型": 1.0},
+}
+
+
+@dataclass
+class Strategy:
+    """A fund portfolio strategy; ``composition`` weights are basis points summing to 10000."""
+
+    code: str
+    name: str
+    risk_level: int
+    risk_name: str
+    risk_score: int
+    recommended_holding: str
+    setup_date: str
+    manager_name: str
+    intro: str
+    description: str
+    target_return: str
+    score_effective_date: str
+    composition: list[dict]  # {fund_code, fund_name, fund_type, category, category_code, weight_bp, weight}
+    asset_classes: list[dict]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def category_weights(self) -> dict[str, float]:
+        """Composition category -> total weight (fraction)."""
+        out: dict[str, int] = {}
+        for c in self.composition:
+            out[c["category"]] = out.get(c["category"], 0) + c["weight_bp"]
+        return {k: round(bp / 10000, 4) for k, bp in out.items()}
+
+
+def build_strategy_codes(seed: int, extra: tuple[str, ...]) -> list[str]:
+    """The strategy universe: ZH + 6 digits codes plus any extra codes, sorted."""
+    rng = rng_for(seed, "strategy_universe")
+    codes: set[str] = set()
+    while len(codes) < N_STRATEGIES:
+        codes.add(f"ZH{rng.randrange(1000, 70000):06d}")
+    codes.update(extra)
+    return sorted(codes)
+
+
+def build_strategy(world: World, code: str) -> Strategy:
+    """One strategy, its composition over world funds and its asset-class tree."""
+    rng = rng_for(world.seed, "strategy", code)
+    level = weighted_pick(rng, (1, 2, 3, 4, 5), (1, 3, 3, 3, 1))
+    name = pick(rng, v.STRATEGY_NAME_PARTS_A) + pick(rng, v.STRATEGY_NAME_PARTS_B)
+    lo, hi = _RISK_SCORE[level]
+    setup = cal.trading_day_on_or_before(date(2015, 6, 1) + timedelta(days=rng.randrange(3000)))
+    mix = _MIX[level]
+    types = [t for t in mix if rng.random() < 0.85 or t == max(mix, key=mix.get)]
+    raw = [mix[t] * (0.6 + 0.8 * rng.random()) for t in types]
+    type_bp = proportional_bp(raw)
+    composition = []
+    for t, bp in zip(types, type_bp, strict=True):
+        pool = [
+            c for c in world.codes_by_type(t) if world.fund_stub(c).setup_date <= setup + timedelta(days=900)
+        ]
+        pool = pool or world.codes_by_type(t)
+        chosen = sorted(sample(rng, pool, min(len(pool), 1 + rng.randrange(5 if bp > 1500 else 2))))
+        parts = (
+            split_basis_points(rng, len(chosen), bp) if bp >= len(chosen) else [bp] + [0] * (len(chosen) - 1)
+        )
+        category, category_code = v.FUND_TYPE_CATEGORY[t]
+        for fc, p in zip(chosen, parts, strict=True):
+            if p <= 0:
+                continue
+            stub = world.fund_stub(fc)
+            composition.append(
+                {
+                    "fund_code": fc,
+                    "fund_name": stub.name,
+                    "fund_full_name": stub.full_name,
+                    "fund_type": t,
+                    "category": category,
+                    "category_code": category_code,
+                    "weight_bp": p,
+                    "weight": round(p / 10000, 4),
+                }
+            )
+    leaf_bp: dict[str, int] = {}
+    for c in composition:
+        leaf = leaf_for_fund(world.fund_stub(c["fund_code"]))
+        leaf_bp[leaf] = leaf_bp.get(leaf, 0) + c["weight_bp"]
+    target = {1: "2%-3%", 2: "4%-6%", 3: "6%-8%", 4: "8%-12%", 5: "10%-15%"}[level]
+    holding = v.HOLDING_DURATIONS[level]
+    manager = pick(rng, v.STRATEGY_MANAGERS)
+    intro = f"以{'、'.join(v.FUND_TYPE_CATEGORY[t][0] for t in types)}为主的{v.RISK_LEVEL_NAMES[level]}组合，建议持有{holding}。"
+    desc = (
+        f"{name}由{manager}管理，自{setup.year}年{setup.month}月运行，目标年化收益率{target}；"
+        f"根据市场环境动态调整各类资产仓位，{'严控回撤' if level <= 2 else '追求长期增值'}。"
+    )
+    score_date = date(world.as_of.year, world.as_of.month, 1) - timedelta(days=1)
+    return Strategy(
+        code,
+        name,
+        level,
+        v.RISK_LEVEL_NAMES[level],
+        lo + rng.randrange(hi - lo + 1),
+        holding,
+        setup.isoformat(),
+        manager,
+        intro,
+        desc,
+        target,
+        score_date.isoformat(),
+        composition,
+        asset_class_tree(leaf_bp),
+    )
+
+
+def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dict]:
+    """Daily NAV from the setup date: daily-rebalanced weighted fund returns (weights renormalised over
+    the funds that already exist on a day; a day with none is flat)."""
+    s = cal.index_on_or_after(date.fromisoformat(strategy.setup_date))
+    e = cal.index_on_or_before(world.as_of)
+    parts = []
+    for c in strategy.composition:
+        series, _, _ = world.fund_nav_series(c["fund_code"])
+        parts.append((c["weight_bp"], series))
+    x = 1.0
+    adj = []
+    for g in range(s, e + 1):
+        num = den = 0.0
+        if g > s:
+            for w, ser in parts:
+                i = g - ser.start_index
+                if 1 <= i < len(ser.adj):
+                    num += w * (ser.adj[i] / ser.adj[i - 1] - 1.0)
+                    den += w
+        x *= 1.0 + (num / den if den else 0.0)
+        adj.append(round(x, 6))
+    navs = array("d", (round(a, 4) for a in adj))
+    series = NavSeries(s, cal.all_trading_day_strings()[s : e + 1], navs, navs, array("d", adj))
+    return series, performance(series)

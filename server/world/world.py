@@ -1,0 +1,488 @@
+"""The ``World`` facade: one seed -> a lazily built, cached synthetic financial world."""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Any
+
+from . import content, market, planning, strategies, users
+from . import trading_calendar as cal
+from . import vocab as v
+from .dates import shift_months
+from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe, fund_returns_year
+from .navs import NavSeries, factor_year, year_bounds
+from .people import NameMaker, build_manager
+from .rng import derive_seed
+
+_FUND_CODE_RE = re.compile(r"^\d{6}$")
+_STRATEGY_CODE_RE = re.compile(r"^[A-Z0-9_]{1,24}$")
+SORT_COLUMNS = {
+    "近一年收益": "近1年",
+    "近1年收益": "近1年",
+    "returnYear": "近1年",
+    "近一月收益": "近1月",
+    "近1月收益": "近1月",
+    "近三月收益": "近3月",
+    "近3月收益": "近3月",
+    "近六月收益": "近6月",
+    "近6月收益": "近6月",
+    "近三年收益": "近3年",
+    "近3年收益": "近3年",
+    "七日年化收益率": "yield_7d",
+    "yearlyRoe": "yield_7d",
+    "成立日期": "setup_date",
+    "setupDate": "setup_date",
+    "基金规模": "size",
+    "规模": "size",
+}
+CATEGORY_ALIASES = {
+    "QDII": "QDII型",
+    "股票": "股票型",
+    "混合": "混合型",
+    "债券": "债券型",
+    "指数": "指数型",
+    "货币": "货币型",
+}
+
+
+class World:
+    """Seeded synthetic world of funds, strategies, market data, content, users and plans.
+
+    Every entity is derived from ``(seed, kind, key)`` alone, built on first use and cached, so any
+    entity can be built in any order or process with identical results. Byte-identity across machines
+    holds for a pinned ``faker`` version (person names come from Faker's zh_CN provider).
+    """
+
+    MANAGERS_PER_COMPANY = 30
+
+    def __init__(
+        self,
+        seed: int = 0,
+        as_of: date = date(2025, 9, 30),
+        extra_fund_codes: Iterable[str] | Mapping[str, Mapping[str, str]] = (),
+        extra_strategy_codes: Iterable[str] = (),
+    ) -> None:
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise TypeError(f"World: seed must be an int, got {type(seed).__name__}")
+        if not cal.CALENDAR_START.replace(year=2015) <= as_of <= cal.CALENDAR_END.replace(year=2029):
+            raise ValueError(f"World: as_of {as_of} outside 2015-01-01..2029-12-31")
+        self.seed = seed
+        self.as_of = as_of
+        extras = (
+            dict(extra_fund_codes)
+            if isinstance(extra_fund_codes, Mapping)
+            else {c: {} for c in extra_fund_codes}
+        )
+        for code in extras:
+            if not isinstance(code, str) or not _FUND_CODE_RE.match(code):
+                raise ValueError(f"World: extra fund code {code!r} is not 6 digits")
+        self._extra_funds = extras
+        self._extra_strategies = tuple(sorted(set(extra_strategy_codes)))
+        for code in self._extra_strategies:
+            if not _STRATEGY_CODE_RE.match(code):
+                raise ValueError(f"World: extra strategy code {code!r} must be 1-24 of A-Z, 0-9, _")
+        self.names = NameMaker()
+        self.clear_caches()
+
+    def clear_caches(self) -> None:
+        """Forget every built entity (the world itself is unchanged: rebuilding gives the same data)."""
+        self._universe: dict[str, FundStub] | None = None
+        self._by_type: dict[str, list[str]] = {}
+        self._cache: dict[tuple, Any] = {}
+
+    def _memo(self, key: tuple, build):
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = build()
+            return value
+
+    # ------------------------------------------------------------------ funds
+    def fund_universe(self) -> dict[str, FundStub]:
+        """Every fund code with its stub (built once, cheap)."""
+        if self._universe is None:
+            self._universe = build_universe(self.seed, self._extra_funds)
+        return self._universe
+
+    def fund_codes(self) -> list[str]:
+        """All fund codes, ascending."""
+        return list(self.fund_universe())
+
+    def fund_stub(self, code: str) -> FundStub | None:
+        """The stub of a fund, or None for codes outside the universe."""
+        return self.fund_universe().get(code)
+
+    def codes_by_type(self, fund_type: str) -> list[str]:
+        """Fund codes of one type (股票型, 混合型, 债券型, 指数型, 货币型, QDII型, FOF)."""
+        if fund_type not in self._by_type:
+            if fund_type not in v.FUND_TYPES:
+                raise ValueError(f"fund type {fund_type!r} unknown; expected one of {v.FUND_TYPES}")
+            self._by_type[fund_type] = [
+                c for c, s in self.fund_universe().items() if s.fund_type == fund_type
+            ]
+        return self._by_type[fund_type]
+
+    def factor_year(self, factor: str, year: int) -> array:
+        """Daily returns of a shared market factor over one calendar year."""
+        vol, drift = v.FACTORS[factor]
+        return self._memo(("factor", factor, year), lambda: factor_year(self.seed, factor, year, vol, drift))
+
+    def fund_returns_year(self, stub: FundStub, year: int) -> array:
+        """Daily returns of a fund over one calendar year (cached)."""
+        return self._memo(
+            ("fund_ret", stub.code, year), lambda: array("d", fund_returns_year(self, stub, year))
+        )
+
+    def fund_nav_series(self, code: str) -> tuple[NavSeries, list[dict], list[dict]]:
+        """(NAV series from setup to as_of, dividend records, split records); KeyError for unknown codes."""
+        stub = self.fund_stub(code)
+        if stub is None:
+            raise KeyError(f"fund {code!r} not in this world")
+        return self._memo(("nav", code), lambda: build_nav_series(self, stub))
+
+    def fund(self, code: str) -> Fund | None:
+        """The full fund record, or None when ``code`` is not a fund of this world."""
+        stub = self.fund_stub(code)
+        if stub is None:
+            return None
+        return self._memo(("fund", code), lambda: build_fund(self, stub))
+
+    def nav_history(self, code: str, start: date | None = None, end: date | None = None) -> list[dict] | None:
+        """Daily rows {date, nav, acc_nav, daily_return} in ``[start, end]`` ascending (None: unknown fund)."""
+        if self.fund_stub(code) is None:
+            return None
+        series, _, _ = self.fund_nav_series(code)
+        if not series.dates:
+            return []
+        lo = 0 if start is None else max(0, cal.index_on_or_after(start) - series.start_index)
+        hi = len(series.dates) - 1 if end is None else series.index_of(end)
+        rows = []
+        for i in range(lo, hi + 1):
+            dr = series.daily_return(i)
+            rows.append(
+                {
+                    "date": series.dates[i],
+                    "nav": series.nav[i],
+                    "acc_nav": series.acc_nav[i],
+                    "daily_return": None if dr is None else round(dr, 6),
+                }
+            )
+        return rows
+
+    def recent_returns(self, code: str, n: int) -> list[tuple[str, float]]:
+        """(date, daily return) for the last ``n`` trading days up to as_of after the setup day, from the
+        yearly return chunks only (no full series)."""
+        stub = self.fund_stub(code)
+        if stub is None:
+            raise KeyError(f"fund {code!r} not in this world")
+        end_g = cal.index_on_or_before(self.as_of)
+        lo_g = max(end_g - n + 1, cal.index_on_or_after(stub.setup_date) + 1)
+        strings = cal.all_trading_day_strings()
+        out = []
+        for g in range(lo_g, end_g + 1):
+            year = int(strings[g][:4])
+            out.append((strings[g], self.fund_returns_year(stub, year)[g - year_bounds(year)[0]]))
+        return out
+
+    def manager(self, company_idx: int, k: int) -> dict:
+        """Fund manager ``k`` of company ``company_idx``."""
+        return self._memo(
+            ("manager", company_idx, k), lambda: build_manager(self.names, self.seed, company_idx, k)
+        )
+
+    def quick_return(self, code: str, months: int) -> float | None:
+        """Trailing return over ``months`` ending at as_of from the yearly return chunks only (no full series)."""
+        stub = self.fund_stub(code)
+        days = cal.all_trading_days()
+        end_g = cal.index_on_or_before(self.as_of)
+        start_day = shift_months(days[end_g], -months)
+        if stub is None or stub.setup_date > start_day:
+            return None
+        base_g = cal.index_on_or_before(start_day)
+        x = 1.0
+        for year in range(days[base_g + 1].year, days[end_g].year + 1):
+            lo, hi = year_bounds(year)
+            chunk = self.fund_returns_year(stub, year)
+            for r in chunk[max(base_g + 1, lo) - lo : min(end_g + 1, hi) - lo]:
+                x *= 1.0 + r
+        return round(x - 1.0, 6)
+
+    def _sort_value(self, stub: FundStub, column: str):
+        if column == "setup_date":
+            return stub.setup_date.isoformat()
+        if column == "size":
+            return stub.size_yi
+        if column == "yield_7d":
+            if stub.fund_type != "货币型":
+                return None
+            return self.fund(stub.code).latest["yield_7d"]
+        months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
+        return self._memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
+
+    def search_funds(
+        self,
+        keyword: str | None = None,
+        category: str | None = None,
+        sort_column: str | None = None,
+        sort_order: str = "降序",
+        page: int = 0,
+        size: int = 10,
+    ) -> dict:
+        """Funds whose name contains ``keyword`` (and of ``category``), sorted, paged from page 0.
+
+        Returns {"total", "funds": [stub dict + returnYear + yearlyRoe]}.
+        """
+        if page < 0 or size < 1:
+            raise ValueError(f"SearchFunds: page must be >= 0 and size >= 1, got {page}/{size}")
+        if category is not None:
+            category = CATEGORY_ALIASES.get(category, category)
+            if category not in v.FUND_TYPES:
+                raise ValueError(
+                    f"SearchFunds: category {category!r} unknown; expected one of {v.FUND_TYPES}"
+                )
+        if sort_column is not None and sort_column not in SORT_COLUMNS:
+            raise ValueError(
+                f"SearchFunds: sortColumn {sort_column!r} unknown; expected one of {sorted(SORT_COLUMNS)}"
+            )
+        if sort_order not in ("降序", "升序", "desc", "asc"):
+            raise ValueError(f"SearchFunds: sortOrder {sort_order!r} must be 降序 or 升序")
+        stubs = [
+            s
+            for s in self.fund_universe().values()
+            if (not keyword or keyword in s.name or keyword == s.code)
+            and (category is None or s.fund_type == category)
+        ]
+        if sort_column is not None:
+            col = SORT_COLUMNS[sort_column]
+            desc = sort_order in ("降序", "desc")
+            keyed = [(self._sort_value(s, col), s) for s in stubs]
+            present = sorted(
+                (k for k in keyed if k[0] is not None), key=lambda kv: (kv[0], kv[1].code), reverse=desc
+            )
+            stubs = [s for _, s in present] + sorted(
+                (s for val, s in keyed if val is None), key=lambda s: s.code
+            )
+        rows = []
+        for s in stubs[page * size : (page + 1) * size]:
+            rows.append(
+                {
+                    **s.to_dict(),
+                    "returnYear": self._sort_value(s, "近1年"),
+                    "yearlyRoe": self._sort_value(s, "yield_7d") if s.fund_type == "货币型" else None,
+                }
+            )
+        return {"total": len(stubs), "funds": rows}
+
+    def popular_funds(self, size: int = 10) -> list[dict]:
+        """A stable 'popular' list: large open funds, lightly shuffled by the seed."""
+        if size < 1:
+            raise ValueError(f"GetPopularFund: size must be >= 1, got {size}")
+        scored = [
+            (s.size_yi * (0.5 + (derive_seed(self.seed, "popular", s.code) % 1000) / 1000), s.code)
+            for s in self.fund_universe().values()
+            if s.status == "0" and s.fund_type != "货币型"
+        ]
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [self.fund_stub(c).to_dict() for _, c in scored[:size]]
+
+    def guess_fund_code(self, name_or_code: str, limit: int = 10) -> list[dict]:
+        """Best-matching funds for a code or (partial, possibly inexact) name; best first."""
+        q = (name_or_code or "").strip()
+        if not q:
+            raise ValueError("GuessFundCode: fundNameOrCode is empty")
+        uni = self.fund_universe()
+        if q in uni:
+            return [{"code": q, "name": uni[q].name}]
+        scored = []
+        qs = set(q)
+        for s in uni.values():
+            if s.name == q:
+                score = 3.0
+            elif q in s.name:
+                score = 2.0 + len(q) / len(s.name)
+            elif s.name in q:
+                score = 1.5 + len(s.name) / len(q)
+            else:
+                score = len(qs & set(s.name)) / max(len(qs), 1)
+                if score < 0.6:
+                    continue
+            scored.append((-score, s.code))
+        scored.sort()
+        return [{"code": c, "name": uni[c].name} for _, c in scored[:limit]]
+
+    # ----------------------------------------------------------------- market
+    def stocks(self) -> list[dict]:
+        """The stock universe (sorted by code)."""
+        return self._memo(("stocks",), lambda: market.build_stocks(self.seed))
+
+    def stock(self, code: str) -> dict | None:
+        """One stock by 6-digit code, or None."""
+        idx = self._memo(("stock_idx",), lambda: {s["code"]: s for s in self.stocks()})
+        return idx.get(code)
+
+    def bonds(self) -> list[dict]:
+        """The bond universe (sorted by code)."""
+        return self._memo(("bonds",), lambda: market.build_bonds(self.seed, self.as_of))
+
+    def index_codes(self) -> list[str]:
+        """Codes of the indices the world follows."""
+        return [s[0] for s in v.INDICES]
+
+    def index_series(self, code: str) -> NavSeries:
+        """Daily index levels (``nav``) from 2005 to as_of; KeyError for unknown codes."""
+        if code not in self.index_codes():
+            raise KeyError(f"index {code!r} unknown; known: {self.index_codes()}")
+        return self._memo(("index", code), lambda: market.build_index_series(self, code))
+
+    def index(self, code: str) -> dict | None:
+        """Latest level and daily change of an index, or None."""
+        if code not in self.index_codes():
+            return None
+        s = self.index_series(code)
+        name = next(x[1] for x in v.INDICES if x[0] == code)
+        return {
+            "code": code,
+            "name": name,
+            "date": s.dates[-1],
+            "level": s.nav[-1],
+            "daily_return": round(s.daily_return(len(s.adj) - 1), 6),
+        }
+
+    def valuation(self, code: str) -> dict | None:
+        """PE/PB, 5-year percentiles and temperature of an index at as_of, or None."""
+        if code not in self.index_codes():
+            return None
+        return self._memo(
+            ("valuation", code), lambda: market.valuation(self.index_series(code), code, self.seed)
+        )
+
+    def macro_names(self) -> list[str]:
+        """Names of the macro series."""
+        return list(market.MACRO_SPECS)
+
+    def macro(self, name: str) -> list[dict]:
+        """A macro series [{period, value}] ascending; KeyError for unknown names."""
+        return self._memo(("macro", name), lambda: market.build_macro(self.seed, name, self.as_of))
+
+    # ------------------------------------------------------------- strategies
+    def strategy_codes(self) -> list[str]:
+        """All strategy codes (ZH + 6 digits plus extras), ascending."""
+        return self._memo(
+            ("strategy_codes",), lambda: strategies.build_strategy_codes(self.seed, self._extra_strategies)
+        )
+
+    def strategy(self, code: str) -> strategies.Strategy | None:
+        """A strategy, or None when ``code`` is not one of this world's."""
+        known = self._memo(("strategy_set",), lambda: frozenset(self.strategy_codes()))
+        if code not in known:
+            return None
+        return self._memo(("strategy", code), lambda: strategies.build_strategy(self, code))
+
+    def strategy_nav(self, code: str) -> tuple[NavSeries, dict] | None:
+        """(NAV series, performance) of a strategy, or None."""
+        st = self.strategy(code)
+        if st is None:
+            return None
+        return self._memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
+
+    def search_strategies(self, keyword: str, page: int = 1, size: int = 10) -> dict:
+        """Strategies whose code, name or intro contains ``keyword``; pages count from 1."""
+        if not keyword:
+            raise ValueError("StrategySearchByKeyword: keyword is empty")
+        if page < 1 or size < 1:
+            raise ValueError(f"StrategySearchByKeyword: pageNum and pageSize must be >= 1, got {page}/{size}")
+        hits = [
+            c
+            for c in self.strategy_codes()
+            if keyword == c or keyword in (st := self.strategy(c)).name or keyword in st.intro
+        ]
+        return {
+            "total": len(hits),
+            "page": page,
+            "page_size": size,
+            "items": [self.strategy(c) for c in hits[(page - 1) * size : page * size]],
+        }
+
+    # ------------------------------------------------------------------ users
+    def user(self, user_id: str) -> users.User:
+        """The user named by any well-formed 14-hex id (ValueError otherwise)."""
+        users.check_user_id(user_id)
+        return self._memo(("user", user_id), lambda: users.build_user(self, user_id))
+
+    def user_ids(self, n: int = 100) -> list[str]:
+        """A stable list of user ids to sample from."""
+        return users.known_user_ids(self.seed, n)
+
+    def user_latest_profits(
+        self, user_id: str, account_ids: list[str] | None = None, fund_codes: list[str] | None = None
+    ) -> list[dict]:
+        """Latest daily profit per fund for a user."""
+        return users.latest_profits(self.user(user_id), account_ids, fund_codes)
+
+    def user_profit_calendar(self, user_id: str) -> list[dict]:
+        """Daily total profit over the recent trading days."""
+        return users.profit_calendar(self.user(user_id))
+
+    def user_asset_brief(self, user_id: str) -> dict:
+        """Totals of a user's assets and profits."""
+        return users.asset_brief(self.user(user_id))
+
+    def user_holding_distribution(self, user_id: str) -> dict:
+        """A user's holdings by asset class."""
+        return users.holding_distribution(self, self.user(user_id))
+
+    # ---------------------------------------------------------------- content
+    def news_for_day(self, d: date) -> list[dict]:
+        """News published on one day."""
+        return self._memo(("news", d), lambda: content.news_for_day(self, d))
+
+    def viewpoints_for_day(self, d: date) -> list[dict]:
+        """Manager viewpoints published on one day."""
+        return self._memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
+
+    def search_news(
+        self,
+        keyword: str | None = None,
+        start: date | None = None,
+        end: date | None = None,
+        page: int = 1,
+        size: int = 20,
+    ) -> dict:
+        """News search by keyword and date range, newest first; pages count from 1."""
+        return content.search_content(self, "news", keyword, start, end, page, size)
+
+    def search_viewpoints(
+        self,
+        keyword: str | None = None,
+        start: date | None = None,
+        end: date | None = None,
+        page: int = 1,
+        size: int = 20,
+    ) -> dict:
+        """Manager-viewpoint search by keyword and date range, newest first."""
+        return content.search_content(self, "viewpoints", keyword, start, end, page, size)
+
+    def fund_announcements(self, code: str) -> list[dict]:
+        """A fund's announcements, newest first (empty for unknown funds)."""
+        return self._memo(("announcements", code), lambda: content.fund_announcements(self, code))
+
+    def announcement_content(self, ann_id: str) -> dict | None:
+        """One announcement with its text, or None."""
+        return content.announcement_content(self, ann_id)
+
+    # --------------------------------------------------------------- planning
+    def asset_allocation_plan(
+        self,
+        expected_return: float | None = None,
+        expected_drawdown: float | None = None,
+        horizon: str | None = None,
+    ) -> dict:
+        """An asset-allocation plan (id AAP + 6 digits) for the request."""
+        return planning.build_plan(expected_return, expected_drawdown, horizon)
+
+    def composite_model(self, plan_id: str) -> dict | None:
+        """Funds per asset class for a plan id, or None for ids this world never issues."""
+        return self._memo(("composite", plan_id), lambda: planning.build_composite_model(self, plan_id))
