@@ -189,7 +189,8 @@ def test_output_schemas_validate_wrapped_rows():
     assert generic.is_valid({"result": [{"日期": "2024-01-02", "收盘": 9.9}]})
     assert not generic.is_valid({"rows": []})
     rapid = Draft202012Validator(inventory.get("symbols_faq").output_schema)
-    assert rapid.is_valid({"result": {"data": []}}) and rapid.is_valid({"result": [1, 2]})
+    assert rapid.is_valid({"result": {"data": [{"symbol": "NVDA", "metric": "faq", "value": "text"}]}})
+    assert not rapid.is_valid({"result": [1, 2]})  # a concrete normalised shape now
     assert inventory.get("symbols_faq").meta["output_kind"] == "json"
 
 

@@ -26,8 +26,8 @@ DESCRIPTION = (
     "FinToolBench's 760 tools (akshare and RapidAPI). Names, parameter names, types, required lists and "
     "financial tags are exactly those of the published manifest (tools_all_annotated.jsonl). Titles, "
     "tool and parameter descriptions are finmcp's own text built from those facts; output schemas wrap "
-    'the tool\'s rows as {"result": [...]} with columns where the source names them; consumes/produces '
-    "are finmcp's entity types."
+    'the result as {"result": ...} with concrete typed columns: the source\'s where it names them, else a '
+    "finmcp family template (meta output_columns_source); consumes/produces are finmcp's entity types."
 )
 
 

@@ -7,6 +7,11 @@ the tool with ``meta["output_wrapped"] = True``.
 Column names are facts when the source prints them: some akshare docstrings end with a sample table
 under ``:rtype: pandas.DataFrame`` (a header line of column names, then rows), or with a typed column
 listing (``name  label  float``). Types are inferred from the sample rows: dates, numbers, strings.
+
+Every other tool gets a concrete shape from a family template (:mod:`tool_specs.fintool_columns`),
+carried here as an :class:`OutputPlan`; :func:`output_schema` and :func:`output_meta` turn a plan into
+the MCP ``outputSchema`` and the ``meta`` keys the simulator reads (the contract is documented in
+:mod:`tool_specs.fintool_columns`).
 """
 
 from __future__ import annotations
@@ -231,8 +236,119 @@ def describe_output(facts: ToolFacts) -> OutputInfo:
     return OutputInfo("rows", columns, source, partial)
 
 
-def output_schema(info: OutputInfo) -> dict[str, Any]:
-    """The MCP ``outputSchema``: the tool's result wrapped as ``{"result": ...}``."""
+# --------------------------------------------------------------------------- planned (concrete) outputs
+
+ROWS_BY = ("date_range", "list", "single")
+"""How the simulator sizes a result: one row per time step in a range, a list of rows, one record."""
+SHAPES = ("rows", "rows_object", "record", "keyed_rows", "values", "tuple", "text")
+"""Where the records sit inside ``result`` (see :mod:`tool_specs.fintool_columns`)."""
+_JSON_COLUMN_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
+
+
+@dataclass(frozen=True)
+class PlanColumn:
+    """One column of a planned output: name, JSON type(s), short English description, date format."""
+
+    name: str
+    type: str | tuple[str, ...]
+    description: str
+    format: str | None = None
+    """``date`` or ``date-time`` (JSON Schema annotations), or None."""
+    pattern_hint: str | None = None
+    """A source date layout such as ``YYYYMMDD`` when it is not ISO, else None."""
+    item_type: str | None = None
+    """For an ``array`` column: the JSON type of its items."""
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of this column's values."""
+        types = (self.type,) if isinstance(self.type, str) else self.type
+        if not types or any(t not in _JSON_COLUMN_TYPES for t in types):
+            raise ValueError(f"column {self.name!r}: unknown JSON type {self.type!r}")
+        schema: dict[str, Any] = {"type": types[0] if len(types) == 1 else list(types)}
+        description = self.description
+        if self.pattern_hint:
+            description = f"{description} ({self.pattern_hint})"
+        schema["description"] = description
+        if self.format:
+            schema["format"] = self.format
+        if "array" in types:
+            schema["items"] = {"type": self.item_type or "string"}
+        return schema
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    """The concrete output of one tool: its record columns and how the records are laid out."""
+
+    source: str
+    """``description-table`` / ``description-typed-list`` / ``description-text`` (column names are the
+    source's) or ``family:<name>`` (a finmcp template) or ``special:<name>`` (a one-off shape)."""
+    shape: str
+    columns: tuple[PlanColumn, ...]
+    rows_by: str
+    key: tuple[str, ...] = ()
+    """Columns every record must carry (``required``); empty where the upstream body may differ."""
+    entities: tuple[tuple[str, str], ...] = ()
+    """(column, entity type) pairs for columns whose values are world entities."""
+    rows_path: str | None = None
+    """For ``rows_object``: the property of ``result`` that holds the rows."""
+    time_step: str | None = None
+    """For ``date_range`` outputs: ``minute``, ``day``, ``week``, ``month``, ``quarter`` or ``year``."""
+    keyed_by: str | None = None
+    """For ``keyed_rows``: what the keys of ``result`` name (e.g. a commodity)."""
+
+    def __post_init__(self) -> None:
+        if self.shape not in SHAPES:
+            raise ValueError(f"output plan {self.source!r}: unknown shape {self.shape!r}")
+        if self.rows_by not in ROWS_BY:
+            raise ValueError(f"output plan {self.source!r}: unknown rows_by {self.rows_by!r}")
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"output plan {self.source!r}: duplicate column names in {names}")
+        for column in (*self.key, *(c for c, _ in self.entities)):
+            if column not in names:
+                raise ValueError(f"output plan {self.source!r}: {column!r} is not one of its columns")
+        if (self.shape == "rows_object") != bool(self.rows_path):
+            raise ValueError(f"output plan {self.source!r}: rows_path goes with shape rows_object only")
+
+    def row_schema(self) -> dict[str, Any]:
+        """The JSON Schema of one record (permissive: extra properties allowed)."""
+        row: dict[str, Any] = {"type": "object", "properties": {c.name: c.schema() for c in self.columns}}
+        if self.key:
+            row["required"] = list(self.key)
+        return row
+
+    def result_schema(self) -> dict[str, Any]:
+        """The JSON Schema of ``result``."""
+        if self.shape == "rows":
+            return {"type": "array", "items": self.row_schema()}
+        if self.shape == "rows_object":
+            return {
+                "type": "object",
+                "properties": {self.rows_path: {"type": "array", "items": self.row_schema()}},
+            }
+        if self.shape == "record":
+            return self.row_schema()
+        if self.shape == "keyed_rows":
+            return {
+                "type": "object",
+                "description": f"One table per {self.keyed_by}",
+                "additionalProperties": {"type": "array", "items": self.row_schema()},
+            }
+        if self.shape == "values":
+            return {"type": "array", "items": self.columns[0].schema()}
+        if self.shape == "tuple":
+            return {"type": "array", "prefixItems": [c.schema() for c in self.columns]}
+        return {"type": "string", "description": self.columns[0].description if self.columns else "Text"}
+
+
+def output_schema(info: OutputInfo, plan: OutputPlan | None = None) -> dict[str, Any]:
+    """The MCP ``outputSchema``: the tool's result wrapped as ``{"result": ...}``.
+
+    With a ``plan`` the result has the plan's concrete shape; without one, the shape the source states.
+    """
+    if plan is not None:
+        return {"type": "object", "properties": {"result": plan.result_schema()}, "required": ["result"]}
     if info.kind == "rows":
         row: dict[str, Any] = {"type": "object"}
         if info.columns:
@@ -249,14 +365,26 @@ def output_schema(info: OutputInfo) -> dict[str, Any]:
     return {"type": "object", "properties": {"result": result}, "required": ["result"]}
 
 
-def output_meta(info: OutputInfo) -> dict[str, Any]:
-    """Provenance of the output schema, for ``ToolSpec.meta``."""
+def output_meta(info: OutputInfo, plan: OutputPlan | None = None) -> dict[str, Any]:
+    """Provenance of the output schema and, with a plan, the simulator contract, for ``ToolSpec.meta``."""
     meta: dict[str, Any] = {
         "output_wrapped": True,
         "output_kind": info.kind,
-        "output_columns_source": info.columns_source,
+        "output_columns_source": plan.source if plan is not None else info.columns_source,
     }
-    if info.columns:
+    if plan is not None:
+        if plan.columns:
+            meta["output_columns"] = [c.name for c in plan.columns]  # record order (schema keys get sorted)
+        meta["output_shape"] = plan.shape
+        meta["output_rows_by"] = plan.rows_by
+        meta["output_entity_columns"] = dict(plan.entities)
+        if plan.rows_path:
+            meta["output_rows_path"] = plan.rows_path
+        if plan.time_step:
+            meta["output_time_step"] = plan.time_step
+        if plan.keyed_by:
+            meta["output_keyed_by"] = plan.keyed_by
+    elif info.columns:
         meta["output_columns"] = [c.name for c in info.columns]  # source order (schema keys get sorted)
     if info.partial:
         meta["output_columns_partial"] = True

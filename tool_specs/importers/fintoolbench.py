@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tool_specs.errors import InventoryError
+from tool_specs.fintool_columns import plan_output
 from tool_specs.fintool_entities import infer_consumes, infer_produces
 from tool_specs.fintool_facts import ToolFacts
 from tool_specs.fintool_outputs import describe_output, output_meta, output_schema
@@ -132,6 +133,7 @@ def record_facts(record: Any) -> ToolFacts:
 def facts_to_spec(facts: ToolFacts, *, keep_text: bool) -> ToolSpec:
     """Build the ToolSpec of one manifest tool."""
     output = describe_output(facts)
+    plan = plan_output(facts, output)
     if keep_text:
         if not facts.description.strip():
             raise _LineError("description", "is empty (MCP tools need a description)")
@@ -145,14 +147,14 @@ def facts_to_spec(facts: ToolFacts, *, keep_text: bool) -> ToolSpec:
         meta["rapidapi_api"] = facts.api_name
     if facts.return_type:
         meta["akshare_return_type"] = facts.return_type
-    meta.update(output_meta(output))
+    meta.update(output_meta(output, plan))
     meta["text"] = "published" if keep_text else "finmcp"
     return ToolSpec(
         name=facts.name,
         title=tool_title(facts),
         description=description,
         input_schema=schema,
-        output_schema=output_schema(output),
+        output_schema=output_schema(output, plan),
         tags=FinanceTags(
             timeliness=facts.timeliness,
             intent_type=facts.intent_type,

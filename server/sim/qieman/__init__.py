@@ -1,0 +1,1 @@
+"""Builders for the Qieman tools, one module per family."""

@@ -1,0 +1,100 @@
+"""The Simulator: one tool call in, one MCP result dict out, deterministic by seed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from recordings.canonical import canonical_arguments
+from server.sim.registry import QIEMAN_BUILDERS, BuildContext, ToolInputError
+from server.world import World
+from tool_specs.inventory import Inventory
+
+_BUILDER_MODULES = (
+    "server.sim.qieman.funds",
+    "server.sim.qieman.fund_analytics",
+    "server.sim.qieman.portfolio",
+    "server.sim.qieman.strategies",
+    "server.sim.qieman.accounts",
+    "server.sim.qieman.planning",
+    "server.sim.qieman.content",
+    "server.sim.qieman.common",
+)
+
+
+def _load_builders() -> None:
+    for module in _BUILDER_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # a family not written yet
+            if exc.name != module:
+                raise
+
+
+def render_text(value: Any) -> str:
+    """The text the real server prints: pretty JSON, 2-space indent, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def error_result(message: str) -> dict[str, Any]:
+    """An MCP ``isError`` result carrying ``message``."""
+    return {"content": [{"type": "text", "text": message}], "structuredContent": None, "isError": True}
+
+
+class Simulator:
+    """Answers any tool of an inventory from a seeded :class:`World`.
+
+    Qieman tools have hand-written builders (``server/sim/qieman``); every other tool is answered by
+    the schema-driven builder from its output schema and ``meta`` hints (``server/sim/schema_driven``).
+    """
+
+    def __init__(self, inventory: Inventory, seed: int = 0, world: World | None = None) -> None:
+        self.inventory = inventory
+        self.seed = seed
+        self.world = world or World(seed=seed)
+        _load_builders()
+
+    def warm(self) -> None:
+        """Build the shared indexes that searches scan (start-up work, not per-call work).
+
+        Strategy search scans every strategy's name; fund search sorted by return reads every fund's
+        recent return. Entities a call names directly (one fund's NAV, one user) stay lazy.
+        """
+        for code in self.world.strategy_codes():
+            self.world.strategy(code)
+        if "SearchFunds" in self.inventory:
+            for column in ("近一年收益", "七日年化收益率"):
+                self.simulate("SearchFunds", {"sortColumn": column, "size": 1})
+
+    def value(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The JSON value the tool answers with; raises KeyError (unknown tool) or ToolInputError."""
+        spec = self.inventory.get(tool)
+        if spec is None:
+            raise KeyError(f"unknown tool {tool!r}")
+        args = canonical_arguments(arguments or {}, spec.input_schema)
+        context = BuildContext(self.world, spec, self.seed)
+        builder = QIEMAN_BUILDERS.get(tool) if spec.source == "qieman" else None
+        if builder is None:
+            from server.sim.schema_driven import build_from_schema
+
+            return build_from_schema(context, args)
+        return builder(context, args)
+
+    def simulate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """An MCP result dict ``{content, structuredContent, isError}`` for one call."""
+        spec = self.inventory.get(tool)
+        if spec is None:
+            raise KeyError(f"unknown tool {tool!r}")
+        try:
+            value = self.value(tool, arguments)
+        except ToolInputError as exc:
+            return error_result(str(exc))
+        structured: Any = {"result": value} if spec.meta.get("output_wrapped") else value
+        if not isinstance(structured, dict) or spec.output_schema is None:
+            structured = None
+        return {
+            "content": [{"type": "text", "text": render_text(value)}],
+            "structuredContent": structured,
+            "isError": False,
+        }
