@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from tool_specs.fintool_entities import INSTRUMENT_ENTITIES, parameter_entity
 from tool_specs.fintool_facts import Choices, ToolFacts, parse_date_format, parse_example
@@ -239,12 +240,16 @@ def _parameter_summary(facts: ToolFacts) -> str:
     return text + (f" Optional: {', '.join(optional)}." if optional else "")
 
 
-def _output_summary(output: OutputInfo) -> str:
+def _output_summary(output: OutputInfo, planned_columns: Sequence[str] = ()) -> str:
     if output.kind == "rows":
         if output.columns:
             names = ", ".join(c.name for c in output.columns)
             more = " among others" if output.partial else ""
             return f"Returns table rows (under `result`) with columns {names}{more}."
+        if planned_columns:
+            shown = ", ".join(planned_columns[:8])
+            more = ", ..." if len(planned_columns) > 8 else ""
+            return f"Returns table rows (under `result`), typically with columns {shown}{more}."
         return "Returns table rows (under `result`); the source does not list the columns."
     if output.kind == "object":
         return "Returns one JSON object (under `result`)."
@@ -276,7 +281,7 @@ def _domain_and_timeliness(facts: ToolFacts) -> str:
     return f"{_capitalize(domains)} data; {timing}."
 
 
-def tool_description(facts: ToolFacts, output: OutputInfo) -> str:
+def tool_description(facts: ToolFacts, output: OutputInfo, planned_columns: Sequence[str] = ()) -> str:
     """finmcp's description of a tool: subject and source, domain and timing, intent, inputs, output."""
     parts = [_subject_and_source(facts), _domain_and_timeliness(facts)]
     intent = INTENT_PHRASES.get(facts.intent_type, "")
@@ -288,5 +293,5 @@ def tool_description(facts: ToolFacts, output: OutputInfo) -> str:
             parts.append(f"Identifies the instrument by {SYMBOL_PARAMETER_TEXT[entity].lower()} ({name}).")
             break
     parts.append(_parameter_summary(facts))
-    parts.append(_output_summary(output))
+    parts.append(_output_summary(output, planned_columns))
     return " ".join(parts)

@@ -140,7 +140,7 @@ def facts_to_spec(facts: ToolFacts, *, keep_text: bool) -> ToolSpec:
         description = facts.description
         schema = facts_parameters_copy(facts)
     else:
-        description = tool_description(facts, output)
+        description = tool_description(facts, output, [c.name for c in plan.columns])
         schema = input_schema(facts, keep_text=False)
     meta: dict[str, Any] = {"tool_from": facts.tool_from}
     if facts.api_name:
