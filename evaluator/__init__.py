@@ -1,0 +1,1 @@
+"""finmcp evaluator package."""

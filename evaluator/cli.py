@@ -1,0 +1,245 @@
+"""Command line of ``finmcp-eval``: ``score``, ``compare`` and ``demo``.
+
+Bad input prints one clear message on stderr and exits with status 2 (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import EvalInputError
+
+FORMATS = ("json", "md", "html")
+
+
+def _load_inventory(name: str) -> Any:
+    """``tool_specs.inventory.load_inventory(name)``, imported lazily; errors become EvalInputError."""
+    try:
+        from tool_specs.inventory import load_inventory
+    except ImportError as exc:
+        raise EvalInputError(f"--inventory {name}: tool_specs inventories are unavailable ({exc})") from None
+    try:
+        return load_inventory(name)
+    except Exception as exc:  # InventoryError, missing data files, bad manifests
+        raise EvalInputError(f"--inventory {name}: {exc}") from None
+
+
+def _try_inventory(name: str) -> Any:
+    try:
+        return _load_inventory(name)
+    except EvalInputError:
+        return None
+
+
+def _formats(text: str) -> list[str]:
+    formats = [f.strip() for f in text.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise EvalInputError(f"--format: unknown format(s) {bad or text!r}; choose from {', '.join(FORMATS)}")
+    return formats
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--refs", help="references: finmcp JSON/JSONL, official FinMCP-Bench JSON or FinToolBench JSONL"
+    )
+    p.add_argument("--db", help="trace DB written by finmcp-proxy (runs.sqlite)")
+    p.add_argument("--out", help="directory for report files (default: Markdown on stdout)")
+    p.add_argument("--format", default="json,md,html", help="comma-separated: json,md,html")
+    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (0 = no CIs)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--inventory", help="validate reference tool names against this inventory (name or file)")
+    p.add_argument(
+        "--skip-invalid", action="store_true", help="skip invalid reference samples (as the official script)"
+    )
+    p.add_argument("--missing", choices=("empty", "drop"), default="empty", help="samples without prediction")
+    p.add_argument("--turn-base", type=int, default=0, help="number of the first turn in trace tags (0 or 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser with all subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="finmcp-eval", description="Offline evaluator for FinMCP-Bench / FinToolBench"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    score = sub.add_parser("score", help="score one run")
+    _add_common(score)
+    score.add_argument("--run", help="run id (trace DB or exported JSONL)")
+    score.add_argument(
+        "--preds", help="predictions: exported JSONL, official FinMCP-Bench file or FinToolBench results"
+    )
+    score.add_argument("--judge", choices=("rules", "llm"), default="rules", help="FinToolBench judge")
+    score.add_argument("--judge-url", help="OpenAI-compatible base URL (for --judge llm)")
+    score.add_argument("--judge-model", help="judge model name (for --judge llm)")
+    score.add_argument("--judge-cache", help="SQLite file caching judgments")
+    score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
+    score.add_argument("--tool-manifest", help="FinToolBench tool manifest (tags for TMR/IMR/DMR)")
+    compare = sub.add_parser("compare", help="paired comparison of two runs")
+    _add_common(compare)
+    compare.add_argument("--run", action="append", default=[], help="run id; give twice (A then B)")
+    compare.add_argument(
+        "--preds", action="append", default=[], help="predictions file; give twice (A then B)"
+    )
+    sub.add_parser("demo", help="end-to-end demo on the embedded defaults")
+    return parser
+
+
+def _predictions(args: argparse.Namespace, run: str | None, preds: str | None):
+    from evaluator.predictions import load_predictions_db, load_predictions_file
+
+    if preds:
+        return load_predictions_file(preds, run, args.turn_base)
+    if not args.db:
+        raise EvalInputError("give predictions with --db DB --run R or with --preds FILE")
+    if not run:
+        raise EvalInputError("--db needs --run RUN_ID")
+    return load_predictions_db(args.db, run, args.turn_base)
+
+
+def _references(args: argparse.Namespace, preds: Any, inventory: Any):
+    from evaluator.references import load_references, parse_references
+
+    known = inventory.names if inventory is not None else None
+    name = args.inventory or ""
+    if args.refs:
+        return load_references(args.refs, known, name, args.skip_invalid)
+    if preds is not None and preds.records is not None:  # an official file embeds its references
+        records = [r for r in preds.records if isinstance(r, dict) and not r.get("error")]
+        return parse_references(records, preds.source, known, name, args.skip_invalid)
+    raise EvalInputError(
+        "--refs FILE is required (only an official FinMCP-Bench prediction file embeds references)"
+    )
+
+
+def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool):
+    from evaluator.argnorm import Canonicalizer, inventory_schema_lookup
+    from evaluator.official_fintoolbench import load_tool_metadata, tool_metadata_from_inventory
+    from evaluator.pipeline import EvalOptions
+
+    if args.bootstrap < 0:
+        raise EvalInputError("--bootstrap must be >= 0")
+    schema_inv = inventory
+    if schema_inv is None:
+        names = {r.inventory for r in refs.samples if r.inventory}
+        if len(names) == 1:
+            schema_inv = _try_inventory(names.pop())
+        elif refs.format == "finmcp_official":  # argument schemas only (no validation): the 79-tool superset
+            schema_inv = _try_inventory("qieman79")
+    opts = EvalOptions(
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        missing=args.missing,
+        canon=Canonicalizer(inventory_schema_lookup(schema_inv) if schema_inv is not None else None),
+    )
+    if fintool:
+        from evaluator.judges import make_judge
+
+        if getattr(args, "judge_repeats", 3) < 1:
+            raise EvalInputError("--judge-repeats must be >= 1")
+        opts.judge = make_judge(args.judge, args.judge_url, args.judge_model, args.judge_cache)
+        opts.judge_repeats = args.judge_repeats
+        if args.tool_manifest:
+            if not Path(args.tool_manifest).is_file():
+                raise EvalInputError(f"--tool-manifest: file not found: {args.tool_manifest}")
+            opts.tool_meta = load_tool_metadata(args.tool_manifest)
+        else:
+            opts.tool_meta = tool_metadata_from_inventory(inventory or _try_inventory("fintool760"))
+    return opts
+
+
+def _write(out: str | None, stem: str, formats: list[str], report: dict[str, Any], md: str, html_fn) -> None:
+    if out is None:
+        sys.stdout.write(md)
+        return
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    if "json" in formats:
+        (folder / f"{stem}.json").write_text(
+            json.dumps(report, ensure_ascii=False, indent=1, default=str), "utf-8"
+        )
+        written.append(f"{stem}.json")
+    if "md" in formats:
+        (folder / f"{stem}.md").write_text(md, "utf-8")
+        written.append(f"{stem}.md")
+    if "html" in formats and html_fn is not None:
+        (folder / f"{stem}.html").write_text(html_fn(report), "utf-8")
+        written.append(f"{stem}.html")
+    print(f"wrote {', '.join(str(folder / w) for w in written)}")
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from evaluator.pipeline import evaluate
+    from evaluator.report_html import render_html
+    from evaluator.report_md import render_markdown
+
+    formats = _formats(args.format)
+    inventory = _load_inventory(args.inventory) if args.inventory else None
+    preds = _predictions(args, args.run, args.preds)
+    refs = _references(args, preds, inventory)
+    fintool = all(r.source == "fintoolbench" for r in refs.samples) or preds.format == "fintoolbench_result"
+    report = evaluate(refs, preds, _options(args, refs, inventory, fintool))
+    md = render_markdown(report)
+    _write(args.out, "report", formats, report, md, render_html)
+    if args.out is not None:
+        official = report.get("official") or report.get("tool_selection")
+        print(json.dumps({"overall": official["overall"]}, ensure_ascii=False))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from evaluator.compare import compare_runs
+    from evaluator.report_md import render_compare_markdown
+
+    formats = [f for f in _formats(args.format) if f != "html"] or ["md"]
+    if args.preds:
+        if len(args.preds) != 2:
+            raise EvalInputError("compare needs exactly two --preds (A then B)")
+        runs = args.run or [None, None]
+        if len(runs) != 2:
+            raise EvalInputError("with --preds, give --run twice or not at all")
+        pa, pb = (_predictions(args, r, p) for r, p in zip(runs, args.preds, strict=True))
+    else:
+        if len(args.run) != 2:
+            raise EvalInputError("compare needs exactly two --run (A then B) with --db")
+        pa, pb = (_predictions(args, r, None) for r in args.run)
+    inventory = _load_inventory(args.inventory) if args.inventory else None
+    refs = _references(args, pa, inventory)
+    result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
+    _write(args.out, "compare", formats, result, render_compare_markdown(result), None)
+    return 0
+
+
+def cmd_demo(_args: argparse.Namespace) -> int:
+    try:
+        from tool_specs.summary import main as summary_main
+    except ImportError:
+        print("finmcp-eval demo: not available yet (tool_specs.summary is missing)", file=sys.stderr)
+        return 2
+    return int(summary_main() or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``finmcp-eval``; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed its message
+        return int(exc.code or 0) if exc.code in (0, None) else 2
+    handlers = {"score": cmd_score, "compare": cmd_compare, "demo": cmd_demo}
+    try:
+        return handlers[args.command](args)
+    except EvalInputError as exc:
+        print(f"finmcp-eval {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"finmcp-eval {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
