@@ -1,17 +1,21 @@
 """Command line of ``finmcp-server``.
 
-``finmcp-server inventories`` summarises the built-in inventories, ``finmcp-server tools`` lists one
-inventory's tools (or dumps them as MCP ``tools/list`` JSON), ``finmcp-server graph`` exports and
-queries the typed dependency graph. Serving over stdio/HTTP/SSE arrives with the server issue.
+``finmcp-server [serve] --inventory finmcp65 --transport http --port 8765`` serves an inventory (see
+docs/server.md); ``finmcp-server inventories`` summarises the built-in inventories, ``finmcp-server
+tools`` lists one inventory's tools (or dumps them as MCP ``tools/list`` JSON), ``finmcp-server
+graph`` exports and queries the typed dependency graph.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 
+from server.serve import ServeError, add_serve_options, serve
 from tool_specs.errors import InventoryError
 from tool_specs.graph import DependencyGraph
 from tool_specs.inventory import load_inventory
@@ -19,8 +23,17 @@ from tool_specs.summary import main as print_summary
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="finmcp-server", description="finmcp MCP tool server")
-    sub = parser.add_subparsers(dest="command", required=True)
+    serve_options = argparse.ArgumentParser(add_help=False)
+    add_serve_options(serve_options)
+    parser = argparse.ArgumentParser(
+        prog="finmcp-server",
+        description="finmcp MCP tool server: serves inventories (default command) or inspects them",
+        parents=[serve_options],
+    )
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser(
+        "serve", help="serve inventories over http, stdio or sse (the default)", parents=[serve_options]
+    )
     sub.add_parser("inventories", help="summarise the built-in inventories")
 
     tools = sub.add_parser("tools", help="list an inventory's tools")
@@ -67,6 +80,17 @@ def _graph(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-server``."""
     args = _parser().parse_args(argv)
+    if args.command in (None, "serve"):
+        logging.basicConfig(
+            level=args.log_level.upper(),
+            stream=sys.stderr,
+            format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        )
+        try:
+            return serve(args, environ=os.environ)
+        except ServeError as exc:
+            print(f"finmcp-server: {exc}", file=sys.stderr)
+            return 2
     try:
         if args.command == "inventories":
             return print_summary()

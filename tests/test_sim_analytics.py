@@ -350,3 +350,16 @@ def test_free_text_filters_and_report_dates_are_lenient(sim, codes):
     assert mid == q1 and q1["funds"][0]["reportDate"] == "2024-03-31"
     future = call(sim, "filterStockFundByStockTurnover", {"thresholdList": [1.0], "reportDate": "2025.09.23"})
     assert future == call(sim, "filterStockFundByStockTurnover", {"thresholdList": [1.0]})
+
+
+def test_diagnosis_by_unknown_code_says_not_found_instead_of_another_fund():
+    from server.sim import Simulator
+    from tool_specs.inventory import load_inventory
+
+    sim = Simulator(load_inventory("qieman79"), seed=0)
+    unknown = next(f"{n:06d}" for n in range(1, 999999) if sim.world.fund(f"{n:06d}") is None)
+    result = sim.simulate("GetFundDiagnosis", {"fundNameOrCode": unknown})
+    assert result["isError"] is True
+    assert unknown in result["content"][0]["text"]
+    known = sim.world.fund_codes()[0]
+    assert sim.simulate("GetFundDiagnosis", {"fundNameOrCode": known})["isError"] is False

@@ -704,6 +704,11 @@ def resolve_fund(world: World, query: Any, tool: str) -> Fund:
     q = (query or "").strip() if isinstance(query, str) else ""
     if not q:
         raise ToolInputError(f"{tool}: fundNameOrCode is required (a fund code or name)")
+    if q.isdigit() and len(q) == 6:  # a code names one fund exactly; no fuzzy fallback to another
+        fund = world.fund(q)
+        if fund is None:
+            raise ToolInputError(f"{tool}: no fund with code {q}")
+        return fund
     matches = world.guess_fund_code(q, limit=1)
     if not matches:
         raise ToolInputError(f"{tool}: no fund matches fundNameOrCode {q!r}")

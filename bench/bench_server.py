@@ -1,0 +1,246 @@
+"""finmcp-server against a minimal SDK server, measured in the same run on this machine.
+
+Replayed ``tools/call`` throughput (calls/s) and client-side p50/p99 latency at 1 and 8 concurrent
+clients, over stdio and Streamable HTTP, in both protocol eras; and ``tools/list`` time for 760 tools.
+
+The baseline is the SDK's low-level ``Server`` with trivial handlers that return prebuilt answers:
+the same tool list and the same result bytes as the replay, served by ``streamable_http_app()`` (HTTP)
+or ``stdio_server()``. So the ratio isolates finmcp's own per-call work (validation, canonical key,
+replay cache, latency/fault checks, routing and security middleware). Over HTTP, 8 concurrent
+clients are 8 sessions; over stdio (one connection per process) they are 8 requests in flight on
+one session. ``python -m bench.bench_server --baseline http|stdio --inventory NAME`` runs the
+baseline server by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from recordings import RecordingStore
+from server.testing import ServerProcess, minimal_instance
+from tool_specs.inventory import load_inventory
+
+TOOL = "GetFundDiagnosis"
+CODES = [f"{i:06d}" for i in range(1, 33)]
+CALLS_PER_RUN = {1: 300, 8: 600}
+ROUNDS = 2
+LIST_REPEATS = 10
+
+
+def _result(code: str) -> dict[str, Any]:
+    spec = load_inventory("finmcp65").get(TOOL)
+    structured = minimal_instance(spec.output_schema) | {"fundCode": code}
+    text = json.dumps(structured, ensure_ascii=False, indent=2)
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+
+
+# ---------------------------------------------------------------- the baseline server
+
+
+def _baseline_server(inventory_name: str) -> Any:
+    from mcp.server.lowlevel import Server
+
+    tools = {"tools": list(load_inventory(inventory_name).mcp_tools), "resultType": "complete"}
+    tools |= {"ttlMs": 0, "cacheScope": "private"}
+    answers = {code: {**_result(code), "resultType": "complete"} for code in CODES}
+    fallback = {"content": [{"type": "text", "text": "ok"}], "isError": True, "resultType": "complete"}
+
+    async def on_list_tools(ctx: Any, params: Any) -> dict[str, Any]:
+        return tools
+
+    async def on_call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+        return dict(answers.get((params.arguments or {}).get("fundNameOrCode"), fallback))
+
+    return Server(
+        "baseline",
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        get_tool_input_schema=lambda n: None,
+    )
+
+
+def _serve_baseline(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench.bench_server")
+    parser.add_argument("--baseline", choices=("http", "stdio"), required=True)
+    parser.add_argument("--inventory", default="finmcp65")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = _baseline_server(args.inventory)
+    if args.baseline == "stdio":
+        from server.transports import run_stdio
+
+        run_stdio(server)
+        return 0
+    from server.transports import bind_socket, run_http
+
+    sock = bind_socket(args.host, args.port)
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def healthz(request: Any) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    app = server.streamable_http_app(host=args.host, custom_starlette_routes=[Route("/healthz", healthz)])
+    run_http(app, sock, lambda: print(f"finmcp-server ready: {base} (baseline)", file=sys.stderr, flush=True))
+    return 0
+
+
+# ---------------------------------------------------------------- measuring
+
+
+async def _drive(make_client: Any, sessions: int, in_flight: int, total: int) -> tuple[float, list[float]]:
+    """Connect ``sessions`` clients (untimed), then time ``total`` calls with ``in_flight`` per client."""
+    latencies: list[float] = []
+    per_worker = total // (sessions * in_flight)
+
+    async def worker(client: Client, offset: int) -> None:
+        for i in range(per_worker):
+            code = CODES[(offset + i) % len(CODES)]
+            started = time.perf_counter()
+            result = await client.call_tool(TOOL, {"fundNameOrCode": code})
+            latencies.append(time.perf_counter() - started)
+            if result.is_error:
+                raise RuntimeError(f"benchmark call failed: {result.content}")
+
+    with anyio.fail_after(120):
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(make_client()) for _ in range(sessions)]
+            for client in clients:
+                for code in CODES:  # warm-up: lists tools once, fills the server's replay cache
+                    await client.call_tool(TOOL, {"fundNameOrCode": code})
+            started = time.perf_counter()
+            async with anyio.create_task_group() as group:
+                for index, client in enumerate(clients):
+                    for j in range(in_flight):
+                        group.start_soon(worker, client, index * in_flight + j)
+            elapsed = time.perf_counter() - started
+    return elapsed, latencies
+
+
+def _row(
+    kind: str, transport: str, era: str, concurrency: int, elapsed: float, lat: list[float]
+) -> dict[str, Any]:
+    ordered = sorted(lat)
+    return {
+        "server": kind,
+        "transport": transport,
+        "era": era,
+        "concurrency": concurrency,
+        "calls": len(lat),
+        "calls_per_s": round(len(lat) / elapsed, 1),
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 2),
+    }
+
+
+def _call_rows(targets: dict[str, tuple[str, StdioServerParameters]]) -> list[dict[str, Any]]:
+    """Every (transport, era, concurrency) for each server, interleaved, best of ``ROUNDS`` runs."""
+    rows = []
+    for era, mode in (("2026-07-28", "auto"), ("2025-11-25", "legacy")):
+        for concurrency in (1, 8):
+            total = CALLS_PER_RUN[concurrency]
+            for transport in ("http", "stdio"):
+                best: dict[str, tuple[float, list[float]]] = {}
+                for _ in range(ROUNDS):
+                    for kind, (url, stdio) in targets.items():
+                        if transport == "http":
+                            measured = anyio.run(
+                                _drive, lambda m=mode, u=url: Client(u, mode=m), concurrency, 1, total
+                            )
+                        else:
+                            measured = anyio.run(
+                                _drive, lambda m=mode, p=stdio: Client(p, mode=m), 1, concurrency, total
+                            )
+                        if kind not in best or measured[0] < best[kind][0]:
+                            best[kind] = measured
+                for kind, (elapsed, lat) in best.items():
+                    rows.append(_row(kind, transport, era, concurrency, elapsed, lat))
+    return rows
+
+
+async def _list_times(url: str) -> list[float]:
+    times = []
+    async with Client(url, mode="auto") as client:
+        for _ in range(LIST_REPEATS + 1):
+            started = time.perf_counter()
+            listed = await client.list_tools(cache_mode="bypass")
+            times.append(time.perf_counter() - started)
+            assert len(listed.tools) == 760
+    return times[1:]
+
+
+def run() -> list[dict[str, Any]]:
+    """Rows for finmcp-server and the baseline, plus ratio rows (finmcp / baseline calls/s)."""
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
+        db = Path(tmp) / "recordings.sqlite"
+        with RecordingStore.open(db) as store:
+            for code in CODES:
+                store.put_response(
+                    "qieman79", TOOL, {"fundNameOrCode": code}, _result(code), "imported:bench"
+                )
+        ours_args = ["--miss", "strict", "--recordings", str(db), "--latency", "none"]
+        py = sys.executable
+        rows: list[dict[str, Any]] = []
+        with (
+            ServerProcess(ours_args) as ours,
+            ServerProcess(["--baseline", "http"], module="bench.bench_server") as base,
+        ):
+            ours_stdio = StdioServerParameters(
+                command=py, args=["-m", "server", "--transport", "stdio", *ours_args]
+            )
+            base_stdio = StdioServerParameters(
+                command=py, args=["-m", "bench.bench_server", "--baseline", "stdio"]
+            )
+            rows += _call_rows({"finmcp": (ours.url, ours_stdio), "baseline": (base.url, base_stdio)})
+        with (
+            ServerProcess(["--inventory", "fintool760", *ours_args]) as ours,
+            ServerProcess(
+                ["--baseline", "http", "--inventory", "fintool760"], module="bench.bench_server"
+            ) as base,
+        ):
+            ours_list, base_list = anyio.run(_list_times, ours.url), anyio.run(_list_times, base.url)
+    ratios = []
+    for row in rows:
+        if row["server"] != "finmcp":
+            continue
+        twin = next(
+            r
+            for r in rows
+            if r["server"] == "baseline" and all(r[k] == row[k] for k in ("transport", "era", "concurrency"))
+        )
+        ratios.append(
+            {
+                "bench": "server_vs_baseline",
+                "transport": row["transport"],
+                "era": row["era"],
+                "concurrency": row["concurrency"],
+                "ratio_calls_per_s": round(row["calls_per_s"] / twin["calls_per_s"], 3),
+                "finmcp_p50_ms": row["p50_ms"],
+                "baseline_p50_ms": twin["p50_ms"],
+            }
+        )
+    listing = {
+        "bench": "tools_list_760",
+        "finmcp_median_ms": round(statistics.median(ours_list) * 1000, 2),
+        "baseline_median_ms": round(statistics.median(base_list) * 1000, 2),
+        "ratio_time": round(statistics.median(ours_list) / statistics.median(base_list), 3),
+    }
+    return [{"bench": "server_calls", **row} for row in rows] + ratios + [listing]
+
+
+if __name__ == "__main__":
+    sys.exit(_serve_baseline(sys.argv[1:]))

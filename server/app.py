@@ -1,0 +1,225 @@
+"""The MCP server objects and the HTTP application.
+
+:func:`build_mcp_server` wraps a :class:`~server.service.ToolService` in the SDK's low-level
+``Server`` (with the ``get_tool_input_schema`` hook, so the 2026-07-28 HTTP path never re-runs
+``tools/list`` per call). :class:`HttpApp` is a small ASGI router: Streamable HTTP at ``/mcp`` (one
+inventory) and ``/{inventory}/mcp`` (each inventory), or the legacy SSE transport at ``/sse`` +
+``/messages/`` (and ``/{inventory}/sse`` + ``/{inventory}/messages/``), plus ``/healthz``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Literal
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.sse import SseServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server.security import DEFAULT_MAX_BODY, SecurityMiddleware, SecuritySettings
+from server.service import ToolService
+
+logger = logging.getLogger("finmcp.server")
+
+HttpTransport = Literal["http", "sse"]
+
+
+def finmcp_version() -> str:
+    """The installed finmcp version (``0+unknown`` when not installed)."""
+    try:
+        return metadata.version("finmcp")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+class ToolsListCache:
+    """Server middleware answering repeated ``tools/list`` requests with the already-shaped wire result.
+
+    The SDK validates and re-serialises every result through pydantic; for 760 tools that costs
+    50-160 ms per listing although the answer never changes. The first well-formed request per
+    (protocol version, cursor) runs the full pipeline; later ones get a copy of its output. Requests
+    with unexpected params, or on a handshake-era connection not yet initialised, always take the
+    full pipeline (so errors stay exactly the SDK's).
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+    async def __call__(self, ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        if ctx.method != "tools/list" or ctx.request_id is None:
+            return await call_next(ctx)
+        params = ctx.params or {}
+        cursor = params.get("cursor")
+        if set(params) - {"cursor", "_meta"} or not (cursor is None or isinstance(cursor, str)):
+            return await call_next(ctx)
+        version = ctx.protocol_version
+        if version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is None:
+            return await call_next(ctx)
+        key = (version, cursor)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return dict(hit)
+        result = await call_next(ctx)
+        if isinstance(result, dict):
+            self._cache[key] = result
+        return result
+
+
+def build_mcp_server(service: ToolService, name: str | None = None) -> Server[Any]:
+    """The SDK low-level ``Server`` serving one inventory's tools."""
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> dict[str, Any]:
+        return service.list_tools(params.cursor if params is not None else None)
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        result = await service.call(params.name, params.arguments, ctx.session.report_progress)
+        result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
+        return result
+
+    server: Server[Any] = Server(
+        name or f"finmcp-{service.name}",
+        version=finmcp_version(),
+        title=f"finmcp simulated financial tools ({service.name})",
+        instructions=(
+            f"Simulated financial tools of the {service.name} inventory: recorded answers are replayed, "
+            "others are simulated from a seeded synthetic world."
+        ),
+        get_tool_input_schema=service.input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    server.middleware.append(ToolsListCache())
+    return server
+
+
+@dataclass
+class _SseEndpoint:
+    server: Server[Any]
+    transport: SseServerTransport
+
+    async def connect(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with self.transport.connect_sse(scope, receive, send) as (read_stream, write_stream):
+                await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+        except ValueError:  # the transport already answered (request validation failed)
+            return
+
+
+async def _send_json(send: Send, status: int, payload: Mapping[str, Any]) -> None:
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HttpApp:
+    """ASGI app serving several inventories over Streamable HTTP or legacy SSE, plus ``/healthz``."""
+
+    def __init__(
+        self,
+        services: Mapping[str, ToolService],
+        transport: HttpTransport = "http",
+        json_response: bool = False,
+        max_body: int = DEFAULT_MAX_BODY,
+    ) -> None:
+        if not services:
+            raise ValueError("no inventory to serve")
+        if transport not in ("http", "sse"):
+            raise ValueError(f"transport {transport!r}: expected 'http' or 'sse'")
+        self.services = dict(services)
+        self.transport = transport
+        self.json_response = json_response
+        self.routes: dict[str, ASGIApp] = {}
+        self.post_routes: dict[str, ASGIApp] = {}
+        self.managers: list[StreamableHTTPSessionManager] = []
+        # Host/Origin are checked by SecurityMiddleware; the SDK still checks Content-Type and body size.
+        sdk_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        single = len(self.services) == 1
+        for name, service in self.services.items():
+            server = build_mcp_server(service)
+            prefixes = [f"/{name}", *([""] if single else [])]
+            if transport == "http":
+                manager = StreamableHTTPSessionManager(
+                    app=server,
+                    json_response=json_response,
+                    security_settings=sdk_security,
+                    max_request_body_size=max_body,
+                )
+                self.managers.append(manager)
+                endpoint = StreamableHTTPASGIApp(manager)
+                for prefix in prefixes:
+                    self.routes[f"{prefix}/mcp"] = endpoint
+            else:
+                for prefix in prefixes:
+                    sse = _SseEndpoint(
+                        server, SseServerTransport(f"{prefix}/messages/", sdk_security, max_body)
+                    )
+                    self.routes[f"{prefix}/sse"] = sse.connect
+                    self.routes[f"{prefix}/messages/"] = sse.transport.handle_post_message
+        self.health = {
+            "status": "ok",
+            "transport": transport,
+            "inventories": {name: len(s.inventory) for name, s in self.services.items()},
+            "endpoints": sorted(self.routes),
+        }
+
+    def health_payload(self) -> dict[str, Any]:
+        """``/healthz`` body: status, inventories, endpoints and call counters."""
+        stats = {name: dict(s.stats.counts) for name, s in self.services.items()}
+        return {**self.health, "calls": stats}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            path = scope["path"]
+            endpoint = self.routes.get(path)
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+            elif path == "/healthz":
+                await _send_json(send, 200, self.health_payload())
+            else:
+                await _send_json(
+                    send, 404, {"error": f"no MCP endpoint at {path}", "endpoints": self.health["endpoints"]}
+                )
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with AsyncExitStack() as stack:
+            try:
+                for manager in self.managers:
+                    await stack.enter_async_context(manager.run())
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": repr(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            message = await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+def build_http_app(
+    services: Mapping[str, ToolService],
+    transport: HttpTransport = "http",
+    json_response: bool = False,
+    security: SecuritySettings | None = None,
+) -> SecurityMiddleware:
+    """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`."""
+    settings = security or SecuritySettings()
+    return SecurityMiddleware(HttpApp(services, transport, json_response, settings.max_body), settings)

@@ -1,0 +1,190 @@
+"""``finmcp-server`` serving options and start-up: inventories, recordings, simulator, models, transport."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from recordings.errors import RecordingsError
+from recordings.store import RecordingStore
+from server.app import build_http_app, build_mcp_server
+from server.faults import FaultSpecError, parse_faults
+from server.latency import DEFAULT_LATENCY, LatencySpecError, parse_latency
+from server.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, SecuritySettings
+from server.service import SimulateFn, ToolService
+from server.transports import bind_socket, run_http, run_stdio
+from tool_specs.errors import InventoryError
+from tool_specs.inventory import Inventory, load_inventory
+
+DEFAULT_PORT = 8765
+TOKEN_ENV = "FINMCP_SERVER_TOKEN"
+
+
+class ServeError(Exception):
+    """A start-up problem, reported as one line on stderr (exit status 2)."""
+
+
+def add_serve_options(parser: argparse.ArgumentParser) -> None:
+    """The serving options (shared by the bare command and ``serve``)."""
+    group = parser.add_argument_group("serving")
+    group.add_argument(
+        "--inventory",
+        dest="inventories",
+        action="append",
+        metavar="NAME_OR_FILE",
+        help="inventory to serve (built-in name or file); repeat for several (default finmcp65)",
+    )
+    group.add_argument("--transport", choices=("http", "stdio", "sse"), default="http")
+    group.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    group.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)"
+    )
+    group.add_argument(
+        "--recordings", type=Path, metavar="FILE", help="finmcp SQLite file with recorded responses"
+    )
+    group.add_argument(
+        "--recordings-inventory",
+        action="append",
+        metavar="NAME",
+        help="inventory name(s) to look recordings up under (default: the inventory, then its base)",
+    )
+    group.add_argument("--seed", type=int, default=0, help="seed of the simulator, latency and fault draws")
+    group.add_argument(
+        "--miss", choices=("simulate", "strict"), default="simulate", help="what an unrecorded call gets"
+    )
+    group.add_argument(
+        "--latency",
+        default=DEFAULT_LATENCY,
+        metavar="SPEC",
+        help=f"none | recorded | fixed:MS | lognormal:P50,P99 (default {DEFAULT_LATENCY})",
+    )
+    group.add_argument(
+        "--faults",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help="PATTERN:KIND=RATE[,...] (see docs/server.md)",
+    )
+    group.add_argument("--page-size", type=int, metavar="N", help="paginate tools/list by N tools")
+    group.add_argument(
+        "--json-response", action="store_true", help="HTTP: answer with JSON bodies instead of SSE streams"
+    )
+    group.add_argument("--token", help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})")
+    group.add_argument(
+        "--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES", help="request body limit"
+    )
+    group.add_argument(
+        "--allow-host", action="append", default=[], metavar="HOST", help="extra allowed Host name"
+    )
+    group.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN", help="extra allowed Origin"
+    )
+    group.add_argument(
+        "--no-output-schemas",
+        action="store_true",
+        help="serve tools without outputSchema and results without structuredContent (text only, like Qieman)",
+    )
+    group.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+
+
+def _inventories(names: list[str] | None) -> dict[str, Inventory]:
+    inventories: dict[str, Inventory] = {}
+    for name in names or ["finmcp65"]:
+        try:
+            inventory = load_inventory(name)
+        except (InventoryError, KeyError) as exc:
+            raise ServeError(f"--inventory {name}: {exc}") from None
+        if inventory.name in inventories:
+            raise ServeError(f"--inventory {name}: inventory {inventory.name!r} is given twice")
+        inventories[inventory.name] = inventory
+    return inventories
+
+
+def _store(path: Path | None) -> RecordingStore | None:
+    if path is None:
+        return None
+    if not path.is_file():
+        raise ServeError(f"--recordings {path}: no such file")
+    try:
+        return RecordingStore.open(path)
+    except RecordingsError as exc:
+        raise ServeError(f"--recordings {path}: {exc}") from None
+
+
+def _simulator(inventory: Inventory, seed: int) -> SimulateFn:
+    try:
+        from server.sim import Simulator
+    except ImportError as exc:
+        raise ServeError(
+            f"--miss simulate needs the simulator (server.sim), which cannot be imported ({exc}); "
+            "run with --miss strict --recordings FILE"
+        ) from None
+    return Simulator(inventory, seed=seed).simulate
+
+
+def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
+    """One :class:`ToolService` per ``--inventory``, configured from the parsed options."""
+    try:
+        latency = parse_latency(args.latency, seed=args.seed)
+        faults = parse_faults(args.faults, seed=args.seed)
+    except (LatencySpecError, FaultSpecError) as exc:
+        raise ServeError(str(exc)) from None
+    if args.page_size is not None and args.page_size < 1:
+        raise ServeError(f"--page-size {args.page_size}: expected a positive number of tools")
+    inventories = _inventories(args.inventories)
+    store = _store(args.recordings)
+    services = {}
+    for name, inventory in inventories.items():
+        services[name] = ToolService(
+            inventory,
+            store=store,
+            recording_inventories=args.recordings_inventory,
+            miss=args.miss,
+            simulate=_simulator(inventory, args.seed) if args.miss == "simulate" else None,
+            latency=latency,
+            faults=faults,
+            page_size=args.page_size,
+            output_schemas=not args.no_output_schemas,
+        )
+    return services
+
+
+def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+    """Start serving as the options say; returns the exit status."""
+    services = build_services(args)
+    if args.transport == "stdio":
+        if len(services) != 1:
+            raise ServeError("--transport stdio serves exactly one inventory")
+        run_stdio(build_mcp_server(next(iter(services.values()))))
+        return 0
+    token = args.token or (environ or {}).get(TOKEN_ENV) or None
+    try:
+        security = SecuritySettings.build(args.host, token, args.max_body, args.allow_host, args.allow_origin)
+    except ValueError as exc:
+        raise ServeError(f"--max-body: {exc}") from None
+    app = build_http_app(services, args.transport, args.json_response, security)
+    if args.host not in LOOPBACK_HOSTS:
+        print(
+            f"finmcp-server: warning: binding {args.host}, not loopback; other machines can reach this server"
+            + ("" if token else " (consider --token)"),
+            file=sys.stderr,
+        )
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as exc:
+        raise ServeError(f"cannot bind {args.host}:{args.port}: {exc}") from None
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+
+    def announce() -> None:
+        routes: list[Any] = sorted(app.app.routes)
+        for path in routes:
+            print(f"finmcp-server: {base}{path}", file=sys.stderr)
+        print(f"finmcp-server ready: {base} ({args.transport})", file=sys.stderr, flush=True)
+
+    run_http(app, sock, announce)
+    return 0

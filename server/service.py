@@ -1,0 +1,346 @@
+"""The tool service of one inventory: ``tools/list`` pages and the ``tools/call`` policy.
+
+A call goes through, in order:
+
+1. unknown tool -> JSON-RPC error (``INVALID_PARAMS``) naming the tool;
+2. arguments checked against the tool's ``inputSchema`` -> an ``isError`` result naming each field;
+3. fault injection (``--faults``), when a rule matches;
+4. replay of the recorded response for the canonical argument key, else the simulator
+   (``--miss simulate``), else an ``isError`` "no recording" result (``--miss strict``);
+5. the latency model's wait (progress notifications while a long wait runs; cancellable).
+
+Every result carries ``_meta`` with ``io.finmcp/source`` (``replay``, ``simulated``, ``fault``,
+``invalid`` or ``miss``) and ``io.finmcp/provenance``. ``structuredContent`` is sent only when the tool
+declares an ``outputSchema`` and the content validates against it (clients reject anything else).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+
+from recordings.canonical import canonicalize
+from recordings.errors import InvalidValueError
+from recordings.responses import RECORDING_META_KEY
+from recordings.store import RecordingStore
+from server.faults import FaultPlan, FaultRule
+from server.latency import LatencyModel
+from server.seeded import OccurrenceCounter
+from server.validation import compile_schema, describe_errors
+from tool_specs.inventory import Inventory
+from tool_specs.model import ToolSpec
+
+logger = logging.getLogger("finmcp.server")
+
+SOURCE_KEY = "io.finmcp/source"
+PROVENANCE_KEY = "io.finmcp/provenance"
+ARGS_KEY = "io.finmcp/args_key"
+FAULT_KEY = "io.finmcp/fault"
+
+MissPolicy = Literal["simulate", "strict"]
+SimulateFn = Callable[[str, dict[str, Any]], Mapping[str, Any]]
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+PROGRESS_INTERVAL_MS = 250.0
+
+
+@dataclass
+class _Tool:
+    """A tool with everything a call needs, prepared at start-up."""
+
+    spec: ToolSpec
+    input_validator: Any
+    output_validator: Any | None
+    warned_output: bool = False
+
+
+@dataclass
+class _Answer:
+    """A prepared result plus what the latency model needs."""
+
+    result: dict[str, Any]
+    recorded_ms: float | None = None
+
+
+@dataclass
+class ServiceStats:
+    """Counters shown by ``/healthz``."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, name: str) -> None:
+        """Count one event."""
+        self.counts[name] += 1
+
+
+def _text_result(text: str, source: str, is_error: bool, **meta: Any) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": text}],
+        "isError": is_error,
+        "_meta": {SOURCE_KEY: source, **meta},
+    }
+
+
+class ToolService:
+    """Answers ``tools/list`` and ``tools/call`` for one inventory (transport-independent).
+
+    ``store`` is an open :class:`RecordingStore` (or None: every call misses); recordings are looked
+    up under ``recording_inventories`` in order (default: the inventory's name, then its ``base``).
+    ``simulate`` is the simulator's ``simulate(tool, arguments)``; it is required for
+    ``miss="simulate"``. ``page_size`` enables ``tools/list`` pagination.
+    """
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        *,
+        store: RecordingStore | None = None,
+        recording_inventories: Sequence[str] | None = None,
+        miss: MissPolicy = "simulate",
+        simulate: SimulateFn | None = None,
+        latency: LatencyModel | None = None,
+        faults: FaultPlan | None = None,
+        page_size: int | None = None,
+        output_schemas: bool = True,
+        cache_size: int = 8192,
+        progress_after_ms: float = 1000.0,
+    ) -> None:
+        if miss not in ("simulate", "strict"):
+            raise ValueError(f"miss policy {miss!r}: expected 'simulate' or 'strict'")
+        if miss == "simulate" and simulate is None:
+            raise ValueError("miss policy 'simulate' needs a simulator")
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page size {page_size}: expected a positive number of tools")
+        self.inventory = inventory
+        self.name = inventory.name
+        self.store = store
+        base = inventory.extra.get("base") if inventory.extra else None
+        default_names = [
+            inventory.name,
+            *([base] if isinstance(base, str) and base != inventory.name else []),
+        ]
+        self.recording_inventories = tuple(recording_inventories or default_names)
+        self.miss = miss
+        self.simulate = simulate
+        self.latency = latency or LatencyModel()
+        self.faults = faults or FaultPlan()
+        self.output_schemas = output_schemas
+        self.progress_after_ms = progress_after_ms
+        self.stats = ServiceStats()
+        self._occurrences = OccurrenceCounter()
+        self._cache: OrderedDict[tuple[str, str], _Answer | None] = OrderedDict()
+        self._cache_size = cache_size
+        self._tools = {
+            spec.name: _Tool(
+                spec=spec,
+                input_validator=compile_schema(spec.input_schema),
+                output_validator=(
+                    compile_schema(spec.output_schema)
+                    if output_schemas and spec.output_schema is not None
+                    else None
+                ),
+            )
+            for spec in inventory.tools
+        }
+        self._pages = self._build_pages(page_size)
+
+    # ------------------------------------------------------------------ tools/list
+
+    def _build_pages(self, page_size: int | None) -> list[dict[str, Any]]:
+        tools = []
+        for wire in self.inventory.mcp_tools:
+            if not self.output_schemas and "outputSchema" in wire:
+                wire = {k: v for k, v in wire.items() if k != "outputSchema"}
+            tools.append(wire)
+        size = page_size or max(len(tools), 1)
+        chunks = [tools[i : i + size] for i in range(0, len(tools), size)] or [[]]
+        pages = []
+        for index, chunk in enumerate(chunks):
+            # The 2026-07-28 era requires the cache hints and resultType; older eras drop them.
+            page: dict[str, Any] = {
+                "tools": chunk,
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "resultType": "complete",
+            }
+            if index + 1 < len(chunks):
+                page["nextCursor"] = str(index + 1)
+            pages.append(page)
+        return pages
+
+    def list_tools(self, cursor: str | None = None) -> dict[str, Any]:
+        """One ``tools/list`` result (the first page, or the page a cursor names)."""
+        if cursor is None:
+            return self._pages[0]
+        if not cursor.isdigit() or not 0 < int(cursor) < len(self._pages):
+            raise MCPError(INVALID_PARAMS, f"Invalid cursor {cursor!r} for tools/list of {self.name}")
+        return self._pages[int(cursor)]
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A tool's input schema by name (the SDK's ``get_tool_input_schema`` hook)."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.spec.input_schema
+
+    # ------------------------------------------------------------------ tools/call
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None, progress: ProgressFn | None = None
+    ) -> dict[str, Any]:
+        """Answer one ``tools/call``; raises :class:`MCPError` for an unknown tool or an injected RPC error."""
+        tool = self._tools.get(name)
+        if tool is None:
+            self.stats.add("unknown_tool")
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r} is not a tool of {self.name}")
+        args = {} if arguments is None else arguments
+        problems = (
+            describe_errors(tool.input_validator, args) if not tool.input_validator.is_valid(args) else []
+        )
+        if problems:
+            self.stats.add("invalid")
+            return _text_result(f"Invalid arguments for {name}: " + "; ".join(problems), "invalid", True)
+        try:
+            canon = canonicalize(args, tool.spec.input_schema)
+        except InvalidValueError as exc:
+            self.stats.add("invalid")
+            return _text_result(f"Invalid arguments for {name}: {exc}", "invalid", True)
+        occurrence = self._occurrences.next(name, canon.key)
+        fault = self.faults.decide(name, canon.key, occurrence) if self.faults else None
+        if fault is not None and fault[0] == "rpc_error":
+            self.stats.add("fault")
+            raise MCPError(INTERNAL_ERROR, f"Internal error in tool {name!r} (injected fault)")
+        if fault is not None and fault[0] == "timeout":
+            self.stats.add("fault")
+            result = self._timeout_result(name, fault[1])
+            await self._wait(fault[1].timeout_ms, name, progress)
+            return result
+        answer = self._answer(tool, canon.key, canon.arguments, canon.json)
+        if fault is not None:
+            self.stats.add("fault")
+            result = self._faulty(name, fault[0], answer.result)
+        else:
+            result = dict(answer.result)
+        delay = self.latency.delay_ms(name, canon.key, occurrence, answer.recorded_ms)
+        if delay > 0:
+            await self._wait(delay, name, progress)
+        return result
+
+    async def _wait(self, delay_ms: float, name: str, progress: ProgressFn | None) -> None:
+        try:
+            if progress is None or delay_ms < self.progress_after_ms:
+                await anyio.sleep(delay_ms / 1000)
+                return
+            waited = 0.0
+            while waited < delay_ms:
+                step = min(PROGRESS_INTERVAL_MS, delay_ms - waited)
+                await anyio.sleep(step / 1000)
+                waited += step
+                await progress(
+                    round(waited, 3), round(delay_ms, 3), f"{name}: waiting for the upstream answer"
+                )
+        except anyio.get_cancelled_exc_class():
+            self.stats.add("cancelled")
+            raise
+
+    # ------------------------------------------------------------------ answers
+
+    def _answer(self, tool: _Tool, key: str, arguments: dict[str, Any], args_json: str) -> _Answer:
+        name = tool.spec.name
+        cache_key = (name, key)
+        if cache_key in self._cache:
+            self._cache.move_to_end(cache_key)
+            cached = self._cache[cache_key]
+        else:
+            cached = self._lookup(tool, key)
+            self._cache[cache_key] = cached
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        if cached is not None:
+            self.stats.add("replayed")
+            return cached
+        if self.miss == "strict":
+            self.stats.add("miss")
+            text = (
+                f"No recording for these arguments: {name} {args_json} (in {', '.join(self.recording_inventories)};"
+                " the server runs with --miss strict)"
+            )
+            return _Answer(_text_result(text, "miss", True, **{ARGS_KEY: key}))
+        self.stats.add("simulated")
+        return _Answer(self._simulated(tool, key, arguments))
+
+    def _lookup(self, tool: _Tool, key: str) -> _Answer | None:
+        if self.store is None:
+            return None
+        for inventory in self.recording_inventories:
+            recorded = self.store.get_response_by_key(inventory, tool.spec.name, key)
+            if recorded is not None:
+                break
+        else:
+            return None
+        info = recorded["_meta"][RECORDING_META_KEY]
+        result: dict[str, Any] = {"content": recorded["content"], "isError": recorded["isError"]}
+        structured = self._checked_structured(tool, recorded["structuredContent"], recorded["isError"], key)
+        if structured is not None:
+            result["structuredContent"] = structured
+        result["_meta"] = {SOURCE_KEY: "replay", PROVENANCE_KEY: info["provenance"], ARGS_KEY: key}
+        return _Answer(result, info.get("latency_ms"))
+
+    def _checked_structured(self, tool: _Tool, structured: Any, is_error: bool, key: str) -> Any | None:
+        if tool.output_validator is None or structured is None:
+            return None
+        if tool.output_validator.is_valid(structured):
+            return structured
+        if not is_error:
+            error = next(iter(tool.output_validator.iter_errors(structured)))
+            logger.warning(
+                "%s/%s key %s: structured content does not match the outputSchema (%s); sending text only",
+                self.name,
+                tool.spec.name,
+                key,
+                error.message[:200],
+            )
+        return None
+
+    def _simulated(self, tool: _Tool, key: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        name = tool.spec.name
+        assert self.simulate is not None
+        try:
+            raw = self.simulate(name, arguments)
+            content = raw.get("content")
+            if not isinstance(content, list):
+                raise TypeError("the simulator returned no content list")
+            is_error = bool(raw.get("isError", False))
+        except Exception as exc:  # a simulator bug must not crash the call
+            logger.exception("simulator failed for %s/%s", self.name, name)
+            return _text_result(f"Simulator failed for {name}: {exc}", "simulated", True, **{ARGS_KEY: key})
+        result: dict[str, Any] = {"content": content, "isError": is_error}
+        structured = self._checked_structured(tool, raw.get("structuredContent"), is_error, key)
+        if structured is not None:
+            result["structuredContent"] = structured
+        result["_meta"] = {SOURCE_KEY: "simulated", PROVENANCE_KEY: "simulated", ARGS_KEY: key}
+        return result
+
+    # ------------------------------------------------------------------ faults
+
+    def _timeout_result(self, name: str, rule: FaultRule) -> dict[str, Any]:
+        text = f"Upstream timeout: {name} did not answer within {rule.timeout_ms:g} ms (injected fault)"
+        return _text_result(text, "fault", True, **{FAULT_KEY: "timeout"})
+
+    def _faulty(self, name: str, kind: str, normal: dict[str, Any]) -> dict[str, Any]:
+        meta = {SOURCE_KEY: "fault", FAULT_KEY: kind}
+        if kind == "error":
+            text = f"Upstream service error: {name} failed, please retry later (injected fault)"
+            return _text_result(text, "fault", True, **{FAULT_KEY: kind})
+        if kind == "empty":
+            return {"content": [], "isError": False, "_meta": meta}
+        texts = [b.get("text", "") for b in normal.get("content", []) if b.get("type") == "text"]
+        whole = "".join(texts) or json.dumps(normal.get("structuredContent"), ensure_ascii=False)
+        cut = whole[: max(1, len(whole) // 2)]
+        return {"content": [{"type": "text", "text": cut}], "isError": False, "_meta": meta}

@@ -1,0 +1,72 @@
+"""Running the server: stdio, or HTTP (Streamable HTTP / legacy SSE) under uvicorn on a bound socket."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one MCP connection over this process's stdin/stdout (both protocol eras)."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(server: Server[Any]) -> None:
+    """Blocking :func:`serve_stdio`."""
+    anyio.run(serve_stdio, server)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio only disables Nagle (TCP_NODELAY) on sockets whose proto says TCP,
+    # and without it every keep-alive request waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_http(app: ASGIApp, sock: socket.socket, on_ready: Callable[[], None] | None = None) -> None:
+    """Serve ``app`` on the bound socket until SIGINT/SIGTERM; ``on_ready`` runs once it accepts requests."""
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+        timeout_keep_alive=30,
+    )
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        async def announce() -> None:
+            while not server.started and not server.should_exit:
+                await asyncio.sleep(0.01)
+            if server.started and on_ready is not None:
+                on_ready()
+
+        watcher = asyncio.ensure_future(announce())
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            watcher.cancel()
+
+    asyncio.run(main())
+    sys.stderr.flush()

@@ -1,0 +1,89 @@
+"""A client nobody here wrote: the official MCP Inspector CLI against a real ``finmcp-server``.
+
+Skips with a reason when ``npx`` is absent or the inspector package cannot be fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from recordings import RecordingStore
+from server.testing import ServerProcess
+
+PACKAGE = "@modelcontextprotocol/inspector"
+TIME = {"currentTime": "2025-08-28 10:00:00", "date": "2025-08-28", "timestamp": 1756346400000}
+
+
+def inspector(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["npx", "-y", PACKAGE, "--cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def npx_inspector():
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed; the MCP Inspector CLI test needs Node.js")
+    try:
+        probe = subprocess.run(
+            ["npx", "-y", PACKAGE, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"fetching {PACKAGE} with npx timed out")
+    if probe.returncode != 0:
+        pytest.skip(f"{PACKAGE} cannot be fetched with npx: {(probe.stderr or probe.stdout)[-300:]}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rec") / "recordings.sqlite"
+    result = {
+        "content": [{"type": "text", "text": json.dumps(TIME)}],
+        "structuredContent": TIME,
+        "isError": False,
+    }
+    with RecordingStore.open(path) as store:
+        store.put_response("qieman79", "GetCurrentTime", {}, result, "imported:unit.json")
+    with ServerProcess(["--miss", "strict", "--recordings", str(path), "--latency", "none"]) as proc:
+        yield proc
+
+
+def test_inspector_lists_and_calls_tools(npx_inspector, server):
+    listed = inspector(server.url, "--transport", "http", "--method", "tools/list")
+    assert listed.returncode == 0, listed.stderr
+    tools = json.loads(listed.stdout)["tools"]
+    assert len(tools) == 65 and tools[0]["name"] == "GetCurrentTime" and "outputSchema" in tools[0]
+
+    called = inspector(
+        server.url, "--transport", "http", "--method", "tools/call", "--tool-name", "GetCurrentTime"
+    )
+    assert called.returncode == 0, called.stderr
+    result = json.loads(called.stdout)
+    assert result["structuredContent"] == TIME and result["_meta"]["io.finmcp/source"] == "replay"
+
+    bad = inspector(
+        server.url, "--transport", "http", "--method", "tools/call", "--tool-name", "SearchFunds",
+        "--tool-arg", "sortOrder=up",
+    )  # fmt: skip
+    assert bad.returncode == 0, bad.stderr
+    bad_result = json.loads(bad.stdout)
+    assert (
+        bad_result["isError"] is True and "sortOrder: 'up' is not one of" in bad_result["content"][0]["text"]
+    )
+
+    unknown = inspector(
+        server.url, "--transport", "http", "--method", "tools/call", "--tool-name", "NoSuchTool"
+    )
+    assert unknown.returncode != 0 and "NoSuchTool" in unknown.stdout + unknown.stderr

@@ -1,0 +1,96 @@
+"""Every Qieman call of the official FinMCP-Bench sample files, sent to a real server process.
+
+The recorded outputs are imported with :mod:`recordings.import_finmcp`; the server runs with
+``--miss strict``, so each call is either replayed exactly or (when the sample holds no usable output,
+e.g. a failed batch) answered with a clear "no recording" result. No call may be rejected as invalid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client import Client
+
+from recordings import RecordingStore
+from recordings.canonical import args_key
+from recordings.import_finmcp import import_finmcp
+from server.service import SOURCE_KEY
+from server.testing import ServerProcess
+from tool_specs.inventory import load_inventory
+
+FILES = ("demo_infer.json", "train_data_demo.json")
+
+
+def official_calls(shared_dir, known):
+    """(tool, arguments) of every Qieman call in the sample files, with the texts recorded for it."""
+    calls, texts = [], defaultdict(set)
+    for name in FILES:
+        for sample in json.loads((shared_dir / "finmcp" / name).read_text(encoding="utf-8")):
+            for field in ("messages", "messages_list"):
+                messages = sample.get(field) or []
+                results = {
+                    m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"
+                }
+                for message in messages:
+                    for tool_call in message.get("tool_calls") or []:
+                        tool = tool_call["function"]["name"]
+                        if tool in known:
+                            arguments = json.loads(tool_call["function"]["arguments"] or "{}")
+                            calls.append((tool, arguments))
+                            texts[(tool, json.dumps(arguments, sort_keys=True))].add(
+                                results.get(tool_call["id"])
+                            )
+    return calls, texts
+
+
+@pytest.fixture(scope="module")
+def official(shared_dir, tmp_path_factory):
+    inventory = load_inventory("qieman79")
+    schemas = {t.name: t.input_schema for t in inventory.tools}
+    path = tmp_path_factory.mktemp("official") / "recordings.sqlite"
+    with RecordingStore.open(path) as store:
+        for name in FILES:
+            import_finmcp(
+                store, shared_dir / "finmcp" / name, known_tools=set(schemas), input_schemas=schemas
+            )
+        recorded = {(r["tool"], r["args_key"]) for r in store.iter_responses()}
+    calls, texts = official_calls(shared_dir, set(schemas))
+    args = ["--inventory", "finmcp65", "--miss", "strict", "--recordings", str(path), "--latency", "none"]
+    with ServerProcess(args) as proc:
+        yield proc, calls, texts, recorded, schemas
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_every_official_qieman_call_is_accepted_and_answered(official, mode):
+    proc, calls, texts, recorded, schemas = official
+    assert len(calls) > 60
+    sources = defaultdict(int)
+
+    async def main():
+        async with Client(proc.url, mode=mode) as client:
+            await client.list_tools()
+            for tool, arguments in calls:
+                # session.send_request: the raw answer, without the SDK client's outputSchema check
+                result = await client.session.send_request(
+                    types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments)),
+                    types.CallToolResult,
+                )
+                source = result.meta[SOURCE_KEY]
+                sources[source] += 1
+                text = result.content[0].text
+                if (tool, args_key(arguments, schemas[tool])) in recorded:
+                    assert source == "replay" and not result.is_error, (tool, arguments, text)
+                    assert text in texts[(tool, json.dumps(arguments, sort_keys=True))]
+                    if result.structured_content is not None:  # JSON outputs also pass the SDK's own check
+                        checked = await client.call_tool(tool, arguments)
+                        assert checked.structured_content == result.structured_content
+                else:
+                    assert source == "miss" and text.startswith(f"No recording for these arguments: {tool}")
+
+    anyio.run(main)
+    assert sources["invalid"] == 0 and sources["replay"] > 50
