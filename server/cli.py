@@ -3,7 +3,8 @@
 ``finmcp-server [serve] --inventory finmcp65 --transport http --port 8765`` serves an inventory (see
 docs/server.md); ``finmcp-server inventories`` summarises the built-in inventories, ``finmcp-server
 tools`` lists one inventory's tools (or dumps them as MCP ``tools/list`` JSON), ``finmcp-server
-graph`` exports and queries the typed dependency graph.
+graph`` exports and queries the typed dependency graph; ``bake``, ``import`` and ``export`` fill and
+move recordings files (see :mod:`server.recording_cli`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from recordings.errors import RecordingsError
+from server.recording_cli import add_recording_commands, run_recording_command
 from server.serve import ServeError, add_serve_options, serve
 from tool_specs.errors import InventoryError
 from tool_specs.graph import DependencyGraph
@@ -46,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--successors", metavar="TOOL", help="print the tools that TOOL feeds")
     graph.add_argument("--paths", nargs=2, metavar=("FROM", "TO"), help="print paths between two tools")
     graph.add_argument("--max-length", type=int, default=3, help="longest path, in edges (default 3)")
+    add_recording_commands(sub)
     return parser
 
 
@@ -90,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
             return serve(args, environ=os.environ)
         except ServeError as exc:
             print(f"finmcp-server: {exc}", file=sys.stderr)
+            return 2
+    if args.command in ("bake", "import", "export"):
+        try:
+            return run_recording_command(args)
+        except (RecordingsError, InventoryError, ValueError, OSError) as exc:
+            print(f"finmcp-server {args.command}: {exc}", file=sys.stderr)
             return 2
     try:
         if args.command == "inventories":

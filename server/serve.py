@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -114,15 +115,29 @@ def _store(path: Path | None) -> RecordingStore | None:
         raise ServeError(f"--recordings {path}: {exc}") from None
 
 
-def _simulator(inventory: Inventory, seed: int) -> SimulateFn:
+def _world(seed: int, store: RecordingStore | None) -> Any:
+    """One seeded world for every served inventory; it knows the codes the recordings mention."""
     try:
-        from server.sim import Simulator
+        from server.sim.known_codes import codes_from_recordings
+        from server.world import World
     except ImportError as exc:
         raise ServeError(
             f"--miss simulate needs the simulator (server.sim), which cannot be imported ({exc}); "
             "run with --miss strict --recordings FILE"
         ) from None
-    return Simulator(inventory, seed=seed).simulate
+    if store is None:
+        return World(seed=seed)
+    funds, strategies = codes_from_recordings(store)
+    return World(seed=seed, extra_fund_codes=sorted(funds), extra_strategy_codes=sorted(strategies))
+
+
+def _simulator(inventory: Inventory, seed: int, world: Any) -> SimulateFn:
+    from server.sim import Simulator
+
+    simulator = Simulator(inventory, seed=seed, world=world)
+    # Search indexes are start-up work; build them beside the serving loop, not in the first call.
+    threading.Thread(target=simulator.warm, name=f"warm-{inventory.name}", daemon=True).start()
+    return simulator.simulate
 
 
 def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
@@ -136,6 +151,7 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
         raise ServeError(f"--page-size {args.page_size}: expected a positive number of tools")
     inventories = _inventories(args.inventories)
     store = _store(args.recordings)
+    world = _world(args.seed, store) if args.miss == "simulate" else None
     services = {}
     for name, inventory in inventories.items():
         services[name] = ToolService(
@@ -143,7 +159,7 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
             store=store,
             recording_inventories=args.recordings_inventory,
             miss=args.miss,
-            simulate=_simulator(inventory, args.seed) if args.miss == "simulate" else None,
+            simulate=_simulator(inventory, args.seed, world) if world is not None else None,
             latency=latency,
             faults=faults,
             page_size=args.page_size,

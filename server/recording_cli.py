@@ -1,0 +1,94 @@
+"""``finmcp-server bake | import | export``: fill and move recordings files.
+
+- ``bake --inventory NAME --calls FILE --out DB``: simulate every call in FILE and record the outputs;
+- ``import --finmcp FILE... | --jsonl FILE --out DB``: real outputs from official FinMCP-Bench sample
+  files (``imported:<file>``), or a JSONL export;
+- ``export --recordings DB --out FILE.jsonl``: responses as JSONL, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from recordings.errors import RecordingsError
+from recordings.import_finmcp import import_finmcp
+from recordings.jsonl import export_jsonl, import_jsonl
+from recordings.store import RecordingStore
+from tool_specs.inventory import load_inventory
+
+
+def add_recording_commands(sub: argparse._SubParsersAction) -> None:
+    """Register the bake, import and export subcommands."""
+    bake = sub.add_parser("bake", help="record simulated outputs for a list of calls")
+    bake.add_argument("--inventory", default="finmcp65", help="built-in name or inventory file")
+    bake.add_argument(
+        "--calls", type=Path, required=True, help="JSONL calls, reference samples or FinMCP samples"
+    )
+    bake.add_argument("--out", type=Path, required=True, help="recordings database to create or extend")
+    bake.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
+    bake.add_argument("--replace", action="store_true", help="overwrite outputs already recorded")
+
+    imp = sub.add_parser("import", help="import real outputs (FinMCP-Bench samples) or a JSONL export")
+    source = imp.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--finmcp", type=Path, nargs="+", metavar="FILE", help="official FinMCP-Bench sample files"
+    )
+    source.add_argument("--jsonl", type=Path, metavar="FILE", help="a finmcp responses JSONL export")
+    imp.add_argument("--inventory", default="qieman79", help="inventory the FinMCP outputs belong to")
+    imp.add_argument("--out", type=Path, required=True, help="recordings database to create or extend")
+
+    exp = sub.add_parser("export", help="export recorded responses as JSONL")
+    exp.add_argument("--recordings", type=Path, required=True, help="recordings database")
+    exp.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    exp.add_argument("--inventory", help="only this inventory")
+
+
+def run_recording_command(args: argparse.Namespace) -> int:
+    """Run bake / import / export; errors surface as RecordingsError or ValueError for the caller."""
+    if args.command == "bake":
+        return _bake(args)
+    if args.command == "import":
+        return _import(args)
+    return _export(args)
+
+
+def _bake(args: argparse.Namespace) -> int:
+    from server.sim.bake import bake, read_calls
+
+    inventory = load_inventory(args.inventory)
+    calls = read_calls(args.calls)
+    with RecordingStore.open(args.out) as store:
+        report = bake(inventory, calls, store, seed=args.seed, replace=args.replace)
+    print(f"baked {len(calls)} calls into {args.out}: {report.summary()}")
+    for error in report.errors[:20]:
+        print(f"  error: {error}")
+    return 1 if report.errors else 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    with RecordingStore.open(args.out) as store:
+        if args.jsonl:
+            counts = import_jsonl(store, args.jsonl)
+            print(f"imported {args.jsonl}: {dict(counts)}")
+            return 0
+        inventory = load_inventory(args.inventory)
+        schemas = {t.name: t.input_schema for t in inventory}
+        for path in args.finmcp:
+            report = import_finmcp(store, path, inventory.name, set(inventory.names), schemas)
+            reasons: dict[str, int] = {}
+            for skipped in report.skipped:
+                reasons[skipped.reason] = reasons.get(skipped.reason, 0) + 1
+            print(
+                f"{path.name}: imported {report.imported}, identical {report.identical}, skipped {reasons or 0}"
+            )
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    if not args.recordings.is_file():
+        raise RecordingsError(f"--recordings {args.recordings}: no such file")
+    with RecordingStore.open(args.recordings) as store:
+        lines = export_jsonl(store, args.out, inventory=args.inventory)
+    print(f"exported {lines} responses to {args.out}")
+    return 0
