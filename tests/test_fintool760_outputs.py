@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from tool_specs.entities import ENTITY_TYPES
+from tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
 from tool_specs.fintool_column_vocab import VOCAB
 from tool_specs.fintool_columns import (
     AKSHARE_BY_NAME,
@@ -23,21 +23,7 @@ from tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("fintool760")
 TOOLS = list(INVENTORY)
-ID_ENTITIES = frozenset(
-    {
-        "company_id",
-        "article_id",
-        "stock_symbol",
-        "index_symbol",
-        "fund_code",
-        "bond_code",
-        "futures_symbol",
-        "option_symbol",
-        "crypto_symbol",
-        "currency_pair",
-        "industry",
-    }
-)
+ID_ENTITIES = INSTRUMENT_ENTITIES | {"article_id"}
 
 
 def _result(tool) -> dict:

@@ -62,3 +62,19 @@ ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
 
 # Entities a user supplies directly; they never create dependency edges.
 SOURCE_ENTITIES: frozenset[str] = frozenset({"keyword", "date", "date_range", "page", "region"})
+
+# Entities that name a tradable instrument or an issuer (what a "symbol"-like argument carries).
+INSTRUMENT_ENTITIES: frozenset[str] = frozenset(
+    {
+        "stock_symbol",
+        "index_symbol",
+        "fund_code",
+        "bond_code",
+        "futures_symbol",
+        "option_symbol",
+        "crypto_symbol",
+        "currency_pair",
+        "company_id",
+        "industry",
+    }
+)

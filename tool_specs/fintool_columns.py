@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tool_specs.entities import ENTITY_TYPES
+from tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
 from tool_specs.fintool_column_vocab import SOURCE_COLUMNS, VOCAB
 from tool_specs.fintool_entities import infer_consumes, infer_produces, instrument_entity
 from tool_specs.fintool_facts import ToolFacts
@@ -1085,19 +1085,7 @@ def _code_entity(facts: ToolFacts, consumes: tuple[str, ...], produces: tuple[st
     return instrument_entity(facts) or "stock_symbol"
 
 
-_CODE_ENTITIES = frozenset(
-    {
-        "stock_symbol",
-        "index_symbol",
-        "fund_code",
-        "bond_code",
-        "futures_symbol",
-        "option_symbol",
-        "crypto_symbol",
-        "currency_pair",
-        "industry",
-    }
-)
+_CODE_ENTITIES = INSTRUMENT_ENTITIES - {"company_id"}
 
 
 def _resolve(entity: str, facts: ToolFacts, consumes: tuple[str, ...], produces: tuple[str, ...]) -> str:

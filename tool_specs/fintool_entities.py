@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from tool_specs.entities import INSTRUMENT_ENTITIES
 from tool_specs.fintool_facts import ToolFacts
 from tool_specs.fintool_outputs import OutputInfo
 
@@ -59,20 +60,6 @@ _BY_DOMAIN = {
     "crypto": "crypto_symbol",
     "forex": "currency_pair",
 }
-INSTRUMENT_ENTITIES = frozenset(
-    {
-        "stock_symbol",
-        "index_symbol",
-        "fund_code",
-        "bond_code",
-        "futures_symbol",
-        "option_symbol",
-        "crypto_symbol",
-        "currency_pair",
-        "company_id",
-        "industry",
-    }
-)
 """Entity types that identify an instrument (as opposed to dates, pages, keywords)."""
 _RAPIDAPI_DOMAIN_ORDER = ("crypto", "forex", "equity", "fund", "bond", "derivatives")
 _BOARD_TOKENS = frozenset({"board", "sector", "concept"})

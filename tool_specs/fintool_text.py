@@ -12,7 +12,8 @@ import html
 import re
 from collections.abc import Sequence
 
-from tool_specs.fintool_entities import INSTRUMENT_ENTITIES, parameter_entity
+from tool_specs.entities import INSTRUMENT_ENTITIES
+from tool_specs.fintool_entities import parameter_entity
 from tool_specs.fintool_facts import Choices, ToolFacts, parse_date_format, parse_example
 from tool_specs.fintool_glossary import (
     DOMAIN_WORDS,

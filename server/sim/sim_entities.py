@@ -24,6 +24,7 @@ from server.world import World
 from server.world import trading_calendar as cal
 from server.world import vocab as v
 from server.world.rng import derive_seed, rng_for
+from tool_specs.entities import INSTRUMENT_ENTITIES
 
 US_TICKERS: tuple[tuple[str, str], ...] = (
     ("AAPL", "Apple Inc."),
@@ -109,23 +110,7 @@ REGIONS: tuple[tuple[str, str], ...] = (
     ("DE", "Germany"),
     ("JP", "Japan"),
 )
-INSTRUMENT_TYPES = frozenset(
-    {
-        "stock_symbol",
-        "index_symbol",
-        "fund_code",
-        "bond_code",
-        "futures_symbol",
-        "option_symbol",
-        "crypto_symbol",
-        "currency_pair",
-        "company_id",
-        "industry",
-        "exchange",
-        "region",
-        "article_id",
-    }
-)
+INSTRUMENT_TYPES = INSTRUMENT_ENTITIES | {"exchange", "region"}
 
 
 @dataclass(frozen=True)

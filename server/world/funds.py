@@ -462,6 +462,35 @@ def build_fees(rng, stub: FundStub) -> dict:
     }
 
 
+BASE_MIX = {
+    "股票型": (0.88, 0.03),
+    "混合型": (0.65, 0.2),
+    "债券型": (0.05, 1.08),
+    "指数型": (0.94, 0.01),
+    "货币型": (0.0, 0.45),
+    "QDII型": (0.9, 0.02),
+    "FOF": (0.0, 0.1),
+}
+"""Typical (stock, bond) shares of net assets by fund type, before per-fund variation."""
+
+
+def asset_mix(seed: int, stub: FundStub) -> tuple[float, float, float, float]:
+    """(stock, bond, cash, other) shares of net assets, from their own RNG stream.
+
+    Cheap (no fund record, no NAV series), so screens over hundreds of funds can read it; ``build_fund``
+    uses the same function, so both always agree.
+    """
+    rng = rng_for(seed, "fund_asset_mix", stub.code)
+    stock, bond = BASE_MIX[stub.fund_type]
+    if stub.fund_type == "QDII型" and "债" in stub.theme:
+        stock, bond = 0.0, 0.92
+    stock = ratio(max(0.0, stock + (rng.random() - 0.5) * 0.1)) if stock else 0.0
+    bond = ratio(max(0.0, bond + (rng.random() - 0.5) * 0.1)) if bond else 0.0
+    cash = ratio(0.005 + rng.random() * (0.5 if stub.fund_type == "货币型" else 0.08))
+    other = ratio(max(0.0, 1.0 - stock - bond - cash)) if stub.fund_type in ("FOF", "货币型") else 0.0
+    return stock, bond, cash, other
+
+
 def build_fund(world: World, stub: FundStub) -> Fund:
     """The full record of one fund (builds its NAV series through the world cache)."""
     seed = world.seed
@@ -495,25 +524,7 @@ def build_fund(world: World, stub: FundStub) -> Fund:
             }
         )
     fees = build_fees(rng, stub)
-    stock_ratio, bond_ratio = {
-        "股票型": (0.88, 0.03),
-        "混合型": (0.65, 0.2),
-        "债券型": (0.05, 1.08),
-        "指数型": (0.94, 0.01),
-        "货币型": (0.0, 0.45),
-        "QDII型": (0.9, 0.02),
-        "FOF": (0.0, 0.1),
-    }[stub.fund_type]
-    if stub.fund_type == "QDII型" and "债" in stub.theme:
-        stock_ratio, bond_ratio = 0.0, 0.92
-    stock_ratio = ratio(max(0.0, stock_ratio + (rng.random() - 0.5) * 0.1)) if stock_ratio else 0.0
-    bond_ratio = ratio(max(0.0, bond_ratio + (rng.random() - 0.5) * 0.1)) if bond_ratio else 0.0
-    cash_ratio = ratio(0.005 + rng.random() * (0.5 if stub.fund_type == "货币型" else 0.08))
-    other = (
-        ratio(max(0.0, 1.0 - stock_ratio - bond_ratio - cash_ratio))
-        if stub.fund_type in ("FOF", "货币型")
-        else 0.0
-    )
+    stock_ratio, bond_ratio, cash_ratio, other = asset_mix(seed, stub)
     net_asset = money(stub.size_yi * 1e8)
     alloc = [
         {"name": n, "ratio": r, "value": money(r * net_asset)}

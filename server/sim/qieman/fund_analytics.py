@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
@@ -43,9 +43,9 @@ from server.world import trading_calendar as cal
 from server.world import vocab as v
 from server.world.asset_classes import asset_class_tree, leaf_for_fund
 from server.world.dates import last_quarter_end, shift_months
-from server.world.funds import Fund, FundStub
+from server.world.funds import Fund, FundStub, asset_mix
 from server.world.navs import RISK_FREE, TRADING_DAYS_PER_YEAR, NavSeries, year_bounds
-from server.world.rng import derive_seed, proportional_bp, rng_for
+from server.world.rng import derive_seed, proportional_bp
 
 FUND_URL = "https://qieman.com/funds/{code}"
 WINDOW_MONTHS = {
@@ -298,39 +298,8 @@ def bond_ratio(fund: Fund) -> float:
 
 
 def asset_ratios(world: World, stub: FundStub) -> tuple[float, float, float, float]:
-    """(stock, bond, cash, other) ratios of net assets without building the fund record.
-
-    Replays the draws ``server.world.funds.build_fund`` makes before it fixes the asset mix, so the
-    numbers equal ``World.fund(code).asset_allocation`` (tests compare them) at a fraction of the cost.
-    Cached per world.
-    """
-    return memo(world, ("asset_ratios", stub.code), lambda: _replay_asset_ratios(world, stub))
-
-
-def _replay_asset_ratios(world: World, stub: FundStub) -> tuple[float, float, float, float]:
-    rng = rng_for(world.seed, "fund_detail", stub.code)
-    n_managers = 1 + (rng.random() < 0.3)
-    for _ in range(n_managers):
-        rng.random()
-    rng.randrange(5)
-    if stub.share_class in ("C", "B") or stub.fund_type == "货币型":
-        rng.randrange(3)
-    stock, bond = {
-        "股票型": (0.88, 0.03),
-        "混合型": (0.65, 0.2),
-        "债券型": (0.05, 1.08),
-        "指数型": (0.94, 0.01),
-        "货币型": (0.0, 0.45),
-        "QDII型": (0.9, 0.02),
-        "FOF": (0.0, 0.1),
-    }[stub.fund_type]
-    if stub.fund_type == "QDII型" and "债" in stub.theme:
-        stock, bond = 0.0, 0.92
-    stock = r4(max(0.0, stock + (rng.random() - 0.5) * 0.1)) if stock else 0.0
-    bond = r4(max(0.0, bond + (rng.random() - 0.5) * 0.1)) if bond else 0.0
-    cash = r4(0.005 + rng.random() * (0.5 if stub.fund_type == "货币型" else 0.08))
-    other = r4(max(0.0, 1.0 - stock - bond - cash)) if stub.fund_type in ("FOF", "货币型") else 0.0
-    return stock, bond, cash, other
+    """(stock, bond, cash, other) ratios of net assets without building the fund record (cached)."""
+    return memo(world, ("asset_ratios", stub.code), lambda: asset_mix(world.seed, stub))
 
 
 # ---------------------------------------------------------------- windows
@@ -1721,72 +1690,69 @@ def _bond_screen_values(world: World, window: str, asset_type: str, value_fn) ->
     return build()
 
 
-@qieman_builder("filterBondFundByBondType")
-def build_filter_bond_type(ctx: BuildContext, args: dict) -> dict:
-    """Bond funds whose weight in a bond type passes the threshold, highest weight first."""
+def _bond_screen(
+    ctx: BuildContext,
+    args: dict,
+    tool: str,
+    label: tuple[str, str],
+    default_asset_type: str,
+    value_fn: Callable[[FundStub, str], float],
+) -> dict:
+    """A bond-fund screen: each fund's weight in one bucket (``label`` = (field, bucket)) vs a threshold."""
     world = ctx.world
-    tool = "filterBondFundByBondType"
     accept = _comparator(args, tool, 0.005, 1.5)
     limit = _max_results(args, tool)
     window, report = _screen_window(world, args, tool)
-    bond_type = args.get("bondType") or "credit"
-    if bond_type not in BOND_TYPE_NAMES and bond_type not in BOND_TYPE_GROUPS:
-        raise ToolInputError(f"{tool}: bondType {bond_type!r} unknown")
-    asset_type = args.get("assetType") or "totalNetAsset"
+    asset_type = args.get("assetType") or default_asset_type
     if asset_type not in _ASSET_TYPES_CAMEL:
         raise ToolInputError(
             f"{tool}: assetType {asset_type!r} unknown; expected one of {list(_ASSET_TYPES_CAMEL)}"
         )
-    members = BOND_TYPE_GROUPS.get(bond_type, (bond_type,))
-
-    def value(stub: FundStub) -> float:
-        mix = bond_type_mix(world, stub, window)
-        return sum(mix.get(k, 0.0) for k in members)
-
+    field, bucket = label
     values = memo(
         world,
-        ("screen_bond_type", window, asset_type, bond_type),
-        lambda: _bond_screen_values(world, window, asset_type, value),
+        (tool, window, asset_type, bucket),
+        lambda: _bond_screen_values(world, window, asset_type, lambda stub: value_fn(stub, window)),
     )
     rows = [
-        {"fundCode": c, "fundName": n, "reportDate": report, "weight": w, "bondType": bond_type}
+        {"fundCode": c, "fundName": n, "reportDate": report, "weight": w, field: bucket}
         for c, n, w in values
         if accept(w)
     ]
     funds = _ranked(rows, "weight", limit)
     return {"total": len(funds), "funds": funds}
+
+
+@qieman_builder("filterBondFundByBondType")
+def build_filter_bond_type(ctx: BuildContext, args: dict) -> dict:
+    """Bond funds whose weight in a bond type passes the threshold, highest weight first."""
+    tool = "filterBondFundByBondType"
+    bond_type = args.get("bondType") or "credit"
+    if bond_type not in BOND_TYPE_NAMES and bond_type not in BOND_TYPE_GROUPS:
+        raise ToolInputError(f"{tool}: bondType {bond_type!r} unknown")
+    members = BOND_TYPE_GROUPS.get(bond_type, (bond_type,))
+
+    def value(stub: FundStub, window: str) -> float:
+        mix = bond_type_mix(ctx.world, stub, window)
+        return sum(mix.get(k, 0.0) for k in members)
+
+    return _bond_screen(ctx, args, tool, ("bondType", bond_type), "totalNetAsset", value)
 
 
 @qieman_builder("filterBondFundByCreditRating")
 def build_filter_credit_rating(ctx: BuildContext, args: dict) -> dict:
     """Bond funds whose weight in a rating bucket passes the threshold, highest weight first."""
-    world = ctx.world
-    tool = "filterBondFundByCreditRating"
-    accept = _comparator(args, tool, 0.005, 1.5)
-    limit = _max_results(args, tool)
-    window, report = _screen_window(world, args, tool)
     rating = _rating_type(args) or "长期AAA"
     if rating not in RATING_BUCKETS:
         return {"total": 0, "funds": []}
-    asset_type = args.get("assetType") or "bondAsset"
-    if asset_type not in _ASSET_TYPES_CAMEL:
-        raise ToolInputError(
-            f"{tool}: assetType {asset_type!r} unknown; expected one of {list(_ASSET_TYPES_CAMEL)}"
-        )
-    values = memo(
-        world,
-        ("screen_rating", window, asset_type, rating),
-        lambda: _bond_screen_values(
-            world, window, asset_type, lambda s: rating_mix(world, s, window)[rating]
-        ),
+    return _bond_screen(
+        ctx,
+        args,
+        "filterBondFundByCreditRating",
+        ("ratingType", rating),
+        "bondAsset",
+        lambda stub, window: rating_mix(ctx.world, stub, window)[rating],
     )
-    rows = [
-        {"fundCode": c, "fundName": n, "reportDate": report, "weight": w, "ratingType": rating}
-        for c, n, w in values
-        if accept(w)
-    ]
-    funds = _ranked(rows, "weight", limit)
-    return {"total": len(funds), "funds": funds}
 
 
 @qieman_builder("filterStockFundByStockTurnover")
