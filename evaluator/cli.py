@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--preds", action="append", default=[], help="predictions file; give twice (A then B)"
     )
     sub.add_parser("demo", help="end-to-end demo on the embedded defaults")
+    from evaluator.synth.cli import add_parser as add_synth_parser
+
+    add_synth_parser(sub)
     return parser
 
 
@@ -223,6 +226,12 @@ def cmd_demo(_args: argparse.Namespace) -> int:
     return int(summary_main() or 0)
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from evaluator.synth.cli import run
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-eval``; returns the exit status."""
     parser = build_parser()
@@ -230,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its message
         return int(exc.code or 0) if exc.code in (0, None) else 2
-    handlers = {"score": cmd_score, "compare": cmd_compare, "demo": cmd_demo}
+    handlers = {"score": cmd_score, "compare": cmd_compare, "demo": cmd_demo, "synth": cmd_synth}
     try:
         return handlers[args.command](args)
     except EvalInputError as exc:

@@ -7,6 +7,7 @@ collected before raising one :class:`EvalInputError` (or the bad samples are ski
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -46,11 +47,22 @@ class _Problems:
 
 
 def read_records(path: str | Path) -> tuple[list[Any], str]:
-    """Read a JSON document (list, or object with 'samples') or a JSONL file; return (records, kind)."""
+    """Read a JSON document (list, or object with 'samples') or a JSONL file, optionally gzipped, or a
+    shipped benchmark by name (``finmcp-sim``); return (records, kind)."""
+    from evaluator.benchmarks import BENCHMARKS, load_records
+
+    if isinstance(path, str) and path in BENCHMARKS and not Path(path).exists():
+        return load_records(path), "jsonl"
     path = Path(path)
     if not path.is_file():
         raise EvalInputError(f"file not found: {path}")
-    text = path.read_text(encoding="utf-8-sig")
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise EvalInputError(f"{path}: not a valid gzip file: {exc}") from None
+    text = raw.decode("utf-8-sig")
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

@@ -374,3 +374,20 @@ def test_score_survives_when_every_prediction_is_an_error(tmp_path, demo_refs):
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["official"]["overall"]["N"] == 0 and len(report["coverage"]["dropped"]) == 6
     assert (out / "report.html").read_text(encoding="utf-8").endswith("</html>")
+
+
+def test_score_reads_the_shipped_benchmark_by_name_and_gzipped_files(tmp_path):
+    from evaluator.benchmarks import data_path
+    from evaluator.references import load_references
+
+    by_name = load_references("finmcp-sim")
+    by_file = load_references(data_path("finmcp-sim", "references"))
+    assert len(by_name.samples) == len(by_file.samples) == 613
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(b"not gzip")
+    import pytest
+
+    from evaluator.errors import EvalInputError
+
+    with pytest.raises(EvalInputError, match="not a valid gzip file"):
+        load_references(bad)

@@ -1,0 +1,1 @@
+"""Dataset synthesis: tool graph, chains, queries, trajectories and dialogues (``finmcp-eval synth``)."""
