@@ -1,11 +1,180 @@
-"""Command line of finmcp-proxy (filled by later issues)."""
+"""Command line of ``finmcp-proxy``.
+
+finmcp-proxy --upstream URL | --upstream-cmd "cmd args" | --upstream-sse URL
+             [--listen 127.0.0.1:8766] [--transport http|stdio] --db runs.sqlite [--record-into rec.sqlite]
+finmcp-proxy sessions --db runs.sqlite [--run R]
+finmcp-proxy show --db runs.sqlite --run R [--sample S]
+finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench [--out FILE]
+finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL
+"""
 
 from __future__ import annotations
 
+import argparse
+import logging
+import os
 import sys
+
+from proxy.http_proxy import DEFAULT_MAX_BODY
+from proxy.tags import TagError, Tags
+
+COMMANDS = ("serve", "sessions", "show", "export", "replay")
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8766")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _header(value: str) -> tuple[bytes, bytes]:
+    name, sep, content = value.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"--upstream-header {value!r}: expected 'Name: value'")
+    return name.strip().encode("latin-1"), content.strip().encode("latin-1")
+
+
+def _serve_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="finmcp-proxy",
+        description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, replay).",
+    )
+    up = p.add_mutually_exclusive_group(required=True)
+    up.add_argument(
+        "--upstream", metavar="URL", help="Streamable HTTP upstream, e.g. http://127.0.0.1:8765/mcp"
+    )
+    up.add_argument(
+        "--upstream-cmd", metavar="COMMAND", help='stdio upstream launched by the proxy: "cmd args..."'
+    )
+    up.add_argument("--upstream-sse", metavar="URL", help="legacy HTTP+SSE upstream, e.g. http://host/sse")
+    p.add_argument("--listen", type=_listen, default=("127.0.0.1", 8766), metavar="HOST:PORT")
+    p.add_argument(
+        "--transport", choices=("http", "stdio"), default="http", help="client side (default http)"
+    )
+    p.add_argument("--db", required=True, help="trace database (created if missing)")
+    p.add_argument("--record-into", metavar="FILE", help="also store successful results as recordings")
+    p.add_argument(
+        "--record-inventory",
+        metavar="NAME",
+        help="inventory name recordings are stored under (default: NAME of an upstream .../NAME/mcp, else finmcp65)",
+    )
+    p.add_argument("--group-gap-ms", type=float, default=30.0, help="think-time gap that separates groups")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds without an upstream byte before failing"
+    )
+    p.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, help="request body limit in bytes")
+    p.add_argument("--token", default=os.environ.get("FINMCP_PROXY_TOKEN"), help="require this bearer token")
+    p.add_argument("--allow-host", action="append", default=[], help="extra allowed Host names")
+    p.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origins")
+    p.add_argument(
+        "--upstream-header", action="append", type=_header, default=[], help="'Name: value' added upstream"
+    )
+    p.add_argument("--run", help="default run tag (URL/header tags override it)")
+    p.add_argument("--sample", help="default sample tag")
+    p.add_argument("--turn", help="default turn tag (integer, stored as given)")
+    p.add_argument("--trial", help="default trial number (integer)")
+    p.add_argument("--log-level", default="warning")
+    return p
+
+
+def _inspect_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="finmcp-proxy")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sessions", help="list runs and sessions of a trace database")
+    s.add_argument("--db", required=True)
+    s.add_argument("--run")
+    s = sub.add_parser("show", help="calls of a run/sample in parallel groups")
+    s.add_argument("--db", required=True)
+    s.add_argument("--run", required=True)
+    s.add_argument("--sample")
+    s.add_argument("--full", action="store_true", help="do not shorten arguments and outputs")
+    s = sub.add_parser("export", help="export a run's calls")
+    s.add_argument("--db", required=True)
+    s.add_argument("--run", required=True)
+    s.add_argument("--format", choices=("jsonl", "finmcp", "fintoolbench"), default="jsonl")
+    s.add_argument("--out", help="output file (default stdout)")
+    s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")
+    s.add_argument("--db", required=True)
+    s.add_argument("--run", required=True)
+    s.add_argument("--sample")
+    s.add_argument("--against", required=True, metavar="URL", help="Streamable HTTP endpoint to call")
+    s.add_argument("--mode", default="auto", choices=("auto", "legacy"), help="client protocol era")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.add_argument("--timeout", type=float, default=60.0)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point."""
-    print("finmcp-proxy: not implemented yet", file=sys.stderr)
-    return 2
+    """Entry point of ``finmcp-proxy``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS[1:]:
+        return _inspect(argv)
+    if argv and argv[0] == "serve":
+        argv = argv[1:]
+    args = _serve_parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper(), logging.WARNING),
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    try:
+        defaults = Tags().merged(run=args.run, sample=args.sample, turn=args.turn, trial=args.trial)
+    except TagError as exc:
+        print(f"finmcp-proxy: {exc}", file=sys.stderr)
+        return 2
+    from proxy.serve import ProxyConfig, main_serve
+
+    host, port = args.listen
+    config = ProxyConfig(
+        db=args.db,
+        upstream=args.upstream,
+        upstream_cmd=args.upstream_cmd,
+        upstream_sse=args.upstream_sse,
+        transport=args.transport,
+        host=host,
+        port=port,
+        record_into=args.record_into,
+        record_inventory=args.record_inventory,
+        group_gap_ms=args.group_gap_ms,
+        timeout=args.timeout,
+        max_body=args.max_body,
+        token=args.token,
+        allow_hosts=args.allow_host,
+        allow_origins=args.allow_origin,
+        upstream_headers=args.upstream_header,
+        defaults=defaults,
+    )
+    if config.upstream:
+        from proxy.upstream_http import Target
+
+        try:
+            Target.parse(config.upstream)
+        except ValueError as exc:
+            print(f"finmcp-proxy: {exc}", file=sys.stderr)
+            return 2
+    return main_serve(config)
+
+
+def _inspect(argv: list[str]) -> int:
+    args = _inspect_parser().parse_args(argv)
+    from pathlib import Path
+
+    if not Path(args.db).exists():
+        print(f"finmcp-proxy {args.command}: database {args.db} does not exist", file=sys.stderr)
+        return 2
+    if args.command == "sessions":
+        from proxy.inspect import cmd_sessions
+
+        return cmd_sessions(args)
+    if args.command == "show":
+        from proxy.inspect import cmd_show
+
+        return cmd_show(args)
+    if args.command == "export":
+        from proxy.export import cmd_export
+
+        return cmd_export(args)
+    from proxy.replay import cmd_replay
+
+    return cmd_replay(args)

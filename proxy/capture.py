@@ -1,0 +1,434 @@
+"""``Tracer``: turns the messages the proxy forwards into trace rows (messages, sessions, calls).
+
+Transport code (HTTP or stdio) hands every message it forwards to the tracer and never waits for
+SQLite, except for one thing: the future returned by :meth:`Tracer.server_message` for a
+``tools/call`` response resolves once that call's row is committed, and the transport forwards the
+response only after it. Everything else is queued to the :class:`proxy.writer.TraceWriter` thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy.grouping import GroupAssigner, Placement
+from proxy.jsonrpc import (
+    CLIENT_INFO_META,
+    GROUP_META,
+    MODERN_VERSION,
+    PROTOCOL_VERSION_META,
+    TAG_META,
+    Message,
+    classify,
+)
+from proxy.tags import TagError, Tags
+from proxy.writer import TraceWriter
+from recordings.store import RecordingStore
+
+log = logging.getLogger("finmcp.proxy")
+
+_wall_cache: list[Any] = [-1, ""]
+
+
+def wall_iso(ns: int | None = None) -> str:
+    """UTC ISO-8601 text with microseconds and ``Z`` (as :func:`recordings.clock.utc_now_iso`), cached per second."""
+    micros = (time.time_ns() if ns is None else ns) // 1000
+    second, fraction = divmod(micros, 1_000_000)
+    if second != _wall_cache[0]:
+        _wall_cache[0] = second
+        _wall_cache[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+    return f"{_wall_cache[1]}.{fraction:06d}Z"
+
+
+@dataclass(slots=True)
+class Session:
+    """What the proxy knows about one client session (handshake era) or client key (2026 era)."""
+
+    key: str
+    transport: str
+    run: str | None = None
+    client_name: str | None = None
+    client_version: str | None = None
+    protocol_version: str | None = None
+    era: str | None = None
+    cancelled: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class PendingCall:
+    """A ``tools/call`` awaiting its response."""
+
+    session: Session
+    id_text: str
+    request_id: Any
+    tool: str
+    arguments: Any
+    tags: Tags
+    t_req_ns: int
+    placement: Placement
+    row: dict[str, int] = field(default_factory=dict)  # {"id": call id} once the writer inserted it
+    done: bool = False
+
+
+class Tracer:
+    """Shared by every connection of one proxy process; used only from the event loop."""
+
+    def __init__(
+        self,
+        writer: TraceWriter,
+        upstream: str,
+        gap_ms: float = 30.0,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.writer = writer
+        self.upstream = upstream
+        self.groups = GroupAssigner(gap_ms)
+        self.recorder = recorder
+        self.sessions: dict[str, Session] = {}
+        self.pending: dict[tuple[str, str], PendingCall] = {}
+        self.calls_seen = 0
+        self.calls_done = 0
+
+    # ---------------------------------------------------------------- sessions
+
+    def session(self, key: str, transport: str, tags: Tags) -> Session:
+        """The session with this key, created (and logged) on first sight."""
+        session = self.sessions.get(key)
+        if session is None:
+            session = self.sessions[key] = Session(key, transport, tags.run)
+            fields = {"run_id": tags.run, "transport": transport, "upstream": self.upstream}
+            self.writer.submit(lambda store: store.start_session(key, **fields))
+        return session
+
+    def rename_session(self, old: str, new: str) -> Session:
+        """Re-key a provisional session (e.g. once the upstream named the session id)."""
+        session = self.sessions.pop(old, None)
+        if session is None:
+            raise KeyError(old)
+        session.key = new
+        self.sessions[new] = session
+        fields = {
+            "run_id": session.run,
+            "transport": session.transport,
+            "upstream": self.upstream,
+            "client_name": session.client_name,
+            "client_version": session.client_version,
+            "protocol_version": session.protocol_version,
+            "era": session.era,
+        }
+        self.writer.submit(lambda store: store.start_session(new, **fields))
+        return session
+
+    def end_session(self, key: str) -> None:
+        """Stamp a session's end (DELETE, stdio EOF)."""
+        if key in self.sessions:
+            self.writer.submit(lambda store: store.end_session(key))
+
+    def _learn_client(self, session: Session, msg: Message) -> None:
+        """Client name/version, protocol version and era from ``initialize`` or 2026 ``_meta``."""
+        changed: dict[str, Any] = {}
+        if msg.method == "initialize":
+            params = msg.params
+            info = params.get("clientInfo")
+            version = params.get("protocolVersion")
+            era = "handshake"
+        else:
+            meta = msg.meta
+            version = meta.get(PROTOCOL_VERSION_META)
+            if version is None:
+                return
+            info = meta.get(CLIENT_INFO_META)
+            era = MODERN_VERSION if version == MODERN_VERSION else "handshake"
+        if isinstance(info, dict):
+            name, cversion = info.get("name"), info.get("version")
+            if isinstance(name, str) and name != session.client_name:
+                session.client_name = changed["client_name"] = name
+            if isinstance(cversion, str) and cversion != session.client_version:
+                session.client_version = changed["client_version"] = cversion
+        if isinstance(version, str) and version != session.protocol_version:
+            session.protocol_version = changed["protocol_version"] = version
+        if era != session.era:
+            session.era = changed["era"] = era
+        if changed:
+            key = session.key
+            self.writer.submit(lambda store: store.update_session(key, **changed))
+
+    def _learn_server(self, session: Session, msg: Message, request_method: str | None) -> None:
+        """The negotiated version from an ``initialize`` result; tool schemas from ``tools/list``."""
+        if msg.kind != "response" or not isinstance(msg.obj.get("result"), dict):
+            return
+        result = msg.obj["result"]
+        if request_method == "initialize":
+            version = result.get("protocolVersion")
+            if isinstance(version, str) and version != session.protocol_version:
+                session.protocol_version = version
+                key = session.key
+                self.writer.submit(lambda store: store.update_session(key, protocol_version=version))
+        elif request_method == "tools/list" and self.recorder is not None:
+            self.recorder.learn_tools(result.get("tools"))
+
+    # ---------------------------------------------------------------- messages
+
+    def log(
+        self,
+        session: Session | None,
+        tags: Tags,
+        direction: str,
+        msg: Message,
+        headers: Iterable[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        """Queue one message row."""
+        key = session.key if session else None
+        t_ns = time.monotonic_ns()
+        wall = wall_iso()
+        header_list = list(headers) if headers is not None else None
+
+        def op(store: RecordingStore) -> None:
+            store.log_message(
+                direction=direction,
+                kind=msg.kind,
+                body=msg.raw,
+                session_key=key,
+                run_id=tags.run,
+                sample_id=tags.sample,
+                turn=tags.turn,
+                t_ns=t_ns,
+                wall_time=wall,
+                jsonrpc_id=msg.id if isinstance(msg.id, int | str) else None,
+                method=msg.method,
+                headers=header_list,
+            )
+
+        self.writer.submit(op)
+
+    def log_raw(self, session: Session | None, tags: Tags, direction: str, raw: bytes) -> None:
+        """Queue one message that was not parsed on the loop (parsed on the writer thread)."""
+        key = session.key if session else None
+        t_ns = time.monotonic_ns()
+        wall = wall_iso()
+
+        def op(store: RecordingStore) -> None:
+            try:
+                msg = classify(json.loads(raw), raw)
+            except (ValueError, UnicodeDecodeError):
+                msg = Message(raw, None, "invalid")
+            store.log_message(
+                direction=direction,
+                kind=msg.kind,
+                body=raw,
+                session_key=key,
+                run_id=tags.run,
+                sample_id=tags.sample,
+                turn=tags.turn,
+                t_ns=t_ns,
+                wall_time=wall,
+                jsonrpc_id=msg.id if isinstance(msg.id, int | str) else None,
+                method=msg.method,
+            )
+
+        self.writer.submit(op)
+
+    def client_message(
+        self,
+        session: Session,
+        tags: Tags,
+        msg: Message,
+        headers: Iterable[tuple[bytes, bytes]] | None = None,
+    ) -> PendingCall | None:
+        """Log a client→server message; a ``tools/call`` request also starts a call row (returned)."""
+        if msg.kind in ("request", "notification"):
+            if msg.method == "initialize" or PROTOCOL_VERSION_META in msg.meta:
+                self._learn_client(session, msg)
+            tags = self._meta_tags(tags, msg)
+        self.log(session, tags, "c2s", msg, headers)
+        if msg.kind == "notification" and msg.method == "notifications/cancelled":
+            request_id = msg.params.get("requestId")
+            if request_id is not None:
+                session.cancelled.add(json.dumps(request_id, ensure_ascii=False))
+            return None
+        if msg.kind != "request" or msg.method != "tools/call":
+            return None
+        return self._begin_call(session, tags, msg)
+
+    def _meta_tags(self, tags: Tags, msg: Message) -> Tags:
+        meta = msg.meta
+        if not meta or not any(k in meta for k in TAG_META):
+            return tags
+        try:
+            return tags.merged(**{TAG_META[k]: str(v) for k, v in meta.items() if k in TAG_META})
+        except TagError as exc:
+            log.warning("ignoring _meta tags of request %s: %s", msg.id_text, exc)
+            return tags
+
+    def _begin_call(self, session: Session, tags: Tags, msg: Message) -> PendingCall:
+        params = msg.params
+        tool = params.get("name")
+        tool = tool if isinstance(tool, str) else json.dumps(tool)
+        arguments = params.get("arguments")
+        t_req = time.monotonic_ns()
+        scope = (tags.run, tags.sample, tags.trial, tags.turn)
+        placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META))
+        id_text = msg.id_text or "null"
+        call = PendingCall(session, id_text, msg.id, tool, arguments, tags, t_req, placement)
+        previous = self.pending.get((session.key, id_text))
+        if previous is not None and not previous.done:  # a reused id: the older call never got its answer
+            self.fail(previous, "transport_error", "superseded by a new request with the same id")
+        self.pending[(session.key, id_text)] = call
+        self.calls_seen += 1
+        fields = {
+            "tool": tool,
+            "arguments": arguments,
+            "run_id": tags.run,
+            "sample_id": tags.sample,
+            "turn": tags.turn,
+            "session_key": session.key,
+            "client_name": session.client_name,
+            "protocol_version": session.protocol_version,
+            "jsonrpc_id": msg.id if isinstance(msg.id, int | str) else None,
+            "t_req_ns": t_req,
+            "wall_time": wall_iso(),
+            "call_group": placement.group,
+            "group_source": placement.source,
+            "trial": tags.trial,
+        }
+
+        def op(store: RecordingStore) -> None:
+            call.row["id"] = store.begin_call(**fields)
+
+        self.writer.submit(op, now=True)
+        return call
+
+    def server_message(
+        self, session: Session, tags: Tags, msg: Message, request_method: str | None = None
+    ) -> asyncio.Future[Any] | None:
+        """Log a server→client message; for a call's response, the future of its committed row."""
+        call = None
+        if msg.kind in ("response", "error") and msg.id is not None:
+            call = self.pending.pop((session.key, msg.id_text or "null"), None)
+        self._learn_server(session, msg, "tools/call" if call else request_method)
+        if call is None:
+            self.log(session, tags, "s2c", msg)
+            return None
+        if msg.kind == "response":
+            result = msg.obj.get("result")
+            future = self._finish(call, result=result if isinstance(result, dict) else {"content": result})
+        else:  # an error answering a request the client cancelled is the cancellation's echo
+            status = "cancelled" if call.id_text in session.cancelled else None
+            future = self._finish(call, rpc_error=msg.obj.get("error"), status=status)
+        self.log(session, call.tags, "s2c", msg)  # after the call row: only the row delays the response
+        return future
+
+    def fail(self, call: PendingCall, status: str, reason: str) -> asyncio.Future[Any] | None:
+        """Finish a call that got no response (``transport_error`` or ``cancelled``)."""
+        if self.pending.get((call.session.key, call.id_text)) is call:
+            del self.pending[(call.session.key, call.id_text)]
+        if call.done:
+            return None
+        if status == "transport_error" and call.id_text in call.session.cancelled:
+            status = "cancelled"
+        return self._finish(call, rpc_error={"code": None, "message": reason}, status=status)
+
+    def _finish(
+        self,
+        call: PendingCall,
+        result: dict[str, Any] | None = None,
+        rpc_error: Any = None,
+        status: str | None = None,
+    ) -> asyncio.Future[Any] | None:
+        if call.done:
+            return None
+        call.done = True
+        call.session.cancelled.discard(call.id_text)
+        t_resp = time.monotonic_ns()
+        self.groups.finished(call.placement, t_resp)
+        self.calls_done += 1
+        latency = (t_resp - call.t_req_ns) / 1e6
+
+        def op(store: RecordingStore) -> str | None:
+            call_id = call.row.get("id")
+            if call_id is None:  # begin_call failed; nothing to finish
+                return None
+            if rpc_error is None and status is None:
+                return store.finish_call(call_id, result=result, t_resp_ns=t_resp, latency_ms=latency)
+            return store.finish_call(
+                call_id,
+                result=result,
+                rpc_error=rpc_error,
+                status=status,
+                t_resp_ns=t_resp,
+                latency_ms=latency,
+            )
+
+        future = self.writer.submit(op, wait=True)
+        if self.recorder is not None and result is not None and rpc_error is None and status is None:
+            self.recorder.record(call.tool, call.arguments, result, latency)
+        return future
+
+    def pending_for(self, session_key: str, id_texts: Iterable[str]) -> list[PendingCall]:
+        """The still-pending calls of a session among the given request ids."""
+        out = []
+        for id_text in id_texts:
+            call = self.pending.get((session_key, id_text))
+            if call is not None:
+                out.append(call)
+        return out
+
+
+class Recorder:
+    """Record mode: successful upstream results also become recordings (``recorded:<upstream>``)."""
+
+    def __init__(self, writer: TraceWriter, store: RecordingStore, inventory: str, upstream: str) -> None:
+        self.writer = writer
+        self.store = store
+        self.inventory = inventory
+        self.provenance = f"recorded:{upstream}"
+        self.schemas: dict[str, Any] = {}
+        self._fallback: dict[str, Any] | None = None
+        self.recorded = 0
+
+    def learn_tools(self, tools: Any) -> None:
+        """Remember input schemas from a ``tools/list`` result (defaults matter for the lookup key)."""
+        if not isinstance(tools, list):
+            return
+        for tool in tools:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self.schemas[tool["name"]] = tool.get("inputSchema")
+
+    def _schema(self, tool: str) -> Any:
+        if tool in self.schemas:
+            return self.schemas[tool]
+        if self._fallback is None:
+            self._fallback = _inventory_schemas(self.inventory)
+        return self._fallback.get(tool)
+
+    def record(self, tool: str, arguments: Any, result: dict[str, Any], latency_ms: float) -> None:
+        """Queue a recording of a successful (non-``isError``) result."""
+        if result.get("isError") or not isinstance(result.get("content"), list):
+            return
+        if arguments is None:
+            arguments = {}
+        stored = {k: result[k] for k in ("content", "structuredContent", "isError") if k in result}
+        schema = self._schema(tool)
+
+        def op(_trace_store: RecordingStore) -> None:
+            self.store.put_response(
+                self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema
+            )
+            self.recorded += 1
+
+        self.writer.submit(op)
+
+
+def _inventory_schemas(name: str) -> dict[str, Any]:
+    """Input schemas of a built-in inventory, when ``name`` is one (else none)."""
+    try:
+        from tool_specs.inventory import load_inventory
+
+        return {tool.name: tool.input_schema for tool in load_inventory(name).tools}
+    except Exception:  # not a built-in inventory name: record without schema defaults
+        return {}

@@ -1,0 +1,68 @@
+"""``finmcp-proxy sessions`` and ``finmcp-proxy show``: a trace database as text."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from proxy.views import arrange, result_text
+from recordings.store import RecordingStore
+
+
+def _short(text: str, limit: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """Runs (with call/sample counts) and their sessions."""
+    with RecordingStore.open(args.db) as store:
+        runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
+        sessions = store.sessions(args.run)
+    if args.run is not None and not runs:
+        print(f"run {args.run!r} not found in {args.db}")
+        return 1
+    for run in runs:
+        print(
+            f"run {run['run_id']}: {run['calls']} calls, {run['samples']} samples, {run['sessions']} sessions"
+        )
+    untagged = [s for s in sessions if s["run_id"] is None]
+    if untagged and args.run is None:
+        print(f"(no run tag): {len(untagged)} sessions")
+    for s in sessions:
+        client = f"{s['client_name'] or '?'}/{s['client_version'] or '?'}"
+        print(
+            f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {s['era'] or '?'}"
+            f" {s['protocol_version'] or '?'} client={client} {s['started']} → {s['ended'] or 'open'}"
+        )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """The calls of a run (or one sample), turn by turn, in parallel groups."""
+    with RecordingStore.open(args.db) as store:
+        calls = store.calls(args.run, args.sample)
+    if not calls:
+        what = f"run {args.run!r}" + (f" sample {args.sample!r}" if args.sample else "")
+        print(f"no calls for {what} in {args.db}")
+        return 1
+    limit = 10_000_000 if args.full else 100
+    for trace in arrange(calls):
+        trial = f" trial {trace.trial}" if trace.trial else ""
+        print(f"sample {trace.sample_id or '(untagged)'}{trial}: {trace.call_count()} calls")
+        for turn, groups in trace.ordered_turns():
+            print(f"  turn {turn}")
+            for index, group in enumerate(groups):
+                source = group[0]["group_source"] or "-"
+                print(f"    group {index} ({len(group)} call{'s' * (len(group) != 1)}, {source})")
+                for call in group:
+                    print(_call_line(call, limit))
+    return 0
+
+
+def _call_line(call: dict[str, Any], limit: int) -> str:
+    args = json.dumps(call["arguments"], ensure_ascii=False)
+    latency = f"{call['latency_ms']:.1f} ms" if call["latency_ms"] is not None else "-"
+    line = f"      [{call['seq']}] {call['tool']} {_short(args, limit)}  → {call['status']} {latency}"
+    return line + f"\n          {_short(result_text(call), limit)}"

@@ -1,0 +1,81 @@
+"""Reading (never changing) JSON-RPC messages: kind, id, method, and the MCP ``_meta`` the proxy logs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MODERN_VERSION = "2026-07-28"
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+GROUP_META = "io.finmcp/group"
+"""``params._meta`` key of an explicit parallel-group tag (any JSON scalar; same value = same group)."""
+TAG_META = {"io.finmcp/run": "run", "io.finmcp/sample": "sample", "io.finmcp/turn": "turn"}
+"""Optional per-request tags in ``params._meta`` (for stdio hosts driven by a harness)."""
+
+PROXY_ERROR = -32000
+"""JSON-RPC error code of errors the proxy itself answers (upstream unreachable, timeout, ...)."""
+
+
+@dataclass(slots=True)
+class Message:
+    """One parsed JSON-RPC message and the raw text it came from."""
+
+    raw: bytes
+    obj: Any
+    kind: str  # request | notification | response | error | invalid
+    id: Any = None
+    method: str | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params = self.obj.get("params") if isinstance(self.obj, dict) else None
+        return params if isinstance(params, dict) else {}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def id_text(self) -> str | None:
+        """The id as JSON text (``1`` and ``"1"`` stay distinct), or None."""
+        return None if self.id is None else json.dumps(self.id, ensure_ascii=False)
+
+
+def classify(obj: Any, raw: bytes) -> Message:
+    """A :class:`Message` for one decoded JSON value (anything that is not JSON-RPC is ``invalid``)."""
+    if not isinstance(obj, dict):
+        return Message(raw, obj, "invalid")
+    method = obj.get("method")
+    msg_id = obj.get("id")
+    if isinstance(msg_id, bool) or not isinstance(msg_id, int | str | float | type(None)):
+        msg_id = None
+    if isinstance(method, str):
+        return Message(raw, obj, "request" if "id" in obj else "notification", msg_id, method)
+    if "result" in obj:
+        return Message(raw, obj, "response", msg_id)
+    if "error" in obj:
+        return Message(raw, obj, "error", msg_id)
+    return Message(raw, obj, "invalid", msg_id)
+
+
+def parse_body(raw: bytes) -> list[Message]:
+    """Every message of a body (a JSON-RPC batch gives several); unparseable text is one ``invalid``."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return [Message(raw, None, "invalid")]
+    if isinstance(obj, list) and obj:
+        return [classify(item, json.dumps(item, ensure_ascii=False).encode()) for item in obj]
+    return [classify(obj, raw)]
+
+
+def error_message(request_id: Any, message: str, code: int = PROXY_ERROR, data: Any = None) -> bytes:
+    """A JSON-RPC error response (compact, one line) answered by the proxy itself."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    body = {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()

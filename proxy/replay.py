@@ -1,0 +1,172 @@
+"""``finmcp-proxy replay``: re-issue a run's logged calls against a server and compare the results.
+
+Samples are replayed one after another; within a sample, turns and groups in order, the calls of one
+group concurrently (as they were made). Each call is ``identical`` (same ``content``,
+``structuredContent`` and ``isError``; or the same JSON-RPC error code and message), ``different``
+(with a JSON diff), ``failed`` (the replayed call raised a transport error) or ``skipped`` (the
+logged call itself never got an answer: transport error, cancelled, pending). Result ``_meta`` is not
+compared (it carries provenance, which differs between a live server and a replay). Arguments are
+sent as logged, so redacted secrets are sent as ``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import anyio
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from proxy.views import arrange
+from recordings.store import RecordingStore
+
+SKIPPED_STATUSES = frozenset({"transport_error", "cancelled", "pending"})
+
+
+def _clean(value: Any) -> Any:
+    """JSON value with ``None`` members dropped (absent and null compare equal)."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def comparable_result(result: Any) -> dict[str, Any]:
+    """``{content, structuredContent, isError}`` of a logged or replayed result, ``_meta`` dropped."""
+    result = result if isinstance(result, dict) else {}
+    content = result.get("content")
+    return {
+        "content": _clean(
+            [{k: v for k, v in b.items() if k != "_meta"} if isinstance(b, dict) else b for b in content]
+        )
+        if isinstance(content, list)
+        else _clean(content),
+        "structuredContent": _clean(result.get("structuredContent")),
+        "isError": bool(result.get("isError", False)),
+    }
+
+
+def json_diff(logged: Any, replayed: Any, path: str = "") -> list[dict[str, Any]]:
+    """Differences between two JSON values as ``[{path, logged, replayed}]`` (paths like ``content[0].text``)."""
+    if isinstance(logged, dict) and isinstance(replayed, dict):
+        out = []
+        for key in list(logged) + [k for k in replayed if k not in logged]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in replayed:
+                out.append({"path": sub, "logged": logged[key], "replayed": "<missing>"})
+            elif key not in logged:
+                out.append({"path": sub, "logged": "<missing>", "replayed": replayed[key]})
+            else:
+                out += json_diff(logged[key], replayed[key], sub)
+        return out
+    if isinstance(logged, list) and isinstance(replayed, list):
+        out = []
+        for i in range(max(len(logged), len(replayed))):
+            sub = f"{path}[{i}]"
+            if i >= len(logged):
+                out.append({"path": sub, "logged": "<missing>", "replayed": replayed[i]})
+            elif i >= len(replayed):
+                out.append({"path": sub, "logged": logged[i], "replayed": "<missing>"})
+            else:
+                out += json_diff(logged[i], replayed[i], sub)
+        return out
+    if logged != replayed or type(logged) is not type(replayed):
+        return [{"path": path or "$", "logged": logged, "replayed": replayed}]
+    return []
+
+
+async def _replay_call(client: Client, call: dict[str, Any], timeout: float) -> dict[str, Any]:
+    outcome: dict[str, Any] = {
+        "call_id": call["id"],
+        "sample_id": call["sample_id"],
+        "trial": call["trial"],
+        "turn": call["turn"],
+        "group": call["call_group"],
+        "seq": call["seq"],
+        "tool": call["tool"],
+    }
+    if call["status"] in SKIPPED_STATUSES:
+        return outcome | {"verdict": "skipped", "reason": f"logged status {call['status']}"}
+    arguments = call["arguments"] if isinstance(call["arguments"], dict) else {}
+    try:
+        with anyio.fail_after(timeout):
+            result = await client.call_tool(call["tool"], arguments)
+    except MCPError as exc:
+        if call["status"] != "rpc_error":
+            return outcome | {
+                "verdict": "different",
+                "diff": [{"path": "$", "logged": call["status"], "replayed": f"rpc error {exc.code}: {exc}"}],
+            }
+        logged = call["rpc_error"] or {}
+        replayed = {"code": exc.error.code, "message": exc.error.message}
+        diff = json_diff({"code": logged.get("code"), "message": logged.get("message")}, replayed)
+        return outcome | ({"verdict": "different", "diff": diff} if diff else {"verdict": "identical"})
+    except Exception as exc:  # transport failures, timeouts, client-side validation
+        return outcome | {"verdict": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    if call["status"] == "rpc_error":
+        return outcome | {
+            "verdict": "different",
+            "diff": [{"path": "$", "logged": call["rpc_error"], "replayed": "a result"}],
+        }
+    replayed = comparable_result(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    diff = json_diff(comparable_result(call["result"]), replayed)
+    return outcome | ({"verdict": "different", "diff": diff} if diff else {"verdict": "identical"})
+
+
+async def replay_run(
+    calls: list[dict[str, Any]], url: str, mode: str = "auto", timeout: float = 60.0
+) -> list[dict[str, Any]]:
+    """Replay the given call rows against ``url``; one outcome dict per call, in trace order."""
+    outcomes: list[dict[str, Any]] = []
+    async with Client(url, mode=mode) as client:
+        for trace in arrange(calls):
+            for _turn, groups in trace.ordered_turns():
+                for group in groups:
+                    results: list[dict[str, Any] | None] = [None] * len(group)
+
+                    async def one(i: int, call: dict[str, Any], results: list[Any] = results) -> None:
+                        results[i] = await _replay_call(client, call, timeout)
+
+                    async with anyio.create_task_group() as tg:
+                        for i, call in enumerate(group):
+                            tg.start_soon(one, i, call)
+                    outcomes += [r for r in results if r is not None]
+    return outcomes
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Print the per-call verdicts; exit 1 on any difference or failure."""
+    with RecordingStore.open(args.db) as store:
+        calls = store.calls(args.run, args.sample)
+    if not calls:
+        print(f"finmcp-proxy replay: no calls for run {args.run!r} in {args.db}", file=sys.stderr)
+        return 2
+    try:
+        outcomes = anyio.run(replay_run, calls, args.against, args.mode, args.timeout)
+    except Exception as exc:
+        print(f"finmcp-proxy replay: could not replay against {args.against}: {exc!r}", file=sys.stderr)
+        return 2
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome["verdict"]] = counts.get(outcome["verdict"], 0) + 1
+    if args.json:
+        print(
+            json.dumps(
+                {"run_id": args.run, "counts": counts, "calls": outcomes}, ensure_ascii=False, indent=2
+            )
+        )
+    else:
+        for o in outcomes:
+            where = f"{o['sample_id']} t{o['turn']} g{o['group']} #{o['seq']}"
+            print(f"{o['verdict']:9} {where} {o['tool']}" + (f"  ({o['reason']})" if "reason" in o else ""))
+            for d in o.get("diff", []):
+                logged = json.dumps(d["logged"], ensure_ascii=False)[:200]
+                replayed = json.dumps(d["replayed"], ensure_ascii=False)[:200]
+                print(f"            {d['path']}: logged {logged} | replayed {replayed}")
+        summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        print(f"replayed {len(outcomes)} calls of run {args.run}: {summary}")
+    return 1 if counts.get("different") or counts.get("failed") else 0

@@ -1,0 +1,150 @@
+"""Running the proxy: open the trace store, start the writer thread, serve HTTP or stdio until stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from proxy.capture import Recorder, Tracer
+from proxy.http_proxy import DEFAULT_MAX_BODY, ProxyServer, Settings, bind_socket, serve
+from proxy.security import Policy
+from proxy.tags import Tags
+from proxy.upstream_http import Target
+from proxy.writer import TraceWriter
+from recordings.store import RecordingStore
+
+log = logging.getLogger("finmcp.proxy")
+
+
+@dataclass
+class ProxyConfig:
+    """The command line of ``finmcp-proxy`` (serve mode)."""
+
+    db: str
+    upstream: str | None = None
+    upstream_cmd: str | None = None
+    upstream_sse: str | None = None
+    transport: str = "http"
+    host: str = "127.0.0.1"
+    port: int = 8766
+    record_into: str | None = None
+    record_inventory: str | None = None
+    group_gap_ms: float = 30.0
+    timeout: float = 120.0
+    max_body: int = DEFAULT_MAX_BODY
+    token: str | None = None
+    allow_hosts: list[str] = field(default_factory=list)
+    allow_origins: list[str] = field(default_factory=list)
+    upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    defaults: Tags = field(default_factory=Tags)
+
+    @property
+    def upstream_label(self) -> str:
+        return self.upstream or self.upstream_sse or f"cmd:{self.upstream_cmd}"
+
+
+def default_record_inventory(upstream: str | None) -> str:
+    """``NAME`` for a finmcp-server URL ``.../NAME/mcp`` or ``.../NAME/sse``, else ``finmcp65``."""
+    if upstream:
+        parts = [p for p in urlsplit(upstream).path.split("/") if p]
+        if len(parts) >= 2 and parts[-1] in ("mcp", "sse"):
+            return parts[-2]
+    return "finmcp65"
+
+
+class ProxyRuntime:
+    """Store, writer and tracer of one proxy process (also used in-process by tests)."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.config = config
+        self.store = RecordingStore.open(config.db)
+        self.writer = TraceWriter(self.store)
+        self.record_store: RecordingStore | None = None
+        recorder = None
+        if config.record_into:
+            same = Path(config.record_into).resolve() == Path(config.db).resolve()
+            self.record_store = self.store if same else RecordingStore.open(config.record_into)
+            inventory = config.record_inventory or default_record_inventory(
+                config.upstream or config.upstream_sse
+            )
+            recorder = Recorder(self.writer, self.record_store, inventory, config.upstream_label)
+        self.tracer = Tracer(self.writer, config.upstream_label, config.group_gap_ms, recorder)
+
+    def close(self) -> None:
+        self.writer.close()
+        if self.record_store is not None and self.record_store is not self.store:
+            self.record_store.close()
+        self.store.close()
+
+
+async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> None:
+    """Serve the HTTP side until ``stop`` is set."""
+    config = runtime.config
+    runtime.writer.bind(asyncio.get_running_loop())
+    settings = Settings(
+        target=Target.parse(config.upstream or ""),
+        tracer=runtime.tracer,
+        policy=Policy.build(config.host, config.token, config.allow_hosts, config.allow_origins),
+        defaults=config.defaults,
+        timeout=config.timeout,
+        max_body=config.max_body,
+        upstream_headers=config.upstream_headers,
+    )
+    proxy = ProxyServer(settings)
+    sock = sock or bind_socket(config.host, config.port)
+    host, port = sock.getsockname()[:2]
+    server = await serve(proxy, sock)
+    shown = f"[{host}]" if ":" in host else host
+    print(
+        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream}, db {config.db})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        proxy.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(server.wait_closed(), 3)
+
+
+def main_serve(config: ProxyConfig) -> int:
+    """Run the proxy until SIGINT/SIGTERM (HTTP) or until stdin closes (stdio)."""
+    if config.transport == "http" and not config.upstream:
+        print(
+            "finmcp-proxy: --transport http needs --upstream URL (a Streamable HTTP server); "
+            "--upstream-cmd and --upstream-sse work with --transport stdio",
+            file=sys.stderr,
+        )
+        return 2
+    if config.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"finmcp-proxy: warning: listening on {config.host}, not loopback", file=sys.stderr)
+    runtime = ProxyRuntime(config)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        if config.transport == "http":
+            await run_http(runtime, stop)
+        else:
+            from proxy.stdio_side import run_stdio
+
+            await run_stdio(runtime, stop)
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        runtime.close()
+    return 0

@@ -1,0 +1,183 @@
+"""The stdio side: the host launches ``finmcp-proxy --transport stdio``; messages are pumped as raw lines.
+
+Each line from stdin is one JSON-RPC message; it is logged and passed unchanged to the upstream
+(see :mod:`proxy.upstreams`). Every message from the upstream is written to stdout as one line;
+the response to a ``tools/call`` only after its row is committed. When the upstream fails, every
+request still waiting gets a JSON-RPC error (``-32000``) instead of silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from proxy.capture import Session, Tracer
+from proxy.jsonrpc import error_message, parse_body
+from proxy.tags import Tags
+from proxy.upstreams import Upstream, make_upstream
+
+log = logging.getLogger("finmcp.proxy.stdio")
+LINE_LIMIT = 256 * 1024 * 1024
+
+
+class StdioPump:
+    """Moves messages between the host (stdin/stdout) and one upstream, logging both ways."""
+
+    def __init__(self, tracer: Tracer, tags: Tags, write_line: Any) -> None:
+        self.tracer = tracer
+        self.tags = tags
+        self.write_line = write_line
+        self.session: Session = tracer.session(f"stdio:{os.getpid()}:{time.time_ns()}", "stdio", tags)
+        self.outstanding: dict[str, tuple[Any, str]] = {}  # id text -> (id, method) of client requests
+        self.upstream: Upstream | None = None
+        self._order = asyncio.Lock()
+
+    async def from_client(self, raw: bytes) -> None:
+        """One line from the host: log it, remember requests, pass it on unchanged."""
+        for msg in parse_body(raw):
+            self.tracer.client_message(self.session, self.tags, msg)
+            if msg.kind == "request":
+                self.outstanding[msg.id_text or "null"] = (msg.id, msg.method or "")
+        assert self.upstream is not None
+        messages = parse_body(raw)
+        try:
+            await self.upstream.send(raw, messages[0] if len(messages) == 1 else None)
+        except Exception as exc:  # the upstream is gone: answer instead of hanging
+            for msg in messages:
+                if msg.kind == "request":
+                    await self.fail_request(msg.id_text or "null", f"upstream unavailable: {exc}")
+
+    async def from_upstream(self, raw: bytes) -> None:
+        """One message from the upstream: log it (wait for a call's row), then write it to stdout."""
+        async with self._order:  # keep the upstream's order (progress before its response)
+            waits = []
+            for msg in parse_body(raw):
+                method = None
+                if msg.kind in ("response", "error"):
+                    entry = self.outstanding.pop(msg.id_text or "null", None)
+                    method = entry[1] if entry else None
+                future = self.tracer.server_message(self.session, self.tags, msg, method)
+                if future is not None:
+                    waits.append(future)
+            for future in waits:
+                with contextlib.suppress(Exception):
+                    await future
+            self.write_line(raw if b"\n" not in raw else _one_line(raw))
+
+    async def fail_request(self, id_text: str, reason: str) -> None:
+        """Answer one outstanding request with a proxy error (and log the failure)."""
+        entry = self.outstanding.get(id_text)
+        if entry is None:
+            return
+        for call in self.tracer.pending_for(self.session.key, [id_text]):
+            future = self.tracer.fail(
+                call, "transport_error", reason
+            )  # the call failed: not an upstream error
+            if future is not None:
+                with contextlib.suppress(Exception):
+                    await future
+        await self.from_upstream(error_message(entry[0], f"finmcp-proxy: {reason}"))
+
+    async def fail_all(self, reason: str) -> None:
+        """Answer every outstanding request (the upstream died or the proxy is stopping)."""
+        for id_text in list(self.outstanding):
+            await self.fail_request(id_text, reason)
+
+
+def _one_line(raw: bytes) -> bytes:
+    """A message that spans lines (pretty JSON) as one line: stdio framing is one message per line."""
+    try:
+        return json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")).encode()
+    except ValueError:
+        return raw.replace(b"\r", b" ").replace(b"\n", b" ")
+
+
+async def _stdin_lines(limit: int = LINE_LIMIT) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    except (ValueError, OSError):  # not a pipe (a file or a terminal): read on a thread
+
+        def pump() -> None:
+            for line in sys.stdin.buffer:
+                loop.call_soon_threadsafe(reader.feed_data, line)
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+        threading.Thread(target=pump, daemon=True).start()
+    return reader
+
+
+async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
+    """Pump stdin/stdout to the configured upstream until stdin closes or ``stop`` is set."""
+    config = runtime.config
+    runtime.writer.bind(asyncio.get_running_loop())
+    out = sys.stdout.buffer
+
+    def write_line(data: bytes) -> None:
+        out.write(data + b"\n")
+        out.flush()
+
+    pump = StdioPump(runtime.tracer, config.defaults, write_line)
+    upstream_closed = asyncio.Event()
+    closing = False
+
+    async def on_closed(reason: str) -> None:
+        (log.info if closing else log.warning)("upstream closed: %s", reason)
+        await pump.fail_all(reason)
+        upstream_closed.set()
+
+    pump.upstream = make_upstream(config, pump.from_upstream, on_closed, pump.fail_request)
+    print(
+        f"finmcp-proxy ready: stdio (upstream {config.upstream_label}, db {config.db})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        await pump.upstream.start()
+    except Exception as exc:
+        log.error("upstream %s could not be started: %s", config.upstream_label, exc)
+        upstream_closed.set()
+    reader = await _stdin_lines()
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            line_task = asyncio.ensure_future(reader.readline())
+            done, _ = await asyncio.wait({line_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if stopper in done:
+                line_task.cancel()
+                break
+            try:
+                line = line_task.result()
+            except (asyncio.LimitOverrunError, ValueError) as exc:
+                log.error("stdin line too long: %s", exc)
+                continue
+            if not line:
+                break
+            line = line.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            if upstream_closed.is_set():
+                for msg in parse_body(line):
+                    pump.tracer.client_message(pump.session, pump.tags, msg)
+                    if msg.kind == "request":
+                        pump.outstanding[msg.id_text or "null"] = (msg.id, msg.method or "")
+                await pump.fail_all("upstream is not running")
+                continue
+            await pump.from_client(line)
+    finally:
+        closing = True
+        stopper.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(pump.upstream.close(), 5)
+        await pump.fail_all("the proxy is shutting down")
+        for call in list(runtime.tracer.pending.values()):
+            runtime.tracer.fail(call, "transport_error", "the proxy stopped before the response")
+        runtime.tracer.end_session(pump.session.key)

@@ -1,0 +1,395 @@
+"""Upstreams for the stdio side: a child process (stdio), Streamable HTTP, or legacy HTTP+SSE.
+
+Each takes raw message lines and delivers the upstream's messages as raw bytes to ``deliver``;
+``closed(reason)`` is called when the upstream goes away and ``fail(id_text, reason)`` when one
+request cannot be delivered. Nothing in a message is changed. The HTTP upstream adds what the
+transport needs around the body: ``Accept``, ``Content-Type``, ``Mcp-Session-Id`` (learned from
+the ``initialize`` response), ``MCP-Protocol-Version`` (negotiated, or the request's own ``_meta``
+version in the 2026 era), and in the 2026 era ``Mcp-Method`` / ``Mcp-Name``. A 2026-era
+``notifications/cancelled`` is not posted (that era has no client notifications over HTTP): the
+request's own connection is closed instead, which is how that era cancels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import shlex
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+
+from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message
+from proxy.sse import SSEParser
+from proxy.upstream_http import Target, UpstreamError, UpstreamPool, build_request
+
+log = logging.getLogger("finmcp.proxy.upstream")
+
+Deliver = Callable[[bytes], Awaitable[None]]
+Closed = Callable[[str], Awaitable[None]]
+Fail = Callable[[str, str], Awaitable[None]]
+
+
+class Upstream:
+    """Interface of an upstream for the stdio side."""
+
+    async def start(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    async def send(self, raw: bytes, msg: Message | None) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    async def close(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> Upstream:
+    """The upstream named by the command line."""
+    headers = list(config.upstream_headers)
+    if config.upstream_cmd:
+        return StdioUpstream(config.upstream_cmd, deliver, closed)
+    if config.upstream_sse:
+        return SseUpstream(Target.parse(config.upstream_sse), deliver, closed, fail, headers, config.timeout)
+    return HttpUpstream(Target.parse(config.upstream), deliver, closed, fail, headers, config.timeout)
+
+
+class StdioUpstream(Upstream):
+    """A child process speaking newline-delimited JSON-RPC; its stderr goes to the proxy's stderr."""
+
+    def __init__(self, command: str, deliver: Deliver, closed: Closed) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise ValueError("--upstream-cmd is empty")
+        self.deliver = deliver
+        self.closed = closed
+        self.process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=256 * 1024 * 1024,
+        )
+        self._reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        stdout = self.process.stdout
+        while True:
+            try:
+                line = await stdout.readline()
+            except (ValueError, asyncio.LimitOverrunError) as exc:
+                log.error("upstream line too long: %s", exc)
+                continue
+            if not line:
+                break
+            line = line.rstrip(b"\r\n")
+            if line.strip():
+                await self.deliver(line)
+        code = await self.process.wait()
+        await self.closed(f"upstream process exited with code {code}")
+
+    async def send(self, raw: bytes, msg: Message | None) -> None:
+        process = self.process
+        if process is None or process.stdin is None or process.returncode is not None:
+            raise UpstreamError("upstream process is not running")
+        try:
+            process.stdin.write(raw + b"\n")
+            await process.stdin.drain()
+        except (ConnectionError, OSError) as exc:
+            raise UpstreamError(f"upstream process stdin closed: {exc!r}") from None
+
+    async def close(self) -> None:
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        if process.stdin is not None:
+            with contextlib.suppress(Exception):
+                process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 3)
+        except TimeoutError:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 3)
+            except TimeoutError:
+                process.kill()
+        if self._reader is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._reader, 3)
+
+
+class _HttpBase(Upstream):
+    def __init__(
+        self,
+        target: Target,
+        deliver: Deliver,
+        closed: Closed,
+        fail: Fail,
+        headers: list[tuple[bytes, bytes]],
+        timeout: float,
+    ) -> None:
+        self.target = target
+        self.pool = UpstreamPool(target)
+        self.deliver = deliver
+        self.closed = closed
+        self.fail = fail
+        self.extra_headers = headers
+        self.timeout = timeout
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def _stream_events(
+        self, conn: Any, response: Any, idle: float | None, deliver: Deliver | None = None
+    ) -> None:
+        """Deliver every SSE ``message`` event of a response body."""
+        deliver = deliver or self.deliver
+        parser = SSEParser()
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(idle) as deadline:
+            async for _raw, payload in conn.body(response):
+                if idle is not None:
+                    deadline.reschedule(loop.time() + idle)
+                for event in parser.feed(payload):
+                    if event.event == "message" and event.data:
+                        await deliver(event.data)
+                    elif event.event == "endpoint":
+                        await self.on_endpoint(event.data)
+
+    async def on_endpoint(self, data: bytes) -> None:
+        """Legacy SSE ``endpoint`` event (only the SSE upstream uses it)."""
+
+    async def close(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        for task in list(self.tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        self.pool.close()
+
+
+class HttpUpstream(_HttpBase):
+    """Streamable HTTP, both eras."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.session_id: bytes | None = None
+        self.version: str | None = None
+        self.modern = False
+        self.in_flight: dict[str, asyncio.Task[Any]] = {}
+        self.get_stream: asyncio.Task[Any] | None = None
+
+    async def start(self) -> None:
+        return None
+
+    def _headers(self, msg: Message | None) -> list[tuple[bytes, bytes]]:
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+        ]
+        version = self.version
+        if msg is not None:
+            meta_version = msg.meta.get(PROTOCOL_VERSION_META)
+            if isinstance(meta_version, str):
+                version = meta_version
+                self.modern = meta_version == MODERN_VERSION
+        if self.session_id:
+            headers.append((b"mcp-session-id", self.session_id))
+        if version and not (msg is not None and msg.method == "initialize"):
+            headers.append((b"mcp-protocol-version", version.encode("latin-1")))
+        if msg is not None and msg.method and version == MODERN_VERSION:
+            headers.append((b"mcp-method", msg.method.encode("latin-1")))
+            key = NAME_BEARING_METHODS.get(msg.method)
+            name = msg.params.get(key) if key else None
+            if isinstance(name, str):
+                headers.append((b"mcp-name", encode_header_value(name).encode("latin-1")))
+        return headers + self.extra_headers
+
+    async def send(self, raw: bytes, msg: Message | None) -> None:
+        if msg is not None and msg.kind == "notification" and msg.method == "notifications/cancelled":
+            target_id = msg.params.get("requestId")
+            task = self.in_flight.get(json.dumps(target_id, ensure_ascii=False))
+            if self.modern:  # the 2026 wire cancels by closing the request's stream
+                if task is not None:
+                    task.cancel()
+                return
+        if msg is not None and msg.kind == "request":
+            id_text = msg.id_text or "null"
+            task = self._spawn(self._post(raw, msg))
+            self.in_flight[id_text] = task
+            task.add_done_callback(
+                lambda t, k=id_text: self.in_flight.pop(k, None) if self.in_flight.get(k) is t else None
+            )
+            return
+        await self._post(raw, msg)
+        if msg is not None and msg.method == "notifications/initialized" and self.session_id:
+            self.get_stream = self._spawn(self._listen())
+
+    async def _post(self, raw: bytes, msg: Message | None) -> None:
+        is_request = msg is not None and msg.kind == "request"
+        id_text = (msg.id_text or "null") if is_request and msg is not None else None
+        head = build_request(b"POST", self.target, self._headers(msg), raw)
+        conn = None
+        try:
+            async with asyncio.timeout(self.timeout):
+                conn, response = await self.pool.send(head, raw, b"POST")
+            if msg is not None and msg.method == "initialize":
+                sid = response.header(b"mcp-session-id")
+                if sid:
+                    self.session_id = sid
+            if response.status == 202 or response.body_mode == "none":
+                self.pool.release(conn, response)
+                conn = None
+                if id_text is not None:
+                    await self.fail(id_text, f"upstream answered HTTP {response.status} without a response")
+                return
+            deliver = self.deliver
+            if msg is not None and msg.method == "initialize":
+
+                async def deliver(body: bytes) -> None:
+                    self._learn_version(body)
+                    await self.deliver(body)
+
+            if response.content_type.startswith(b"text/event-stream"):
+                await self._stream_events(conn, response, self.timeout, deliver)
+            else:
+                chunks = []
+                async with asyncio.timeout(self.timeout):
+                    async for _raw, payload in conn.body(response):
+                        chunks.append(payload)
+                body = b"".join(chunks)
+                if response.status >= 400 and id_text is not None:
+                    await self._deliver_error(body, response.status, msg)
+                elif body.strip():
+                    await deliver(body)
+            self.pool.release(conn, response)
+            conn = None
+        except TimeoutError:
+            if id_text is not None:
+                await self.fail(id_text, f"upstream {self.target.url} did not answer within {self.timeout} s")
+        except UpstreamError as exc:
+            if id_text is not None:
+                await self.fail(id_text, str(exc))
+            else:
+                log.warning("could not deliver a message upstream: %s", exc)
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def _learn_version(self, body: bytes) -> None:
+        with contextlib.suppress(ValueError, AttributeError):
+            version = json.loads(body)["result"]["protocolVersion"]
+            if isinstance(version, str):
+                self.version = version
+
+    async def _deliver_error(self, body: bytes, status: int, msg: Message | None) -> None:
+        """An HTTP error: the upstream's JSON-RPC error when it sent one (its id filled in), else a proxy error."""
+        assert msg is not None
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and isinstance(obj.get("error"), dict):
+            if obj.get("id") is None:  # rejected before its id was read: name the request it answers
+                obj["id"] = msg.id
+                body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+            await self.deliver(body)
+            return
+        await self.deliver(error_message(msg.id, f"finmcp-proxy: upstream answered HTTP {status}"))
+
+    async def _listen(self) -> None:
+        """The GET stream for server-initiated messages (handshake era)."""
+        head = build_request(
+            b"GET", self.target, [h for h in self._headers(None) if h[0] != b"content-type"], b""
+        )
+        try:
+            conn = await self.pool.connect()
+            conn.writer.write(head)
+            response = await conn.read_head(b"GET")
+            if response.status != 200 or not response.content_type.startswith(b"text/event-stream"):
+                conn.close()
+                return
+            try:
+                await self._stream_events(conn, response, None)
+            finally:
+                conn.close()
+        except UpstreamError as exc:
+            log.info("GET stream ended: %s", exc)
+
+    async def close(self) -> None:
+        if self.session_id:
+            head = build_request(b"DELETE", self.target, self._headers(None), b"")
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(3):
+                    conn, response = await self.pool.send(head, b"", b"DELETE")
+                    conn.close()
+        await super().close()
+
+
+class SseUpstream(_HttpBase):
+    """Legacy HTTP+SSE: one GET stream carries every server message; messages are POSTed to its endpoint."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.endpoint: Target | None = None
+        self._ready = asyncio.Event()
+        self.stream: asyncio.Task[Any] | None = None
+
+    async def start(self) -> None:
+        self.stream = self._spawn(self._listen())
+        waiter = asyncio.ensure_future(self._ready.wait())
+        done, _ = await asyncio.wait(
+            {waiter, self.stream}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiter not in done:
+            waiter.cancel()
+            raise UpstreamError(f"SSE upstream {self.target.url} sent no endpoint event")
+
+    async def on_endpoint(self, data: bytes) -> None:
+        self.endpoint = self.target.resolve(data.decode("utf-8").strip())
+        self._ready.set()
+
+    async def _listen(self) -> None:
+        head = build_request(
+            b"GET", self.target, [(b"accept", b"text/event-stream"), *self.extra_headers], b""
+        )
+        reason = "SSE stream ended"
+        try:
+            conn = await self.pool.connect()
+            conn.writer.write(head)
+            response = await conn.read_head(b"GET")
+            if response.status != 200:
+                reason = f"SSE upstream answered HTTP {response.status}"
+            else:
+                try:
+                    await self._stream_events(conn, response, None)
+                finally:
+                    conn.close()
+        except UpstreamError as exc:
+            reason = str(exc)
+        await self.closed(reason)
+
+    async def send(self, raw: bytes, msg: Message | None) -> None:
+        if self.endpoint is None:
+            raise UpstreamError("SSE upstream is not connected")
+        head = build_request(
+            b"POST", self.endpoint, [(b"content-type", b"application/json"), *self.extra_headers], raw
+        )
+        async with asyncio.timeout(self.timeout):
+            conn, response = await self.pool.send(head, raw, b"POST")
+            body = b"".join([p async for _r, p in conn.body(response)])
+        self.pool.release(conn, response)
+        if response.status >= 400 and msg is not None and msg.kind == "request":
+            await self.fail(
+                msg.id_text or "null", f"SSE upstream answered HTTP {response.status}: {body[:200]!r}"
+            )

@@ -1,0 +1,144 @@
+"""Byte-level transparency of the HTTP side, against a scripted upstream that records what it got."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx2
+import pytest
+
+from proxy.testing import ProxyProcess
+from recordings import RecordingStore
+
+CALL = {
+    "jsonrpc": "2.0",
+    "id": "a-1",
+    "method": "tools/call",
+    "params": {"name": "Echo", "arguments": {"x": 1}},
+}
+RESULT = b'{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"hi"}],"isError":false,"_meta":{"k":1}}}'
+
+
+class Upstream(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    seen: list[tuple[str, str, dict[str, str], bytes]] = []
+    mode = "json"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        Upstream.seen.append(("POST", self.path, dict(self.headers.items()), body))
+        if Upstream.mode == "json":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("X-Upstream", "yes")
+            self.send_header("Content-Length", str(len(RESULT)))
+            self.end_headers()
+            self.wfile.write(RESULT)
+        elif Upstream.mode == "sse":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            progress = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}'
+            for data, pause in ((progress, 0.6), (RESULT, 0)):
+                event = b"event: message\r\ndata: " + data + b"\r\n\r\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+                time.sleep(pause)
+            self.wfile.write(b"0\r\n\r\n")
+        elif Upstream.mode == "silent":
+            time.sleep(3)
+
+
+@pytest.fixture(scope="module")
+def fake_upstream():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/deep/mcp?fixed=1"
+    server.shutdown()
+
+
+@pytest.fixture
+def proxied(fake_upstream, tmp_path):
+    Upstream.seen.clear()
+    Upstream.mode = "json"
+    db = tmp_path / "runs.sqlite"
+    with ProxyProcess(["--upstream", fake_upstream, "--db", str(db), "--timeout", "1"]) as proc:
+        proc.db = db
+        yield proc
+
+
+def test_request_and_response_bytes_pass_unchanged(proxied):
+    body = json.dumps(CALL, indent=3).encode()  # odd formatting must survive
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "X-Custom": "kept",
+        "X-Finmcp-Run": "fw",
+        "X-Finmcp-Sample": "s",
+    }
+    with httpx2.Client(timeout=10) as http:
+        response = http.post(proxied.base + "/t/4/mcp", content=body, headers=headers)
+    assert response.status_code == 200
+    assert response.content == RESULT
+    assert response.headers["x-upstream"] == "yes"
+    method, path, seen_headers, seen_body = Upstream.seen[-1]
+    assert (method, path, seen_body) == ("POST", "/deep/mcp?fixed=1", body)
+    lowered = {k.lower(): v for k, v in seen_headers.items()}
+    assert lowered["x-custom"] == "kept"
+    assert not any(k.startswith("x-finmcp") for k in lowered)
+    with RecordingStore.open(proxied.db) as store:
+        calls = store.calls("fw")
+    assert [(c["sample_id"], c["turn"], c["jsonrpc_id"], c["status"]) for c in calls] == [
+        ("s", 4, "a-1", "ok")
+    ]
+    assert calls[0]["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_host_header_names_the_upstream(proxied, fake_upstream):
+    with httpx2.Client(timeout=10) as http:
+        http.post(proxied.url, content=json.dumps(CALL), headers={"Content-Type": "application/json"})
+    host = {k.lower(): v for k, v in Upstream.seen[-1][2].items()}["host"]
+    assert host == fake_upstream.split("/")[2]
+
+
+def test_sse_is_streamed_as_it_arrives(proxied):
+    Upstream.mode = "sse"
+    arrivals = []
+    started = time.monotonic()
+    with (
+        httpx2.Client(timeout=10) as http,
+        http.stream(
+            "POST", proxied.tagged("sse"), content=json.dumps(CALL), headers={"Accept": "text/event-stream"}
+        ) as response,
+    ):
+        assert response.headers["content-type"] == "text/event-stream"
+        for line in response.iter_lines():
+            if line.startswith("data:"):
+                arrivals.append((time.monotonic() - started, line))
+    assert len(arrivals) == 2
+    assert arrivals[0][0] < 0.5 <= arrivals[1][0]  # the progress event came before the pause ended
+    assert arrivals[1][1] == "data: " + RESULT.decode()
+    with RecordingStore.open(proxied.db) as store:
+        assert [c["status"] for c in store.calls("sse")] == ["ok"]
+
+
+def test_silent_upstream_times_out_with_a_jsonrpc_error(proxied):
+    Upstream.mode = "silent"
+    with httpx2.Client(timeout=10) as http:
+        response = http.post(
+            proxied.tagged("slow"), content=json.dumps(CALL), headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 504
+    error = response.json()
+    assert error["id"] == "a-1" and "did not answer within 1.0 s" in error["error"]["message"]
+    with RecordingStore.open(proxied.db) as store:
+        calls = store.calls("slow")
+    assert [c["status"] for c in calls] == ["transport_error"]

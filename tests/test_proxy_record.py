@@ -1,0 +1,108 @@
+"""Record mode → serve the recordings strictly → replay for audit; and the inspection/export commands."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from evaluator.predictions import load_predictions_file
+from proxy.cli import main as proxy_main
+from proxy.testing import ProxyProcess
+from recordings import RecordingStore
+from server.sim.example_args import example_arguments
+from server.testing import ServerProcess
+from server.world import World
+from tool_specs.inventory import load_inventory
+
+TOOLS = ["GetCurrentTime", "SearchFunds", "GetFundDiagnosis", "GetFundsBasicInfo", "GetStrategyDetail"]
+
+
+def plan():
+    """(tool, arguments) groups: one sequential call, then a parallel group, then another call."""
+    inventory = load_inventory("finmcp65")
+    world = World(seed=0)
+    names = [t for t in TOOLS if inventory.get(t) is not None]
+    names += [t.name for t in inventory.tools if t.name not in names][: 5 - len(names)]
+    calls = [(name, example_arguments(inventory.get(name), world)) for name in names]
+    return [calls[:1], calls[1:4], calls[4:]]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("record")
+    db, rec = tmp / "runs.sqlite", tmp / "rec.sqlite"
+    groups = plan()
+    with (
+        ServerProcess(["--latency", "none", "--seed", "0"]) as server,
+        ProxyProcess(["--upstream", server.url, "--db", str(db), "--record-into", str(rec)]) as proxy,
+    ):
+
+        async def main():
+            async with Client(proxy.tagged("rec", "s1", 0), mode="auto") as client:
+                await client.list_tools()  # the proxy learns input schemas (defaults) from the listing
+                for group in groups:
+                    await anyio.sleep(0.1)  # think time between groups
+                    async with anyio.create_task_group() as tg:
+                        for tool, arguments in group:
+                            tg.start_soon(client.call_tool, tool, arguments)
+            async with Client(proxy.tagged("rec", "s2", 1), mode="legacy") as client:
+                await client.call_tool("GetCurrentTime", {})
+
+        anyio.run(main)
+    return db, rec, groups
+
+
+def test_record_then_serve_strictly_then_replay_identical(recorded, capsys):
+    db, rec, groups = recorded
+    with RecordingStore.open(db) as store:
+        calls = store.calls("rec")
+    ok = [c for c in calls if c["status"] == "ok"]
+    assert len(calls) == sum(len(g) for g in groups) + 1 and ok
+    with RecordingStore.open(rec) as store:
+        recorded_rows = list(store.iter_responses())
+    assert len(recorded_rows) == len({(c["tool"], json.dumps(c["arguments"], sort_keys=True)) for c in ok})
+    assert all(r["provenance"].startswith("recorded:http://127.0.0.1:") for r in recorded_rows)
+    with ServerProcess(["--recordings", str(rec), "--miss", "strict", "--latency", "none"]) as replayer:
+        code = proxy_main(["replay", "--db", str(db), "--run", "rec", "--against", replayer.url])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert f"{len(calls)} identical" in out
+        assert replayer.health()["calls"]["finmcp65"].get("miss", 0) == 0
+
+
+def test_replay_reports_differences_with_a_diff(recorded, capsys):
+    db, _rec, _groups = recorded
+    with ServerProcess(["--latency", "none", "--seed", "7"]) as other:
+        code = proxy_main(
+            ["replay", "--db", str(db), "--run", "rec", "--sample", "s1", "--against", other.url, "--json"]
+        )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["counts"].get("different", 0) >= 1
+    different = next(c for c in report["calls"] if c["verdict"] == "different")
+    assert different["diff"] and different["diff"][0]["path"].startswith(("content", "structuredContent"))
+
+
+def test_sessions_show_and_exports(recorded, tmp_path, capsys):
+    db, _rec, groups = recorded
+    assert proxy_main(["sessions", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "run rec:" in out and "2026-07-28" in out and "handshake" in out
+    assert proxy_main(["show", "--db", str(db), "--run", "rec", "--sample", "s1"]) == 0
+    out = capsys.readouterr().out
+    assert "group 1 (3 calls" in out and "turn 0" in out
+    expected = [[name for name, _ in group] for group in groups]
+    for fmt, name in (("jsonl", "preds.jsonl"), ("finmcp", "preds.json"), ("fintoolbench", "ftb.jsonl")):
+        path = tmp_path / name
+        assert (
+            proxy_main(["export", "--db", str(db), "--run", "rec", "--format", fmt, "--out", str(path)]) == 0
+        )
+        preds = load_predictions_file(path, run_id="rec" if fmt == "jsonl" else None)
+        first = preds.first_trial()
+        s1 = first["s1"]
+        groups_seen = [sorted(c.tool for c in g) for turn in s1.turns for g in turn]
+        assert groups_seen == [sorted(g) for g in expected], fmt
+    assert proxy_main(["export", "--db", str(db), "--run", "nope", "--format", "jsonl"]) == 1

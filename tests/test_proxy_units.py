@@ -1,0 +1,144 @@
+"""Unit tests of the proxy's parts: tags, group rules, SSE reading, redaction, the writer thread."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from proxy.grouping import GroupAssigner
+from proxy.http_proxy import redact_target
+from proxy.jsonrpc import parse_body
+from proxy.security import Policy
+from proxy.sse import SSEParser
+from proxy.tags import TagError, Tags, header_tags, split_path
+from proxy.upstream_http import UpstreamError, parse_head
+from proxy.writer import TraceWriter
+from recordings import RecordingStore
+
+MS = 1_000_000
+
+
+def test_path_tags_each_part_optional():
+    assert split_path("/r/run1/s/abc/t/0/mcp", Tags()) == (Tags("run1", "abc", 0), "/mcp")
+    assert split_path("/s/x%20y/mcp", Tags(run="d")) == (Tags("d", "x y", None), "/mcp")
+    assert split_path("/mcp", Tags()) == (Tags(), "/mcp")
+    assert split_path("/r/a/k/2/t/5/finmcp65/mcp", Tags()) == (Tags("a", None, 5, 2), "/finmcp65/mcp")
+    with pytest.raises(TagError, match="turn tag 'x' is not an integer"):
+        split_path("/t/x/mcp", Tags())
+    with pytest.raises(TagError, match="run tag given twice"):
+        split_path("/r/a/r/b/mcp", Tags())
+    tags = header_tags(Tags("a", "b", 1), [(b"x-finmcp-turn", b"7"), (b"x-finmcp-sample", b"z")])
+    assert tags == Tags("a", "z", 7)
+
+
+def test_overlap_gap_and_explicit_rules():
+    g = GroupAssigner(gap_ms=30)
+    scope = ("r", "s", 0, 0)
+    a = g.place(scope, "c1", 0)
+    b = g.place(scope, "c1", 1 * MS)  # a still pending: same group by overlap
+    assert (a.group, a.source, b.group, b.source) == (0, "gap", 0, "overlap")
+    g.finished(a, 10 * MS)
+    g.finished(b, 12 * MS)
+    c = g.place(scope, "c1", 20 * MS)  # 8 ms after the last response: within the gap
+    assert (c.group, c.source) == (0, "gap")
+    g.finished(c, 25 * MS)
+    d = g.place(scope, "c1", 100 * MS)  # think time: new group
+    assert (d.group, d.source) == (1, "gap")
+    other = g.place(scope, "c2", 101 * MS)  # another client key in the same turn: its own group
+    assert other.group == 2
+    e = g.place(scope, "c1", 102 * MS, explicit="x")
+    f = g.place(scope, "c1", 500 * MS, explicit="x")
+    assert (e.group, e.source, f.group) == (3, "explicit", 3)
+    assert g.place(("r", "s", 0, 1), "c1", 600 * MS).group == 0  # a new turn counts from 0
+
+
+def test_sse_parser_handles_split_events_and_line_endings():
+    parser = SSEParser()
+    assert parser.feed(b'event: message\r\ndata: {"a"') == []
+    events = parser.feed(b":1}\r\n\r\nid: 7\ndata: x\ndata: y\n\n: comment\n\n")
+    assert [(e.event, e.data, e.id) for e in events] == [
+        ("message", b'{"a":1}', None),
+        ("message", b"x\ny", "7"),
+    ]
+
+
+def test_parse_body_kinds():
+    kinds = [
+        m.kind for m in parse_body(b'[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"}]')
+    ]
+    assert kinds == ["request", "notification"]
+    assert parse_body(b"{oops")[0].kind == "invalid"
+    assert parse_body(b'{"jsonrpc":"2.0","id":"1","error":{"code":1}}')[0].id_text == '"1"'
+
+
+def test_query_secrets_are_redacted():
+    assert redact_target("/mcp?apiKey=abc&x=1&token=t") == "/mcp?apiKey=[REDACTED]&x=1&token=[REDACTED]"
+    assert redact_target("/mcp") == "/mcp"
+
+
+def test_response_head_parsing():
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    response = parse_head(head, b"POST")
+    assert (response.status, response.body_mode, response.keep_alive) == (200, "chunked", True)
+    assert parse_head(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n", b"POST").body_mode == "none"
+    assert parse_head(b"HTTP/1.1 200 OK\r\n\r\n", b"GET").body_mode == "close"
+    with pytest.raises(UpstreamError, match="bad status line"):
+        parse_head(b"garbage\r\n\r\n", b"GET")
+
+
+def test_policy_hosts_origins_token():
+    policy = Policy.build("127.0.0.1", token="tok")
+    ok = [(b"host", b"127.0.0.1:8766"), (b"authorization", b"Bearer tok")]
+    assert policy.check(ok, "/mcp") is None
+    assert policy.check([(b"host", b"evil.com")], "/mcp")[0] == 421
+    assert policy.check([*ok, (b"origin", b"http://evil.com")], "/mcp")[0] == 403
+    assert policy.check([(b"host", b"localhost")], "/mcp")[0] == 401
+    assert policy.check([(b"host", b"localhost"), (b"x-finmcp-proxy-token", b"tok")], "/mcp") is None
+    assert policy.check([(b"host", b"localhost")], "/healthz") is None
+
+
+def test_writer_acks_after_commit_and_batches(tmp_path):
+    path = tmp_path / "t.sqlite"
+    store = RecordingStore.open(path)
+    writer = TraceWriter(store)
+
+    async def main():
+        writer.bind(asyncio.get_running_loop())
+        for i in range(50):
+            writer.submit(lambda s, i=i: s.log_message(direction="c2s", kind="request", body=f'{{"id":{i}}}'))
+        call_ids = []
+        writer.submit(
+            lambda s: call_ids.append(s.begin_call(tool="T", arguments={"a": 1}, run_id="w")), now=True
+        )
+
+        def finish(s):
+            return s.finish_call(call_ids[0], result={"content": [], "isError": False})
+
+        status = await writer.submit(finish, wait=True)
+        with RecordingStore.open(path) as reader:  # another connection sees the committed row
+            assert [c["status"] for c in reader.calls("w")] == ["ok"]
+        return status
+
+    assert asyncio.run(main()) == "ok"
+    writer.close()
+    assert len(store.messages()) == 50 and writer.failures == 0
+    store.close()
+
+
+def test_writer_survives_a_failing_operation(tmp_path):
+    store = RecordingStore.open(tmp_path / "t.sqlite")
+    writer = TraceWriter(store)
+
+    async def main():
+        writer.bind(asyncio.get_running_loop())
+        bad = writer.submit(lambda s: s.finish_call(999, status="ok"), wait=True)
+        with pytest.raises(Exception, match="needs a result"):
+            await bad
+        good = writer.submit(lambda s: s.ensure_run("fine"), wait=True)
+        await good
+
+    asyncio.run(main())
+    writer.close()
+    assert [r["run_id"] for r in store.runs()] == ["fine"] and writer.failures == 1
+    store.close()
