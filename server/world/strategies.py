@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from . import trading_calendar as cal
 from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund
-from .navs import NavSeries, performance
+from .navs import NavSeries, performance, year_bounds
 from .rng import pick, proportional_bp, rng_for, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
@@ -139,24 +139,32 @@ def build_strategy(world: World, code: str) -> Strategy:
 
 def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dict]:
     """Daily NAV from the setup date: daily-rebalanced weighted fund returns (weights renormalised over
-    the funds that already exist on a day; a day with none is flat)."""
+    the funds that already exist on a day; a day with none is flat).
+
+    Reads each constituent's daily returns for the strategy's years only (``World.fund_returns_year``),
+    not its whole NAV history since its own setup: a fund's return on a day is the same either way.
+    """
     s = cal.index_on_or_after(date.fromisoformat(strategy.setup_date))
     e = cal.index_on_or_before(world.as_of)
-    parts = []
+    days = cal.all_trading_days()
+    num = [0.0] * (e - s + 1)
+    den = [0.0] * (e - s + 1)
     for c in strategy.composition:
-        series, _, _ = world.fund_nav_series(c["fund_code"])
-        parts.append((c["weight_bp"], series))
+        stub = world.fund_stub(c["fund_code"])
+        weight = c["weight_bp"]
+        first = max(s, cal.index_on_or_after(stub.setup_date)) + 1  # a fund's first day has no return
+        if first > e:
+            continue
+        for year in range(days[first].year, days[e].year + 1):
+            lo, hi = year_bounds(year)
+            chunk = world.fund_returns_year(stub, year)
+            for g in range(max(first, lo), min(e + 1, hi)):
+                num[g - s] += weight * chunk[g - lo]
+                den[g - s] += weight
     x = 1.0
     adj = []
-    for g in range(s, e + 1):
-        num = den = 0.0
-        if g > s:
-            for w, ser in parts:
-                i = g - ser.start_index
-                if 1 <= i < len(ser.adj):
-                    num += w * (ser.adj[i] / ser.adj[i - 1] - 1.0)
-                    den += w
-        x *= 1.0 + (num / den if den else 0.0)
+    for total, weights in zip(num, den, strict=True):
+        x *= 1.0 + (total / weights if weights else 0.0)
         adj.append(round(x, 6))
     navs = array("d", (round(a, 4) for a in adj))
     series = NavSeries(s, cal.all_trading_day_strings()[s : e + 1], navs, navs, array("d", adj))
