@@ -1,4 +1,4 @@
-"""Command line of ``finmcp-eval``: ``score``, ``compare`` and ``demo``.
+"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``run``, ``demo`` and ``synth``.
 
 Bad input prints one clear message on stderr and exits with status 2 (no traceback).
 """
@@ -84,7 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--preds", action="append", default=[], help="predictions file; give twice (A then B)"
     )
-    sub.add_parser("demo", help="end-to-end demo on the embedded defaults")
+    from evaluator.harness.cli import add_parser as add_run_parser
+    from evaluator.harness.demo import add_arguments as add_demo_arguments
+
+    add_run_parser(sub)
+    add_demo_arguments(sub.add_parser("demo", help="end-to-end demo on the embedded defaults"))
     from evaluator.synth.cli import add_parser as add_synth_parser
 
     add_synth_parser(sub)
@@ -217,13 +221,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(_args: argparse.Namespace) -> int:
-    try:
-        from tool_specs.summary import main as summary_main
-    except ImportError:
-        print("finmcp-eval demo: not available yet (tool_specs.summary is missing)", file=sys.stderr)
-        return 2
-    return int(summary_main() or 0)
+def cmd_demo(args: argparse.Namespace) -> int:
+    from evaluator.harness.demo import run_demo
+
+    return run_demo(args)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from evaluator.harness.cli import run
+
+    return run(args)
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -239,7 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its message
         return int(exc.code or 0) if exc.code in (0, None) else 2
-    handlers = {"score": cmd_score, "compare": cmd_compare, "demo": cmd_demo, "synth": cmd_synth}
+    handlers = {
+        "score": cmd_score,
+        "compare": cmd_compare,
+        "run": cmd_run,
+        "demo": cmd_demo,
+        "synth": cmd_synth,
+    }
     try:
         return handlers[args.command](args)
     except EvalInputError as exc:

@@ -311,10 +311,14 @@ def test_argparse_errors_exit_2(capsys):
     capsys.readouterr()
 
 
-def test_demo_subcommand_runs_or_explains(capsys):
-    code = main(["demo"])
-    captured = capsys.readouterr()
-    assert code in (0, 2) and (captured.out or captured.err)
+def test_demo_runs_end_to_end_on_a_slice(capsys, tmp_path):
+    code = main(["demo", "--limit", "30", "--out", str(tmp_path), "--bootstrap", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    oracle = next(line for line in out.splitlines() if line.lstrip("| ").startswith("oracle"))
+    assert oracle.count("1.000") >= 4, oracle  # TF1, TR, TP, EMR
+    assert (tmp_path / "leaderboard.md").is_file()
+    assert (tmp_path / "oracle" / "report.html").is_file()
 
 
 def test_score_fintoolbench_run_renders_all_formats(tmp_path, shared_dir):

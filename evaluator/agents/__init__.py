@@ -1,0 +1,21 @@
+"""Agents the harness can drive: ``oracle``, ``noisy`` and ``openai`` (see docs/harness.md)."""
+
+from __future__ import annotations
+
+from evaluator.agents.base import Agent, ToolCall, ToolOutcome, TurnContext, TurnResult
+from evaluator.agents.noisy import NoiseRates, NoisyAgent
+from evaluator.agents.oracle import OracleAgent
+
+AGENTS = ("oracle", "noisy", "openai")
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "NoiseRates",
+    "NoisyAgent",
+    "OracleAgent",
+    "ToolCall",
+    "ToolOutcome",
+    "TurnContext",
+    "TurnResult",
+]

@@ -1,0 +1,107 @@
+"""What every agent gets for one turn and what it must do: call tools through the session, return a reply.
+
+The harness builds a :class:`TurnContext` per (sample, trial, turn). An agent calls tools only through
+``ctx.session.call_group`` (one call = one assistant step; its calls run concurrently and share a
+group tag), so every call reaches the server through the logging proxy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evaluator.model import Reference
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One call an agent wants to make."""
+
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """What one call returned: the MCP result dict, or the error that replaced it."""
+
+    call: ToolCall
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a result without ``isError``."""
+        return self.result is not None and not self.result.get("isError")
+
+    def text(self) -> str:
+        """The observation an LLM sees: the result's text content, or ``[error] ...`` (FinMCP's marker)."""
+        if self.error is not None:
+            return f"[error] {self.error}"
+        result = self.result or {}
+        parts = [
+            c.get("text", "")
+            for c in result.get("content") or []
+            if isinstance(c, dict) and c.get("type", "text") == "text"
+        ]
+        text = "\n".join(p for p in parts if isinstance(p, str))
+        if result.get("isError"):
+            return f"[error] {text}"
+        return text
+
+
+class ToolSession(Protocol):
+    """Tool access of one (sample, trial, turn); implemented by the harness."""
+
+    calls_made: int
+
+    async def call_group(self, calls: list[ToolCall]) -> list[ToolOutcome]:
+        """Issue the calls of one assistant step concurrently; outcomes in call order."""
+        ...
+
+
+@dataclass
+class TurnContext:
+    """Everything an agent may use for one turn."""
+
+    sample: Reference
+    turn: int
+    trial: int
+    tools: list[dict[str, Any]]
+    """The MCP ``tools/list`` entries (``name``, ``description``, ``inputSchema``, ``_meta``)."""
+    messages: list[dict[str, Any]]
+    """OpenAI-style gold prefix: turns 0..turn-1 with gold calls, outputs and replies, then this user turn."""
+    session: ToolSession
+
+
+@dataclass
+class TurnResult:
+    """An agent's reply for one turn (its calls are in the trace, not here)."""
+
+    answer: str = ""
+    steps: int = 0
+    stopped: str = "done"
+    """'done' (no more tool calls), 'max_calls' or 'max_steps'."""
+
+
+class Agent(Protocol):
+    """A built-in or LLM agent."""
+
+    name: str
+
+    async def run_turn(self, ctx: TurnContext) -> TurnResult:
+        """Play one turn: make calls through ``ctx.session``, return the reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release resources (HTTP clients)."""
+        ...
+
+
+def seeded_rng(seed: int, *parts: object) -> random.Random:
+    """A random stream that depends only on the seed and the parts (sample, trial, turn)."""
+    text = "\x1f".join(str(p) for p in (seed, *parts))
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))

@@ -1,0 +1,148 @@
+"""The ``openai`` agent: any OpenAI-compatible chat endpoint with tool calling, through the proxy.
+
+Per turn: the gold prefix (FinMCP protocol) goes to the model with the tools as OpenAI function
+tools; every assistant message with ``tool_calls`` is one step whose calls run concurrently through
+the session, and each result comes back as a ``tool`` message (the result text, or ``[error] ...``).
+The loop ends when the model answers without tool calls, or at a cap:
+
+- ``max_calls`` (default 20, FinMCP-Bench's ``max_tool_num``): calls beyond the budget are not made;
+- ``max_steps`` (e.g. 5, FinToolBench's rounds).
+
+After a cap, one more request without tools asks for the reply (as FinToolBench's agent does).
+With ``top_k``, only the K tools BM25 ranks best for the user message are offered (FATR-style);
+``inject_tags`` appends each tool's finance tags to its description and adds a system note.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evaluator.agents.base import ToolCall, TurnContext, TurnResult
+from evaluator.agents.bm25 import ToolRetriever
+from evaluator.agents.history import call_id
+from evaluator.agents.llm_client import ChatClient, LlmError
+
+TAGS_SYSTEM_NOTE = (
+    "Each tool lists financial_tags: how fresh its data is (timeliness), what it does (intent_type) "
+    "and which markets it covers (regulatory_domains). Prefer tools whose freshness, intent and "
+    "domain fit the question."
+)
+
+
+def openai_tool(tool: dict[str, Any], inject_tags: bool = False) -> dict[str, Any]:
+    """An MCP tool as an OpenAI function tool (optionally with its finance tags in the description)."""
+    description = str(tool.get("description") or "")
+    if inject_tags:
+        tags = ((tool.get("_meta") or {}).get("io.finmcp/tags")) or {}
+        picked = {k: tags[k] for k in ("timeliness", "intent_type", "regulatory_domains") if k in tags}
+        if picked:
+            description += "\nfinancial_tags: " + json.dumps(picked, ensure_ascii=False)
+    return {
+        "type": "function",
+        "function": {
+            "name": tool["name"],
+            "description": description,
+            "parameters": tool.get("inputSchema") or {"type": "object", "properties": {}},
+        },
+    }
+
+
+def parse_arguments(text: Any) -> dict[str, Any]:
+    """The model's argument string as an object; unparsable or non-object arguments become ``{}``."""
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text) if isinstance(text, str) and text.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class OpenAIAgent:
+    """Chat-completions tool loop (see the module docstring)."""
+
+    def __init__(
+        self,
+        chat: ChatClient,
+        max_calls: int = 20,
+        max_steps: int | None = None,
+        top_k: int | None = None,
+        inject_tags: bool = False,
+        name: str = "openai",
+    ) -> None:
+        self.chat = chat
+        self.max_calls = max_calls
+        self.max_steps = max_steps
+        self.top_k = top_k
+        self.inject_tags = inject_tags
+        self.name = name
+        self._retriever: tuple[int, ToolRetriever] | None = None
+
+    def offered_tools(self, tools: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
+        """All tools, or the BM25 top-K for ``query`` when ``top_k`` is set and smaller than the list."""
+        if not self.top_k or len(tools) <= self.top_k:
+            return tools
+        if self._retriever is None or self._retriever[0] != id(tools):
+            self._retriever = (id(tools), ToolRetriever(tools))
+        return self._retriever[1].top(query, self.top_k)
+
+    async def run_turn(self, ctx: TurnContext) -> TurnResult:
+        """The tool loop for one turn."""
+        query = str(ctx.messages[-1].get("content") or "") if ctx.messages else ""
+        functions = [openai_tool(t, self.inject_tags) for t in self.offered_tools(ctx.tools, query)]
+        messages = list(ctx.messages)
+        if self.inject_tags:
+            messages.insert(0, {"role": "system", "content": TAGS_SYSTEM_NOTE})
+        calls = steps = 0
+        while True:
+            if self.max_steps is not None and steps >= self.max_steps:
+                return TurnResult(await self._final(messages), steps, "max_steps")
+            message = await self.chat.complete(messages, functions)
+            requested = message.get("tool_calls") or []
+            if not requested:
+                return TurnResult(str(message.get("content") or ""), steps, "done")
+            budget = self.max_calls - calls
+            ids, step = [], []
+            for index, entry in enumerate(requested[: max(budget, 0)]):
+                function = (entry or {}).get("function") or {}
+                ids.append(entry.get("id") or call_id(ctx.sample.id, ctx.turn, 1000 + steps, index))
+                step.append(
+                    ToolCall(str(function.get("name") or ""), parse_arguments(function.get("arguments")))
+                )
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": message.get("content") or "",
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": c.tool,
+                                "arguments": json.dumps(c.arguments, ensure_ascii=False),
+                            },
+                        }
+                        for cid, c in zip(ids, step, strict=True)
+                    ],
+                }
+            )
+            outcomes = await ctx.session.call_group(step)
+            for cid, outcome in zip(ids, outcomes, strict=True):
+                messages.append({"role": "tool", "tool_call_id": cid, "content": outcome.text()})
+            calls += len(step)
+            steps += 1
+            if len(requested) > len(step) or calls >= self.max_calls:
+                return TurnResult(await self._final(messages), steps, "max_calls")
+
+    async def _final(self, messages: list[dict[str, Any]]) -> str:
+        """The reply after a cap: one request without tools; '' if it fails."""
+        try:
+            message = await self.chat.complete(messages, [])
+        except LlmError:
+            return ""
+        return str(message.get("content") or "")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self.chat.aclose()

@@ -1,0 +1,9 @@
+"""The agent harness: drive an agent over a benchmark through the logging proxy (``finmcp-eval run``).
+
+- :mod:`evaluator.harness.runner` walks samples, trials and turns and records each sample's outcome;
+- :mod:`evaluator.harness.session` builds tagged proxy URLs and issues one step's calls concurrently;
+- :mod:`evaluator.harness.mcp_client` is the pooled 2026-era MCP client;
+- :mod:`evaluator.harness.spawn` starts ``finmcp-server`` + ``finmcp-proxy`` for ``--spawn``;
+- :mod:`evaluator.harness.scoring` scores a run from the trace DB; :mod:`evaluator.harness.demo` is
+  ``finmcp-eval demo``.
+"""

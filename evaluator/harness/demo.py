@@ -1,0 +1,109 @@
+"""``finmcp-eval demo`` (``make demo``): spawn server + proxy, run three agents on finmcp-sim, score them.
+
+Agents: ``oracle`` (must score 1.0 everywhere) and two ``noisy`` settings. Everything is written under
+``out/demo/`` (a fresh trace DB each time): ``runs.sqlite``, one ``{agent}/report.{json,md,html}`` per
+agent and ``leaderboard.md``. No network beyond loopback, no LLM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import EvalInputError
+
+DEMO_AGENTS = (
+    ("oracle", None),
+    ("noisy-light", "drop=0.05,wrong=0.05,over=0.05,split=0.05,merge=0.05,reorder=0.05"),
+    ("noisy-heavy", "drop=0.2,wrong=0.2,over=0.2,split=0.2,merge=0.2,reorder=0.2"),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``finmcp-eval demo``."""
+    p.add_argument("--out", default="out/demo", help="output folder (default out/demo)")
+    p.add_argument("--limit", type=int, help="a stratified slice of N samples (default: all 613)")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _fresh(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", ".harness.jsonl"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _agent(name: str, noise: str | None, seed: int) -> Any:
+    from evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
+
+    return OracleAgent() if noise is None else NoisyAgent(NoiseRates.parse(noise), seed, name=name)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Run the demo; prints the leaderboard and the report paths."""
+    from evaluator.agents.history import RecordedOutputs
+    from evaluator.harness.cli import write_report
+    from evaluator.harness.runner import RunConfig, run_agent
+    from evaluator.harness.scoring import leaderboard
+    from evaluator.harness.setup import load_bench
+    from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
+
+    start = time.monotonic()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    db = out / "runs.sqlite"
+    _fresh(db)
+    state = db.with_name(db.name + ".harness.jsonl")
+    bench = load_bench("finmcp-sim", out, limit=args.limit)
+    outputs = RecordedOutputs(str(bench.recordings), bench.inventory)
+    progress = not args.no_progress and sys.stderr.isatty()
+    print(
+        f"finmcp-eval demo: {len(bench.refs)} samples of finmcp-sim, agents {', '.join(n for n, _ in DEMO_AGENTS)}"
+    )
+    spawn = SpawnConfig(db=db, inventory=bench.inventory_name, recordings=bench.recordings, seed=args.seed)
+    try:
+        with Stack(spawn) as stack:
+            print(f"server {stack.server_url}  proxy {stack.proxy_base}/mcp  trace DB {db}")
+
+            async def all_runs() -> list[Any]:
+                summaries = []
+                for name, noise in DEMO_AGENTS:
+                    config = RunConfig(
+                        run_id=name,
+                        proxy_url=stack.proxy_base,
+                        state_path=state,
+                        db_path=db,
+                        concurrency=args.concurrency,
+                        progress=progress,
+                    )
+                    summaries.append(
+                        await run_agent(bench.refs, _agent(name, noise, args.seed), config, outputs)
+                    )
+                return summaries
+
+            for summary in asyncio.run(all_runs()):
+                print(summary.line())
+    except SpawnError as exc:
+        raise EvalInputError(f"demo: could not start server and proxy: {exc}") from None
+    finally:
+        outputs.close()
+    ran = time.monotonic() - start
+    rows = []
+    for name, _ in DEMO_AGENTS:
+        report = write_report(bench, db, state, name, out / name, args.bootstrap, args.seed)
+        rows.append((name, report))
+    table = leaderboard(rows)
+    (out / "leaderboard.md").write_text(table, "utf-8")
+    print()
+    print(table)
+    for name, _ in DEMO_AGENTS:
+        print(f"HTML report ({name}): {(out / name / 'report.html').resolve()}")
+    print(
+        f"demo finished in {time.monotonic() - start:.1f} s (runs {ran:.1f} s, scoring {time.monotonic() - start - ran:.1f} s)"
+    )
+    return 0

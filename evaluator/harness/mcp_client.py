@@ -1,0 +1,200 @@
+"""A lean MCP client for the harness: the 2026-07-28 era over Streamable HTTP, one pooled connection set.
+
+Why not one SDK ``mcp.client.Client`` per (sample, turn)? Measured on this machine through the proxy:
+a fresh SDK client lists the tools and recompiles every output-schema validator it meets, which
+made 576 replayed calls take 15.6 s (37 calls/s; 70% of it in ``jsonschema.check_schema``). This
+client sends the same wire messages the SDK sends in that era (``_meta`` with the protocol version,
+client info and capabilities; ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers),
+reuses keep-alive connections across samples, and leaves output validation to the scorer.
+``SdkSessions`` (``--mcp-client sdk``) keeps the SDK path for comparison.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+
+PROTOCOL_VERSION = "2026-07-28"
+CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
+GROUP_META_KEY = "io.finmcp/group"
+
+
+class McpCallError(Exception):
+    """A request got no usable MCP answer (HTTP failure, JSON-RPC error or unreadable body)."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _sse_messages(text: str) -> list[Any]:
+    """JSON payloads of the ``data:`` lines of an SSE body (events split by blank lines)."""
+    messages, data = [], []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif not line.strip() and data:
+            messages.append(json.loads("\n".join(data)))
+            data = []
+    if data:
+        messages.append(json.loads("\n".join(data)))
+    return messages
+
+
+class McpHttpClient:
+    """``tools/list`` and ``tools/call`` POSTs to any (tagged) endpoint URL over one connection pool."""
+
+    def __init__(self, timeout: float = 120.0, max_connections: int = 64) -> None:
+        self.http = httpx2.AsyncClient(
+            timeout=timeout,
+            limits=httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            trust_env=False,
+        )
+        self._ids = itertools.count(1)
+
+    async def aclose(self) -> None:
+        """Close the pooled connections."""
+        await self.http.aclose()
+
+    async def request(
+        self,
+        url: str,
+        method: str,
+        params: dict[str, Any],
+        name: str | None = None,
+        sent: asyncio.Event | None = None,
+    ) -> Any:
+        """One JSON-RPC request; returns its ``result`` or raises :class:`McpCallError`.
+
+        ``sent`` is set once the request body is on the wire (or the request ended), so a caller can
+        start concurrent calls in a fixed arrival order.
+        """
+        rid = next(self._ids)
+        meta = dict(params.get("_meta") or {})
+        meta.update(
+            {
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+                "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        )
+        body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            "mcp-protocol-version": PROTOCOL_VERSION,
+            "mcp-method": method,
+        }
+        if name is not None:
+            headers["mcp-name"] = name
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            if sent is not None and event.endswith("send_request_body.complete"):
+                sent.set()
+
+        try:
+            response = await self.http.post(
+                url, content=payload, headers=headers, extensions={"trace": trace}
+            )
+        except httpx2.HTTPError as exc:
+            raise McpCallError(f"{method}: transport error: {type(exc).__name__}: {exc}") from None
+        finally:
+            if sent is not None:
+                sent.set()
+        text = response.text
+        try:
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                messages = _sse_messages(text)
+            else:
+                messages = [json.loads(text)] if text.strip() else []
+        except json.JSONDecodeError:
+            raise McpCallError(
+                f"{method}: HTTP {response.status_code}: unreadable body {text[:200]!r}"
+            ) from None
+        for message in messages:
+            if isinstance(message, dict) and message.get("id") == rid:
+                if "error" in message:
+                    error = message["error"] or {}
+                    raise McpCallError(f"{method}: {error.get('message', error)}", error.get("code"))
+                return message.get("result")
+        raise McpCallError(
+            f"{method}: HTTP {response.status_code}: no response for request {rid}: {text[:200]!r}"
+        )
+
+    async def list_tools(self, url: str) -> list[dict[str, Any]]:
+        """Every tool of the endpoint (follows ``nextCursor``)."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(1000):
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            result = await self.request(url, "tools/list", params)
+            tools.extend(result.get("tools") or [])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+        raise McpCallError("tools/list: more than 1000 pages")
+
+    async def call_tool(
+        self,
+        url: str,
+        name: str,
+        arguments: dict[str, Any],
+        meta: dict[str, Any] | None = None,
+        sent: asyncio.Event | None = None,
+    ) -> dict[str, Any]:
+        """``tools/call``; returns the result dict (``content``, ``structuredContent``, ``isError``)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if meta:
+            params["_meta"] = dict(meta)
+        result = await self.request(url, "tools/call", params, name=name, sent=sent)
+        if not isinstance(result, dict):
+            raise McpCallError(f"tools/call {name}: result is not an object: {result!r:.200}")
+        return result
+
+
+class SdkSessions:
+    """The SDK path: one ``mcp.client.Client(url, mode=...)`` per (sample, turn) URL."""
+
+    def __init__(self, mode: str = PROTOCOL_VERSION) -> None:
+        self.mode = mode
+
+    @asynccontextmanager
+    async def open(self, url: str) -> AsyncIterator[Any]:
+        """A connected SDK client on ``url``; its ``call_tool`` returns result dicts like ours."""
+        from mcp.client import Client
+
+        async with Client(url, mode=self.mode) as client:
+            yield _SdkAdapter(client)
+
+
+class _SdkAdapter:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def call_tool(
+        self,
+        url: str,
+        name: str,
+        arguments: dict[str, Any],
+        meta: dict[str, Any] | None = None,
+        sent: asyncio.Event | None = None,
+    ) -> dict[str, Any]:
+        if sent is not None:
+            sent.set()  # the SDK does not say when a request is written
+        try:
+            result = await self.client.call_tool(name, arguments, meta=meta or None)
+        except Exception as exc:  # McpError, RuntimeError from output validation, transport errors
+            raise McpCallError(f"tools/call {name}: {type(exc).__name__}: {exc}") from None
+        data = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return {
+            "content": data.get("content", []),
+            "structuredContent": data.get("structuredContent"),
+            "isError": bool(data.get("isError", False)),
+        }

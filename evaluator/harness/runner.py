@@ -1,0 +1,207 @@
+"""Drive an agent over references through the proxy: samples concurrently, turns and steps in order.
+
+For each (sample, trial) the runner walks the turns; for turn k it gives the agent the gold prefix
+(turns 0..k-1, as FinMCP-Bench's inference does), the tools from the run's ``tools/list``, and a
+session on ``/r/{run}/s/{sample}[/k/{trial}]/t/{k}/mcp``. A sample that raises is recorded as an
+error in the run state and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.agents.base import Agent, TurnContext
+from evaluator.agents.history import OutputLookup, gold_messages
+from evaluator.errors import EvalInputError
+from evaluator.harness.mcp_client import McpHttpClient, SdkSessions
+from evaluator.harness.session import HarnessSession, tagged_url, untagged_url
+from evaluator.harness.state import RunState
+from evaluator.model import Reference
+from evaluator.synth.progress import Progress
+
+PARTIAL_SUFFIX = "~partial"
+"""Calls of an interrupted sample are moved to run ``{run}~partial`` before it is re-run."""
+
+
+@dataclass
+class RunConfig:
+    """How to drive one run."""
+
+    run_id: str
+    proxy_url: str
+    state_path: Path
+    db_path: Path | None = None
+    """The proxy's trace DB, when known (needed to set aside partial traces on --resume)."""
+    concurrency: int = 8
+    trials: int = 1
+    resume: bool = False
+    group_tags: bool = True
+    mcp_client: str = "lean"
+    """'lean' (pooled 2026-era client) or 'sdk' (one SDK client per (sample, turn))."""
+    progress: bool = True
+
+
+@dataclass
+class RunSummary:
+    """What a run did."""
+
+    run_id: str
+    samples: int = 0
+    done: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        """One human-readable line."""
+        return (
+            f"run {self.run_id}: {self.done} done, {len(self.errors)} failed, {self.skipped} skipped "
+            f"(resume), {self.calls} calls in {self.seconds:.1f} s"
+        )
+
+
+def check_run_is_new(db_path: Path | None, run_id: str) -> None:
+    """Refuse to mix a new run into an existing one of the same id (use --resume or another --run)."""
+    if db_path is None or not Path(db_path).is_file():
+        return
+    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        count = con.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
+    except sqlite3.Error:
+        count = 0
+    finally:
+        con.close()
+    if count:
+        raise EvalInputError(
+            f"run {run_id!r} already has {count} call(s) in {db_path}; use --resume to complete it or another --run"
+        )
+
+
+def set_aside_partial(db_path: Path, run_id: str, keep: set[tuple[str, int]]) -> int:
+    """Move the calls of unfinished samples of ``run_id`` to run ``{run_id}~partial``; returns how many."""
+    con = sqlite3.connect(str(db_path), timeout=30)
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT sample_id, trial FROM calls WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        moved = 0
+        with con:
+            for sample_id, trial in rows:
+                if (str(sample_id), int(trial or 0)) in keep:
+                    continue
+                cur = con.execute(
+                    "UPDATE calls SET run_id = ? WHERE run_id = ? AND sample_id IS ? AND trial = ?",
+                    (run_id + PARTIAL_SUFFIX, run_id, sample_id, trial),
+                )
+                moved += cur.rowcount
+        return moved
+    except sqlite3.OperationalError as exc:
+        raise EvalInputError(f"trace DB {db_path}: cannot set aside partial samples: {exc}") from None
+    finally:
+        con.close()
+
+
+async def run_agent(
+    refs: list[Reference],
+    agent: Agent,
+    config: RunConfig,
+    outputs: OutputLookup | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
+) -> RunSummary:
+    """Run ``agent`` on every (sample, trial) not yet finished; returns the summary."""
+    state = RunState(config.state_path)
+    finished = state.finished(config.run_id) if config.resume else set()
+    if config.resume:
+        if config.db_path is not None and Path(config.db_path).is_file():
+            set_aside_partial(config.db_path, config.run_id, finished)
+    else:
+        check_run_is_new(config.db_path, config.run_id)
+    jobs = [(ref, k) for ref in refs for k in range(config.trials) if (ref.id, k) not in finished]
+    summary = RunSummary(
+        config.run_id, samples=len(refs) * config.trials, skipped=len(refs) * config.trials - len(jobs)
+    )
+    client = McpHttpClient(max_connections=max(4, config.concurrency * 4))
+    sdk = SdkSessions() if config.mcp_client == "sdk" else None
+    start = time.monotonic()
+    try:
+        tools = await client.list_tools(untagged_url(config.proxy_url, config.run_id))
+        limiter = asyncio.Semaphore(max(1, config.concurrency))
+        with Progress(f"{config.run_id}", len(jobs), enabled=config.progress) as bar:
+
+            async def job(ref: Reference, trial: int) -> None:
+                async with limiter:
+                    record = await _run_sample(ref, trial, agent, config, client, sdk, tools, outputs)
+                state.append(record)
+                summary.calls += record["calls"]
+                if record["status"] == "done":
+                    summary.done += 1
+                else:
+                    summary.errors[f"{ref.id}#{trial}"] = record["error"]
+                if on_sample is not None:
+                    on_sample(record)
+                bar.advance()
+
+            await asyncio.gather(*(job(ref, k) for ref, k in jobs))
+    finally:
+        summary.seconds = time.monotonic() - start
+        state.close()
+        await client.aclose()
+    return summary
+
+
+async def _run_sample(
+    ref: Reference,
+    trial: int,
+    agent: Agent,
+    config: RunConfig,
+    client: McpHttpClient,
+    sdk: SdkSessions | None,
+    tools: list[dict[str, Any]],
+    outputs: OutputLookup | None,
+) -> dict[str, Any]:
+    start = time.monotonic()
+    record: dict[str, Any] = {"run": config.run_id, "sample": ref.id, "trial": trial, "agent": agent.name}
+    answers: list[str] = []
+    sessions: list[HarnessSession] = []
+    trial_tag = trial if config.trials > 1 else None
+    try:
+        for turn in range(len(ref.turns)):
+            url = tagged_url(config.proxy_url, config.run_id, ref.id, turn, trial_tag)
+            if sdk is not None:
+                async with sdk.open(url) as sdk_client:
+                    sessions.append(HarnessSession(sdk_client, url, config.group_tags))
+                    result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
+            else:
+                sessions.append(HarnessSession(client, url, config.group_tags))
+                result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
+            answers.append(result.answer)
+        record.update(status="done", error=None)
+    except Exception as exc:  # one sample's failure never aborts the run
+        record.update(status="error", error=f"{type(exc).__name__}: {exc}", where=_where(exc))
+    calls = sum(s.calls_made for s in sessions)
+    record.update(answers=answers, calls=calls, seconds=round(time.monotonic() - start, 4))
+    return record
+
+
+def _context(
+    ref: Reference,
+    turn: int,
+    trial: int,
+    tools: list[dict[str, Any]],
+    outputs: OutputLookup | None,
+    session: HarnessSession,
+) -> TurnContext:
+    return TurnContext(ref, turn, trial, tools, gold_messages(ref, turn, outputs), session)
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""

@@ -1,0 +1,91 @@
+"""Score a harness run from the trace DB with the evaluator's pipeline, and the leaderboard table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import EvalInputError
+from evaluator.model import Prediction, Reference
+from evaluator.predictions import PredictionSet, load_predictions_db
+from evaluator.references import ReferenceSet
+
+LEADERBOARD = (
+    ("TF1", "official.macro_F1"),
+    ("TR", "official.macro_Recall"),
+    ("TP", "official.macro_Precision"),
+    ("EMR", "paper.EMR"),
+)
+"""Leaderboard columns: label and headline metric."""
+
+
+def run_predictions(
+    db_path: str | Path, run_id: str, state_records: list[dict[str, Any]] | None = None
+) -> PredictionSet:
+    """Predictions of ``run_id`` from the trace DB, with the harness's sample errors and replies attached.
+
+    A sample the harness recorded as failed is flagged ``error`` (the evaluator drops it, as the
+    official script drops error samples); a sample that made no call at all has no rows, so it
+    gets an empty prediction when the run state says it finished.
+    """
+    try:
+        preds = load_predictions_db(db_path, run_id)
+    except EvalInputError as exc:
+        if "not found" not in str(exc) or not Path(db_path).is_file():
+            raise
+        preds = PredictionSet({}, "trace_db", str(db_path), run_id)
+    for record in state_records or []:
+        sample, trial = str(record["sample"]), int(record.get("trial", 0))
+        trials = preds.by_sample.setdefault(sample, [])
+        pred = next((p for p in trials if p.trial == trial), None)
+        if pred is None:
+            pred = Prediction(sample, [], trial=trial, run_id=run_id)
+            trials.append(pred)
+            trials.sort(key=lambda p: p.trial)
+        if record.get("status") == "error":
+            pred.error = record.get("error") or "harness error"
+        answers = record.get("answers") or []
+        if answers:
+            pred.answer = answers[-1]
+    return preds
+
+
+def score_run(
+    refs: list[Reference],
+    db_path: str | Path,
+    run_id: str,
+    state_records: list[dict[str, Any]] | None = None,
+    inventory: Any = None,
+    bootstrap: int = 2000,
+    seed: int = 0,
+    refs_name: str = "",
+) -> dict[str, Any]:
+    """The evaluator's full report dict for one run."""
+    from evaluator.argnorm import Canonicalizer, inventory_schema_lookup
+    from evaluator.pipeline import EvalOptions, evaluate
+
+    preds = run_predictions(db_path, run_id, state_records)
+    canon = Canonicalizer(inventory_schema_lookup(inventory) if inventory is not None else None)
+    opts = EvalOptions(bootstrap=bootstrap, seed=seed, canon=canon)
+    return evaluate(ReferenceSet(list(refs), "finmcp", refs_name), preds, opts)
+
+
+def _cell(entry: dict[str, Any] | None) -> str:
+    if not entry or entry.get("value") is None:
+        return "–"
+    text = f"{entry['value']:.3f}"
+    if entry.get("lo") is not None and entry.get("hi") is not None:
+        text += f" [{entry['lo']:.3f}, {entry['hi']:.3f}]"
+    return text
+
+
+def leaderboard(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """A Markdown table: agent, scored samples, and TF1/TR/TP/EMR with 95% bootstrap CIs."""
+    header = ["agent", "N", *(label for label, _ in LEADERBOARD)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for agent, report in rows:
+        headline = report.get("headline", {})
+        cells = [agent, str(report.get("coverage", {}).get("scored", ""))]
+        cells += [_cell(headline.get(metric)) for _, metric in LEADERBOARD]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,75 @@
+"""Tagged endpoints and the tool session an agent uses for one (sample, trial, turn)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from evaluator.agents.base import ToolCall, ToolOutcome
+from evaluator.errors import EvalInputError
+from evaluator.harness.mcp_client import GROUP_META_KEY, McpCallError
+
+
+def tagged_url(proxy_url: str, run: str, sample: str, turn: int, trial: int | None = None) -> str:
+    """``http://host:port/r/{run}/s/{sample}[/k/{trial}]/t/{turn}/mcp`` for a proxy URL.
+
+    ``proxy_url`` may be ``http://host:port``, ``.../mcp`` or ``.../{inventory}/mcp``; the tags go
+    right after the host, the rest of the path after them (the proxy forwards it upstream).
+    """
+    parts = urlsplit(proxy_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise EvalInputError(f"--proxy {proxy_url!r}: expected an http://host:port[/mcp] URL")
+    path = parts.path.rstrip("/")
+    suffix = path if path.endswith("/mcp") else f"{path}/mcp"
+    tags = f"/r/{quote(run, safe='')}/s/{quote(sample, safe='')}"
+    if trial is not None:
+        tags += f"/k/{int(trial)}"
+    return f"{parts.scheme}://{parts.netloc}{tags}/t/{int(turn)}{suffix}"
+
+
+def untagged_url(proxy_url: str, run: str) -> str:
+    """The endpoint tagged with the run only (used for the run's one ``tools/list``)."""
+    parts = urlsplit(proxy_url)
+    path = parts.path.rstrip("/")
+    suffix = path if path.endswith("/mcp") else f"{path}/mcp"
+    return f"{parts.scheme}://{parts.netloc}/r/{quote(run, safe='')}{suffix}"
+
+
+class HarnessSession:
+    """Implements :class:`evaluator.agents.base.ToolSession` over a client and one tagged URL.
+
+    Every :meth:`call_group` is one assistant step: its calls are sent concurrently, and with
+    ``group_tags`` each carries ``params._meta["io.finmcp/group"]`` = the step's index in the turn.
+    """
+
+    def __init__(self, client: Any, url: str, group_tags: bool = True) -> None:
+        self.client = client
+        self.url = url
+        self.group_tags = group_tags
+        self.groups = 0
+        self.calls_made = 0
+
+    async def call_group(self, calls: list[ToolCall]) -> list[ToolOutcome]:
+        """Send one step's calls concurrently, in order; a failed call becomes an outcome with ``error``."""
+        if not calls:
+            return []
+        meta = {GROUP_META_KEY: self.groups} if self.group_tags else None
+        self.groups += 1
+        self.calls_made += len(calls)
+
+        async def one(call: ToolCall, sent: asyncio.Event) -> ToolOutcome:
+            try:
+                result = await self.client.call_tool(self.url, call.tool, call.arguments, meta, sent)
+            except McpCallError as exc:
+                return ToolOutcome(call, error=str(exc))
+            finally:
+                sent.set()
+            return ToolOutcome(call, result=result)
+
+        tasks = []
+        for call in calls:  # concurrent, but each request is on the wire before the next starts
+            sent = asyncio.Event()
+            tasks.append(asyncio.ensure_future(one(call, sent)))
+            await sent.wait()
+        return list(await asyncio.gather(*tasks))
