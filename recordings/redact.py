@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote_plus
 
 REDACTED = "[REDACTED]"
 
@@ -17,6 +18,36 @@ SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token"}
 )
 """Header names (lower case) whose values are never stored."""
+
+SECRET_HEADER_PARTS = ("token", "secret", "password", "api-key", "apikey", "api_key", "auth")
+"""Any header whose lower-case name contains one of these is a credential too (``X-Finmcp-Proxy-Token``)."""
+
+
+def is_secret_header(name: str) -> bool:
+    """True for header names whose values must not be stored."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or any(part in lowered for part in SECRET_HEADER_PARTS)
+
+
+def redact_url(url: str) -> str:
+    """A URL with the values of secret-named query parameters and any ``user:password@`` replaced."""
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        authority, slash, tail = rest.partition("/")
+        if "@" in authority:
+            authority = REDACTED + "@" + authority.rsplit("@", 1)[1]
+        url = scheme + sep + authority + slash + tail
+    base, qmark, query = url.partition("?")
+    if not qmark:
+        return url
+    parts = []
+    for item in query.split("&"):
+        name, eq, _value = item.partition("=")
+        if eq and unquote_plus(name).lower() in SECRET_KEYS:
+            item = f"{name}={REDACTED}"
+        parts.append(item)
+    return base + "?" + "&".join(parts)
+
 
 SECRET_KEYS = frozenset(
     {
@@ -64,19 +95,37 @@ def redact_headers(headers: Mapping[str, Any] | Iterable[tuple[Any, Any]]) -> li
     for name, value in pairs:
         name_s = name.decode("latin-1") if isinstance(name, bytes) else str(name)
         value_s = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        if name_s.lower() in SECRET_HEADERS:
+        if is_secret_header(name_s):
             value_s = REDACTED
         out.append([name_s, value_s])
     return out
 
 
 def redact_value(value: Any) -> Any:
-    """A copy of a JSON value with every secret-named key's value replaced (for stored arguments)."""
-    if isinstance(value, Mapping):
-        return {
-            key: REDACTED if isinstance(key, str) and key.lower() in SECRET_KEYS else redact_value(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redact_value(item) for item in value]
-    return value
+    """A copy of a JSON value with every secret-named key's value replaced (for stored arguments).
+
+    Iterative, so arguments nested as deep as a JSON parser accepts are redacted, never a
+    ``RecursionError`` (which would cost the call its trace row).
+    """
+    if not isinstance(value, Mapping | list | tuple):
+        return value
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, parent container, key in parent)
+    while stack:
+        source, parent, slot = stack.pop()
+        if isinstance(source, Mapping):
+            copy: Any = {}
+            for key, item in source.items():
+                if isinstance(key, str) and key.lower() in SECRET_KEYS:
+                    copy[key] = REDACTED
+                else:
+                    copy[key] = item
+                    if isinstance(item, Mapping | list | tuple):
+                        stack.append((item, copy, key))
+        else:
+            copy = list(source)
+            for index, item in enumerate(copy):
+                if isinstance(item, Mapping | list | tuple):
+                    stack.append((item, copy, index))
+        parent[slot] = copy
+    return root[0]

@@ -20,7 +20,7 @@ from typing import Any
 from recordings.clock import utc_now_iso
 from recordings.connection import StoreConnection
 from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
-from recordings.redact import redact_headers, redact_text, redact_value
+from recordings.redact import redact_headers, redact_text, redact_url, redact_value
 from recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
@@ -89,6 +89,7 @@ class TraceMixin(StoreConnection):
         self._known_runs: set[str] = set()
         self._next_message_seq: dict[str | None, int] = {}
         self._next_call_seq: dict[str | None, int] = {}
+        self._data_version: int | None = None
 
     # ---------------------------------------------------------------- runs and sessions
 
@@ -127,6 +128,8 @@ class TraceMixin(StoreConnection):
             _check_text(value, f"session {session_key!r} {name}")
         _check_choice(fields.get("era"), ERAS, f"session {session_key!r} era", optional=True)
         values = {name: fields.get(name) for name in SESSION_FIELDS}
+        if values["upstream"] is not None:  # an upstream URL may carry ?api_key=... or user:password@
+            values["upstream"] = redact_url(values["upstream"])
         values["started"] = values["started"] or utc_now_iso()
         columns = ", ".join(("session_key", *SESSION_FIELDS))
         marks = ", ".join("?" * (len(SESSION_FIELDS) + 1))
@@ -218,6 +221,13 @@ class TraceMixin(StoreConnection):
             if value in cache:
                 cache[value] = max(cache[value], seq + 1)
             return seq
+        # Another process writing to the same file (e.g. several stdio proxies logging one run) makes
+        # the cached next numbers stale: SQLite bumps data_version when another connection commits.
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version:
+            self._data_version = version
+            self._next_message_seq.clear()
+            self._next_call_seq.clear()
         if value not in cache:
             row = self._conn.execute(
                 f"SELECT COALESCE(MAX(seq), -1) + 1 FROM {table} WHERE {column} IS ?", (value,)

@@ -126,6 +126,31 @@ async def _send_json(send: Send, status: int, payload: Mapping[str, Any]) -> Non
     await send({"type": "http.response.body", "body": body})
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def post_problem(scope: Scope) -> tuple[int, str] | None:
+    """``(status, message)`` for a POST the MCP transport would refuse with a bare or empty body, else None.
+
+    The SDK answers a wrong ``Content-Type`` with plain text and an unacceptable ``Accept`` with an
+    empty 406; these checks give the same statuses' meaning as a JSON-RPC error that says what is wrong.
+    """
+    content_type = _header(scope, b"content-type")
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media != "application/json":
+        return 415, f"Content-Type must be application/json, got {content_type!r}"
+    accept = _header(scope, b"accept")
+    types = {part.split(";")[0].strip().lower() for part in (accept or "").split(",")}
+    acceptable = {"*/*", "application/*", "application/json", "text/*", "text/event-stream"}
+    if not types & acceptable:
+        return 406, f"Accept must include application/json and text/event-stream, got {accept!r}"
+    return None
+
+
 class HttpApp:
     """ASGI app serving several inventories over Streamable HTTP or legacy SSE, plus ``/healthz``."""
 
@@ -170,6 +195,7 @@ class HttpApp:
                     )
                     self.routes[f"{prefix}/sse"] = sse.connect
                     self.routes[f"{prefix}/messages/"] = sse.transport.handle_post_message
+        self.mcp_paths = frozenset(p for p in self.routes if p.endswith("/mcp"))  # Streamable HTTP only
         self.health = {
             "status": "ok",
             "transport": transport,
@@ -188,6 +214,13 @@ class HttpApp:
             path = scope["path"]
             endpoint = self.routes.get(path)
             if endpoint is not None:
+                problem = (
+                    post_problem(scope) if scope["method"] == "POST" and path in self.mcp_paths else None
+                )
+                if problem is not None:
+                    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": problem[1]}}
+                    await _send_json(send, problem[0], error)
+                    return
                 await endpoint(scope, receive, send)
             elif path == "/healthz":
                 await _send_json(send, 200, self.health_payload())

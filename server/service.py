@@ -34,7 +34,7 @@ from recordings.store import RecordingStore
 from server.faults import FaultPlan, FaultRule
 from server.latency import LatencyModel
 from server.seeded import OccurrenceCounter
-from server.validation import compile_schema, describe_errors
+from server.validation import MAX_ARGUMENT_DEPTH, compile_schema, describe_errors, too_deep
 from tool_specs.inventory import Inventory
 from tool_specs.model import ToolSpec
 
@@ -200,6 +200,10 @@ class ToolService:
             self.stats.add("unknown_tool")
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r} is not a tool of {self.name}")
         args = {} if arguments is None else arguments
+        if too_deep(args):  # the validators and the canonical key recurse: refuse before they overflow
+            self.stats.add("invalid")
+            text = f"Invalid arguments for {name}: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+            return _text_result(text, "invalid", True)
         problems = (
             describe_errors(tool.input_validator, args) if not tool.input_validator.is_valid(args) else []
         )

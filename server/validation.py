@@ -15,6 +15,8 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.validators import validator_for
 
 MAX_REPORTED_ERRORS = 20
+MAX_ARGUMENT_DEPTH = 64
+"""Deepest nesting of arrays/objects accepted in tool arguments (validators and keys recurse)."""
 
 
 def compile_schema(schema: Mapping[str, Any]) -> Draft202012Validator:
@@ -60,3 +62,20 @@ def describe_errors(validator: Draft202012Validator, arguments: Any) -> list[str
         extra = len(messages) - MAX_REPORTED_ERRORS
         messages = [*messages[:MAX_REPORTED_ERRORS], f"... and {extra} more"]
     return messages
+
+
+def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """True when arrays/objects in ``value`` nest deeper than ``limit`` levels (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
