@@ -41,6 +41,7 @@ log = logging.getLogger("finmcp.proxy.http")
 MAX_HEAD = 64 * 1024
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 HOLD_LIMIT = 1024 * 1024
+PATH_CACHE = 1024
 HOP_BY_HOP = frozenset(
     {
         b"connection",
@@ -105,6 +106,17 @@ class ProxyServer:
         self.requests = 0
         self.provisional = 0
         self.connections: set[ClientProtocol] = set()
+        self._path_tags: dict[str, tuple[Tags, str]] = {}
+
+    def path_tags(self, path: str) -> tuple[Tags, str]:
+        """``split_path`` of a request path, remembered (clients send the same tagged path again and again)."""
+        known = self._path_tags.get(path)
+        if known is None:
+            known = split_path(path, self.settings.defaults)  # raises TagError (never remembered)
+            if len(self._path_tags) >= PATH_CACHE:
+                self._path_tags.clear()
+            self._path_tags[path] = known
+        return known
 
     def protocol(self) -> ClientProtocol:
         return ClientProtocol(self)
@@ -320,7 +332,7 @@ class ClientProtocol(asyncio.Protocol):
             self._health()
             return True
         try:
-            tags, rest = split_path(path, settings.defaults)
+            tags, rest = self.server.path_tags(path)
             tags = header_tags(tags, request.headers)
         except TagError as exc:
             self._write_error(400, str(exc), _request_ids(request.body))
@@ -478,7 +490,8 @@ class Exchange:
         self._session_for_request()
         if not self.deferred:
             self._log_client()
-        headers = [h for h in request.raw_headers if h[0].lower() not in HOP_BY_HOP]
+        pairs = zip(request.raw_headers, request.headers, strict=True)  # the same headers, two spellings
+        headers = [raw for raw, low in pairs if low[0] not in HOP_BY_HOP]
         headers += self.settings.upstream_headers
         head = build_request(request.method, self.target, headers, request.body)
         pool = self.conn.server.pool

@@ -41,7 +41,12 @@ class Message:
     @property
     def id_text(self) -> str | None:
         """The id as JSON text (``1`` and ``"1"`` stay distinct), or None."""
-        return None if self.id is None else json.dumps(self.id, ensure_ascii=False)
+        msg_id = self.id
+        if msg_id is None:
+            return None
+        if type(msg_id) is int:  # the common case; the same text as json.dumps, cheaper
+            return str(msg_id)
+        return json.dumps(msg_id, ensure_ascii=False)
 
 
 def classify(obj: Any, raw: bytes) -> Message:

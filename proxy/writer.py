@@ -4,11 +4,14 @@ The event loop never touches SQLite. It submits operations (plain callables taki
 Writes that need not be durable at once (message rows, a call's pending row) are collected on the
 loop and handed to the thread together with the next write that must be durable before a response
 is forwarded (a call's finished row, whose future the caller awaits), or after ``linger`` seconds.
-The thread drains whatever is queued into one transaction (one commit for many rows: group commit
-under load) and resolves all futures of the batch with a single hop back into the loop. So a call
-costs one thread hand-off and one commit, and the loop never waits on SQLite otherwise (a WAL
-checkpoint stall delays only the responses waiting for their rows). A failing operation is
-reported and skipped; it never stops the writer or the forwarding.
+Durable writes are handed over at the end of the current loop iteration, so the calls finished in
+one iteration share one hand-off. The thread drains whatever is queued into one transaction (one
+commit for many rows: group commit under load), commits right after the last awaited write (rows
+queued behind it go into the next transaction) and resolves all futures of the batch with a single
+hop back into the loop. So a call costs at most one hand-off for its pending row, one for its
+finished row and one commit, and the loop never waits on SQLite otherwise (a WAL checkpoint stall
+delays only the responses waiting for their rows). A failing operation is reported and skipped; it
+never stops the writer or the forwarding.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class TraceWriter:
         self.linger = linger
         self._local: list[tuple[Operation, asyncio.Future[Any] | None]] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._soon: asyncio.Handle | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="finmcp-proxy-writer", daemon=True)
         self.failures = 0
@@ -54,35 +58,49 @@ class TraceWriter:
     def submit(self, op: Operation, *, wait: bool = False, now: bool = False) -> asyncio.Future[Any] | None:
         """Queue ``op`` (from the loop); with ``wait`` return a future resolved once it is committed.
 
-        ``now`` hands the collected operations to the thread at once (so they run while the proxy
-        waits for the upstream) without waiting for a commit.
+        ``now`` hands the collected operations to the thread at the end of this loop iteration (so
+        they run while the proxy waits for the upstream) without waiting for a commit. Waited-for
+        operations are handed over the same way, so every call finished in one loop iteration shares
+        one hand-off and one commit.
         """
-        if not wait:
-            self._local.append((op, None))
-            if now:
-                self.hand_over()
-            elif self._timer is None:
-                try:
-                    loop = self._loop or asyncio.get_running_loop()
-                except RuntimeError:  # no loop (shutdown, plain threads): hand over at once
-                    self.hand_over()
-                    return None
-                self._loop = loop
-                self._timer = loop.call_later(self.linger, self.hand_over)
+        if wait:
+            loop = self._loop or asyncio.get_running_loop()
+            self._loop = loop
+            future = loop.create_future()
+            future.add_done_callback(_retrieve)
+            self._local.append((op, future))
+            self._hand_over_soon(loop)
+            return future
+        self._local.append((op, None))
+        if self._soon is not None:
             return None
-        loop = self._loop or asyncio.get_running_loop()
+        try:
+            loop = self._loop or asyncio.get_running_loop()
+        except RuntimeError:  # no loop (shutdown, plain threads): hand over at once
+            self.hand_over()
+            return None
         self._loop = loop
-        future = loop.create_future()
-        future.add_done_callback(_retrieve)
-        self._local.append((op, future))
-        self.hand_over()
-        return future
+        if now:
+            self._hand_over_soon(loop)
+        elif self._timer is None:
+            self._timer = loop.call_later(self.linger, self.hand_over)
+        return None
+
+    def _hand_over_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._soon is None:
+            if loop.is_closed():
+                self.hand_over()
+                return
+            self._soon = loop.call_soon(self.hand_over)
 
     def hand_over(self) -> None:
         """Pass everything collected on the loop to the writer thread (one queue item)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._soon is not None:
+            self._soon.cancel()
+            self._soon = None
         if self._local:
             batch, self._local = self._local, []
             self._queue.put(batch)
@@ -137,8 +155,10 @@ class TraceWriter:
                     batch.extend(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            urgent = False
-            for op, fut in batch:
+            # commit right after the last waited-for operation; what follows it (e.g. the response's
+            # message row) goes into the next transaction, off the response's critical path
+            last_urgent = max((i for i, (_, fut) in enumerate(batch) if fut is not None), default=-1)
+            for index, (op, fut) in enumerate(batch):
                 if op is _STOP:
                     stopping = True
                     continue
@@ -154,9 +174,10 @@ class TraceWriter:
                     value, error = None, exc
                 ops_in_txn += 1
                 if fut is not None:
-                    urgent = True
                     results.append((fut, value, error))
-            if urgent or stopping or ops_in_txn >= MAX_BATCH:
+                if index == last_urgent or ops_in_txn >= MAX_BATCH:
+                    txn, ops_in_txn, results = self._commit(txn, ops_in_txn, results)
+            if stopping:
                 txn, ops_in_txn, results = self._commit(txn, ops_in_txn, results)
 
     def _commit(
