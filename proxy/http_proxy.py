@@ -438,6 +438,7 @@ class Exchange:
         self.head_sent = False
         self.response: Response | None = None
         self.answered: set[str] = set()
+        self.sse_parser: SSEParser | None = None  # set while an SSE response body is forwarded
 
     # ---------------------------------------------------------------- client side
 
@@ -561,14 +562,17 @@ class Exchange:
             self.head_sent = True
         held: list[bytes] = [head] if hold else []
         copy: list[bytes] = []
-        parser = SSEParser() if is_sse else None
+        parser = self.sse_parser = SSEParser() if is_sse else None
         async for raw, payload in upstream.body(response):
             if timeout is not None:
                 deadline.reschedule(loop.time() + timeout)
             if parser is not None:
-                waits = self._sse_events(parser.feed(payload)) if payload else []
-                if waits:
-                    await self._commit(waits)
+                if payload:
+                    waits = self._sse_events(parser.feed(payload))
+                    if waits:
+                        await self._commit(waits)
+                elif self.request_ids:  # the last chunk: requests still unanswered get an error first
+                    raw = _chunk(await self._end_without_answer()) + raw
                 if pending_head:
                     raw, pending_head = pending_head + raw, b""
                     self.head_sent = True
@@ -584,6 +588,8 @@ class Exchange:
         if pending_head:  # an SSE body without any piece
             conn.write(pending_head)
             self.head_sent = True
+        if parser is not None and mode == "close" and self.request_ids:  # the client reads until close
+            conn.write(await self._end_without_answer())
         if parser is None:
             await self._commit(self._parse_whole(b"".join(copy), response))
             if hold:
@@ -635,6 +641,30 @@ class Exchange:
             except Exception as exc:
                 log.error("call row not committed before forwarding: %s", exc)
 
+    def _sse_errors(self, reason: str) -> bytes:
+        """SSE error events (logged) for this POST's requests still unanswered; ``b""`` when none.
+
+        A partial upstream event is ended first, or the client would read it and the first error
+        as one unparseable event.
+        """
+        unanswered = [i for i in self.request_ids if json.dumps(i, ensure_ascii=False) not in self.answered]
+        if not unanswered:
+            return b""
+        injected = [error_message(i, f"finmcp-proxy: {reason}") for i in unanswered]
+        for body in injected:
+            for msg in parse_body(body):
+                self.tracer.log(self.session, self.tags, "s2c", msg)
+        self.answered.update(json.dumps(i, ensure_ascii=False) for i in unanswered)
+        parser = self.sse_parser
+        lead = b"\r\n\r\n" if parser is not None and parser.pending else b""
+        return lead + b"".join(encode_event(body) for body in injected)
+
+    async def _end_without_answer(self) -> bytes:
+        """An SSE stream ended cleanly: fail (and commit) its unanswered calls; their error events."""
+        reason = "upstream response ended without an answer"
+        await self._fail_unanswered("transport_error", reason)
+        return self._sse_errors(reason)
+
     async def _fail_unanswered(self, status: str, reason: str) -> None:
         waits = []
         for call in self.calls.values():
@@ -657,24 +687,24 @@ class Exchange:
                 self.tracer.log(self.session, self.tags, "s2c", msg)
             return True
         # the head (and maybe part of an SSE stream) already went out: end the stream with the errors
-        unanswered = [i for i in self.request_ids if json.dumps(i, ensure_ascii=False) not in self.answered]
         response = self.response
         streaming_sse = (
             response is not None
             and response.body_mode == "chunked"
             and response.content_type.startswith(b"text/event-stream")
         )
-        if unanswered and streaming_sse:
-            injected = [error_message(i, f"finmcp-proxy: {reason}") for i in unanswered]
-            chunk = b"\r\n" + b"".join(encode_event(body) for body in injected)
-            conn.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(chunk), chunk))
-            for body in injected:
-                for msg in parse_body(body):
-                    self.tracer.log(self.session, self.tags, "s2c", msg)
+        events = self._sse_errors(reason) if streaming_sse else b""
+        if events:
+            conn.write(_chunk(events) + b"0\r\n\r\n")
             return True
         if conn.transport is not None:
             conn.transport.close()
         return False
+
+
+def _chunk(data: bytes) -> bytes:
+    """``data`` as one HTTP/1.1 chunk (nothing for no data: an empty chunk would end the body)."""
+    return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
 
 
 def _consume(future: asyncio.Future[Any] | None) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger("finmcp.proxy")
 
 MODERN_VERSION = "2026-07-28"
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -71,6 +74,9 @@ def parse_body(raw: bytes) -> list[Message]:
     try:
         obj = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
+        return [Message(raw, None, "invalid")]
+    except RecursionError:  # nested deeper than the parser can go: still forwarded, logged as invalid
+        log.warning("a JSON body of %d bytes is nested too deeply to parse; logged as invalid", len(raw))
         return [Message(raw, None, "invalid")]
     if isinstance(obj, list) and obj:
         return [classify(item, json.dumps(item, ensure_ascii=False).encode()) for item in obj]

@@ -17,6 +17,7 @@ from proxy.security import Policy
 from proxy.tags import Tags
 from proxy.upstream_http import Target
 from proxy.writer import TraceWriter
+from recordings.redact import redact_url
 from recordings.store import RecordingStore
 
 log = logging.getLogger("finmcp.proxy")
@@ -46,7 +47,9 @@ class ProxyConfig:
 
     @property
     def upstream_label(self) -> str:
-        return self.upstream or self.upstream_sse or f"cmd:{self.upstream_cmd}"
+        """The upstream as shown in logs and stored rows: URLs with their secrets redacted."""
+        url = self.upstream or self.upstream_sse
+        return redact_url(url) if url else f"cmd:{self.upstream_cmd}"
 
 
 def default_record_inventory(upstream: str | None) -> str:
@@ -102,7 +105,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     server = await serve(proxy, sock)
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream}, db {config.db})",
+        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream_label}, db {config.db})",
         file=sys.stderr,
         flush=True,
     )

@@ -28,6 +28,11 @@ class SSEParser:
         self._buffer = b""
         self.max_buffer = max_buffer
 
+    @property
+    def pending(self) -> bool:
+        """True when bytes of an unfinished event are buffered."""
+        return bool(self._buffer)
+
     def feed(self, data: bytes) -> list[Event]:
         """Events completed by ``data`` (incomplete text is kept for the next call)."""
         buffer = self._buffer + data if self._buffer else data

@@ -58,7 +58,8 @@ class StdioPump:
         """One message from the upstream: log it (wait for a call's row), then write it to stdout."""
         async with self._order:  # keep the upstream's order (progress before its response)
             waits = []
-            for msg in parse_body(raw):
+            messages = parse_body(raw)
+            for msg in messages:
                 method = None
                 if msg.kind in ("response", "error"):
                     entry = self.outstanding.pop(msg.id_text or "null", None)
@@ -69,6 +70,12 @@ class StdioPump:
             for future in waits:
                 with contextlib.suppress(Exception):
                     await future
+            first = messages[0]
+            if first.kind == "invalid" and first.obj is None and not _is_json(raw):
+                # logged above as an invalid message; stdout carries only JSON, and the request it
+                # should have answered gets a proxy error when its upstream response ends
+                log.warning("upstream sent a message that is not JSON (not forwarded): %r", raw[:200])
+                return
             self.write_line(raw if b"\n" not in raw else _one_line(raw))
 
     async def fail_request(self, id_text: str, reason: str) -> None:
@@ -89,6 +96,17 @@ class StdioPump:
         """Answer every outstanding request (the upstream died or the proxy is stopping)."""
         for id_text in list(self.outstanding):
             await self.fail_request(id_text, reason)
+
+
+def _is_json(raw: bytes) -> bool:
+    """Whether ``raw`` is JSON (only asked for bodies that did not parse as a JSON-RPC message)."""
+    try:
+        json.loads(raw)
+    except RecursionError:  # too deep to check: let it through, as before
+        return True
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _one_line(raw: bytes) -> bytes:

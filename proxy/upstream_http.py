@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from recordings.redact import redact_url
+
 MAX_HEAD = 64 * 1024
 
 
@@ -25,7 +27,11 @@ class UpstreamError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where the upstream lives: ``host``, ``port``, request ``path`` (with query) and Host header."""
+    """Where the upstream lives: ``host``, ``port``, request ``path`` (with query) and Host header.
+
+    ``url`` is for messages only, so it is stored with secret query values and ``user:password@``
+    redacted; requests are built from ``path``, which keeps the real query.
+    """
 
     url: str
     host: str
@@ -38,7 +44,7 @@ class Target:
         """A target from an ``http://host:port/path`` URL (``https`` is not supported)."""
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"upstream URL {url!r}: expected http://HOST[:PORT]/PATH")
+            raise ValueError(f"upstream URL {redact_url(url)!r}: expected http://HOST[:PORT]/PATH")
         port = parts.port or 80
         path = parts.path or "/"
         if parts.query:
@@ -46,7 +52,7 @@ class Target:
         netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
         if parts.port:
             netloc += f":{parts.port}"
-        return cls(url, parts.hostname, port, path, netloc.encode("latin-1"))
+        return cls(redact_url(url), parts.hostname, port, path, netloc.encode("latin-1"))
 
     def resolve(self, path: str) -> Target:
         """Another path on the same server (absolute path or full URL, e.g. an SSE ``endpoint``)."""

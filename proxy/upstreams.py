@@ -274,6 +274,8 @@ class HttpUpstream(_HttpBase):
                     await deliver(body)
             self.pool.release(conn, response)
             conn = None
+            if id_text is not None:  # a no-op when the body answered it; else the request gets an error
+                await self.fail(id_text, "upstream response ended without an answer")
         except TimeoutError:
             if id_text is not None:
                 await self.fail(id_text, f"upstream {self.target.url} did not answer within {self.timeout} s")

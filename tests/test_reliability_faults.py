@@ -280,12 +280,6 @@ def test_http_side_fault_gets_a_timely_clear_answer_and_a_logged_row(proxy, faul
         assert call["status"] == "transport_error" and call["rpc_error"]["message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proxy bug: when the upstream cuts an SSE stream mid-event, the proxy appends its error event "
-    "without ending the partial event first, so the client parses one event whose data is the partial "
-    "line + the error (invalid JSON) and never sees the error",
-)
 def test_http_side_sse_cut_mid_event_gives_a_parseable_error(proxy):
     status, ctype, raw, seconds = post_call(proxy.tagged("http-cut_sse", "s", 0), "cut_sse", 42)
     assert seconds < BOUND_S and status == 200 and ctype.startswith("text/event-stream")
@@ -293,11 +287,6 @@ def test_http_side_sse_cut_mid_event_gives_a_parseable_error(proxy):
     assert len(answer) == 1 and "finmcp-proxy" in answer[0]["error"]["message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proxy bug: an upstream SSE stream that ends cleanly without answering the request is logged "
-    "as transport_error, but the client gets no JSON-RPC error event for its id (only the upstream's events)",
-)
 def test_http_side_sse_ending_without_answer_gives_an_error(proxy):
     status, ctype, raw, seconds = post_call(proxy.tagged("http-noanswer", "s", 0), "sse_no_answer", 43)
     assert seconds < BOUND_S and status == 200
@@ -478,12 +467,6 @@ def test_stdio_side_answers_every_fault_with_a_jsonrpc_error(bad_upstream, tmp_p
     assert all(status[name] in ("transport_error", "rpc_error") for name in STDIO_FAULTS)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proxy bug: on the stdio side an upstream body that is not JSON (a 200 application/json body "
-    "'{this is not json', or an SSE event '{broken' before a clean end of stream) is written to stdout "
-    "as a line, and the request gets no JSON-RPC error until the proxy shuts down",
-)
 def test_stdio_side_never_writes_non_json_and_answers_invalid_upstream_bodies(bad_upstream, tmp_path):
     answers, garbage, seconds = run_stdio(
         bad_upstream.url, tmp_path / "runs.sqlite", ["invalid_json", "sse_no_answer"]

@@ -208,12 +208,6 @@ def test_malformed_requests_get_a_clear_4xx_and_nothing_breaks(server, proxy, ca
     assert good.status_code == 200 and good.json()["result"]["isError"] is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proxy bug: a request body nested ~1000 levels deep makes the proxy's own json.loads "
-    "(proxy/jsonrpc.py parse_body) raise RecursionError; the client gets 502 'internal proxy error' with "
-    "id null instead of the upstream's answer, and the request is not logged as an invalid message",
-)
 def test_proxy_forwards_a_very_deep_body(proxy):
     depth = 995
     arguments = "[" * depth + '"x"' + "]" * depth

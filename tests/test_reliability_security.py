@@ -260,11 +260,6 @@ def test_upstream_url_credentials_are_not_stored(server, tmp_path):
     assert SECRET.encode() not in stored_bytes(db)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proxy bug: the ready line and upstream failure warnings print the --upstream URL verbatim, "
-    "so an ?api_key=... in it reaches stderr (proxy/serve.py ready line, proxy/http_proxy.py warnings)",
-)
 def test_upstream_url_credentials_are_not_logged(server, tmp_path):
     upstream = server.url + f"?api_key={SECRET}"
     with ProxyProcess(["--upstream", upstream, "--db", str(tmp_path / "r.sqlite")]) as proxy:
