@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -23,8 +24,9 @@ SECRET_HEADER_PARTS = ("token", "secret", "password", "api-key", "apikey", "api_
 """Any header whose lower-case name contains one of these is a credential too (``X-Finmcp-Proxy-Token``)."""
 
 
+@lru_cache(maxsize=1024)
 def is_secret_header(name: str) -> bool:
-    """True for header names whose values must not be stored."""
+    """True for header names whose values must not be stored (cached: clients repeat their headers)."""
     lowered = name.lower()
     return lowered in SECRET_HEADERS or any(part in lowered for part in SECRET_HEADER_PARTS)
 
