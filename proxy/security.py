@@ -13,6 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
+"""Bind addresses meaning every interface (never a default here): no single Host name to allow."""
+
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 TOKEN_HEADER = b"x-finmcp-proxy-token"
 
@@ -44,7 +47,7 @@ class Policy:
     ) -> Policy:
         """Loopback names, the bound host (unless a wildcard) and any extra hosts/origins."""
         hosts = {*LOOPBACK_HOSTS, *(h.lower() for h in allow_hosts)}
-        if bind_host not in ("0.0.0.0", "::", ""):
+        if bind_host not in WILDCARD_ADDRESSES:
             hosts.add(host_name(bind_host) if not bind_host.startswith("[") else bind_host[1:-1])
         origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
         return cls(frozenset(hosts), origins, token or None)

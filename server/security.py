@@ -18,6 +18,9 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
+"""Bind addresses meaning every interface (never a default here): no single Host name to allow."""
+
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 PUBLIC_PATHS = frozenset({"/healthz"})
@@ -52,7 +55,7 @@ class SecuritySettings:
     ) -> SecuritySettings:
         """Loopback names, the bound host (unless a wildcard address) and any extra allowed hosts."""
         hosts = {*LOOPBACK_HOSTS, *(h.lower() for h in allow_hosts)}
-        if bind_host not in ("0.0.0.0", "::", ""):
+        if bind_host not in WILDCARD_ADDRESSES:
             hosts.add(_host_name(bind_host) if not bind_host.startswith("[") else bind_host[1:-1])
         if max_body < 1:
             raise ValueError(f"max body {max_body}: expected a positive number of bytes")
