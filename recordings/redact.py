@@ -81,8 +81,22 @@ _SECRET_MEMBER = re.compile(
 _BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,}")
 
 
+# Every secret member's key text ends with one of these (``"api_key"`` with ``key"``), and a bearer
+# credential contains ``bearer``: a few substring searches of the lower-cased text (fast, in C) decide
+# whether the two regular expressions (case-insensitive alternations: ~40 µs per KiB) must run.
+SECRET_HINTS = ('key"', 'token"', 'password"', 'passwd"', 'secret"', 'authorization"', 'cookie"', "bearer")
+
+
+def might_hold_secrets(text: str) -> bool:
+    """False when ``text`` certainly holds no secret member and no bearer credential."""
+    lowered = text.lower()
+    return any(hint in lowered for hint in SECRET_HINTS)
+
+
 def redact_text(text: str) -> str:
     """The raw JSON text with secret string values and bearer tokens replaced by ``[REDACTED]``."""
+    if not might_hold_secrets(text):
+        return text
     text = _SECRET_MEMBER.sub(lambda m: m.group(1) + '"' + REDACTED + '"', text)
     return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
 

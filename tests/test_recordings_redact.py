@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from recordings.redact import REDACTED, redact_headers, redact_text, redact_value
+import pytest
+
+from recordings.redact import (
+    REDACTED,
+    SECRET_KEYS,
+    might_hold_secrets,
+    redact_headers,
+    redact_text,
+    redact_value,
+)
 
 
 def test_secret_members_are_redacted_in_place():
@@ -49,3 +58,17 @@ def test_argument_values_under_secret_keys_are_replaced():
         "nested": [{"cookie": REDACTED, "x": 1}],
     }
     assert args["api_key"] == "k"
+
+
+@pytest.mark.parametrize("key", sorted(SECRET_KEYS))
+@pytest.mark.parametrize("spelling", [str.lower, str.upper, str.title])
+def test_the_fast_precheck_lets_every_secret_key_through(key, spelling):
+    body = '{"params":{"arguments":{"' + spelling(key) + '" : "s3cret-value"}}}'
+    assert might_hold_secrets(body)
+    assert "s3cret-value" not in redact_text(body)
+
+
+def test_the_fast_precheck_skips_ordinary_bodies():
+    body = '{"jsonrpc":"2.0","id":1,"params":{"name":"SearchFunds","arguments":{"keyword":"红利"}}}'
+    assert not might_hold_secrets(body)
+    assert might_hold_secrets('{"note":"Authorization: BEARER abcdefgh12345678"}')
