@@ -30,6 +30,7 @@ class StoreConnection:
         self._conn = self._db.conn
         self._lock = threading.RLock()
         self._closed = False
+        self.txn_epoch = 0  # bumped when an outermost transaction begins or ends (per-transaction caches)
 
     @classmethod
     def open(cls, path: str | Path) -> Self:
@@ -87,13 +88,22 @@ class StoreConnection:
                 self._conn.execute("RELEASE SAVEPOINT store_nested")
                 return
             self._conn.execute("BEGIN IMMEDIATE")
+            self.txn_epoch += 1
             try:
                 yield
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            else:
+                try:
+                    self._conn.execute("COMMIT")
+                except BaseException:  # e.g. disk full: do not leave the transaction open
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            finally:
+                self.txn_epoch += 1
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

@@ -2,7 +2,9 @@
 
 The write side, used by the proxy: every write commits before the method returns (unless inside
 ``store.transaction()``), so a call logged with :meth:`TraceMixin.finish_call` is durable before the
-proxy forwards the response. The read side is :mod:`recordings.trace_read`.
+proxy forwards the response. Each write has a prepared form (``write_message``, ``write_call``,
+``write_outcome``) taking a row built by :mod:`recordings.trace_rows`, so a caller can do the Python
+work early and the SQL later in a batch. The read side is :mod:`recordings.trace_read`.
 
 JSON-RPC ids are stored as JSON text (``1`` and ``"1"`` stay distinct). Timestamps default to
 ``time.time_ns()`` and :func:`recordings.clock.utc_now_iso`; the proxy normally passes its own.
@@ -11,8 +13,6 @@ Secrets are redacted from every stored body, header list and argument object.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,21 @@ from typing import Any
 from recordings.clock import utc_now_iso
 from recordings.connection import StoreConnection
 from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
-from recordings.redact import redact_headers, redact_text, redact_url, redact_value
-from recordings.results import dumps, loose_result
+from recordings.redact import redact_url
+from recordings.results import dumps
+from recordings.trace_rows import (
+    GROUP_SOURCES,
+    CallOutcome,
+    CallRow,
+    MessageRow,
+    check_choice,
+    check_int,
+    check_text,
+    prepare_call,
+    prepare_message,
+    prepare_outcome,
+)
 
-CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
-GROUP_SOURCES = frozenset({"explicit", "overlap", "gap"})
-DIRECTIONS = frozenset({"c2s", "s2c"})
-MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid"})
 ERAS = frozenset({"handshake", "2026-07-28"})
 SESSION_FIELDS = (
     "run_id",
@@ -39,46 +47,19 @@ SESSION_FIELDS = (
     "started",
     "ended",
 )
-
-
-def _check_choice(value: Any, allowed: frozenset[str], field: str, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if value not in allowed:
-        raise InvalidValueError(f"{field}: {value!r} is not one of {sorted(allowed)}")
-    return value
-
-
-def _check_int(value: Any, field: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidValueError(f"{field}: expected an integer, got {value!r}")
-    return value
-
-
-def _check_text(value: Any, field: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidValueError(f"{field}: expected a string, got {type(value).__name__}")
-    return value
-
-
-def _jsonrpc_id_text(jsonrpc_id: Any) -> str | None:
-    if jsonrpc_id is None:
-        return None
-    if isinstance(jsonrpc_id, bool) or not isinstance(jsonrpc_id, int | str | float):
-        raise InvalidValueError(f"jsonrpc_id: expected a string or number, got {jsonrpc_id!r}")
-    return json.dumps(jsonrpc_id, ensure_ascii=False)
-
-
-def _body_text(body: Any) -> str:
-    if isinstance(body, bytes | bytearray):
-        return bytes(body).decode("utf-8", errors="backslashreplace")
-    if isinstance(body, str):
-        return body
-    raise InvalidValueError(f"body: expected the raw message as str or bytes, got {type(body).__name__}")
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_key, run_id, sample_id, turn, direction, seq, t_ns, wall_time,"
+    " jsonrpc_id, method, kind, body, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_CALL = (
+    "INSERT INTO calls (run_id, sample_id, turn, session_key, client_name, protocol_version, jsonrpc_id,"
+    " seq, tool, arguments, t_req_ns, wall_time, call_group, group_source, trial, status, result,"
+    " rpc_error, t_resp_ns, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_FINISH_CALL = (
+    "UPDATE calls SET result = ?, rpc_error = ?, status = ?, t_resp_ns = ?,"
+    " latency_ms = COALESCE(?, (? - t_req_ns) / 1e6) WHERE id = ? AND status = 'pending'"
+)
 
 
 class TraceMixin(StoreConnection):
@@ -90,12 +71,13 @@ class TraceMixin(StoreConnection):
         self._next_message_seq: dict[str | None, int] = {}
         self._next_call_seq: dict[str | None, int] = {}
         self._data_version: int | None = None
+        self._seq_checked_in = -1  # the txn_epoch in which data_version was last checked
 
     # ---------------------------------------------------------------- runs and sessions
 
     def ensure_run(self, run_id: str, meta: Mapping[str, Any] | None = None) -> None:
         """Create the run row if missing; ``meta`` (JSON object), when given, replaces the stored meta."""
-        _check_text(run_id, "run_id")
+        check_text(run_id, "run_id")
         if meta is not None and not isinstance(meta, Mapping):
             raise InvalidValueError(f"run {run_id!r} meta: expected a JSON object")
         with self._locked():
@@ -120,13 +102,13 @@ class TraceMixin(StoreConnection):
         ``2026-07-28``), ``transport, upstream, started`` (default now), ``ended``. Calling it again
         later (e.g. after ``initialize`` reveals the client) fills in what is now known.
         """
-        _check_text(session_key, "session_key")
+        check_text(session_key, "session_key")
         unknown = sorted(set(fields) - set(SESSION_FIELDS))
         if unknown:
             raise InvalidValueError(f"session {session_key!r}: unknown fields {unknown}")
         for name, value in fields.items():
-            _check_text(value, f"session {session_key!r} {name}")
-        _check_choice(fields.get("era"), ERAS, f"session {session_key!r} era", optional=True)
+            check_text(value, f"session {session_key!r} {name}")
+        check_choice(fields.get("era"), ERAS, f"session {session_key!r} era", optional=True)
         values = {name: fields.get(name) for name in SESSION_FIELDS}
         if values["upstream"] is not None:  # an upstream URL may carry ?api_key=... or user:password@
             values["upstream"] = redact_url(values["upstream"])
@@ -156,59 +138,39 @@ class TraceMixin(StoreConnection):
 
     # ---------------------------------------------------------------- messages
 
-    def log_message(
-        self,
-        *,
-        direction: str,
-        kind: str,
-        body: str | bytes,
-        session_key: str | None = None,
-        run_id: str | None = None,
-        sample_id: str | None = None,
-        turn: int | None = None,
-        seq: int | None = None,
-        t_ns: int | None = None,
-        wall_time: str | None = None,
-        jsonrpc_id: int | str | None = None,
-        method: str | None = None,
-        headers: Mapping[str, Any] | Iterable[tuple[Any, Any]] | None = None,
-    ) -> int:
+    def log_message(self, **fields: Any) -> int:
         """Store one raw JSON-RPC message (``body`` exactly as sent, secrets redacted); returns its id.
 
-        ``direction`` is ``c2s`` | ``s2c``; ``kind`` is ``request`` | ``notification`` | ``response``
-        | ``error`` | ``invalid``. ``seq`` defaults to the next number within the session.
-        Headers are stored as ``[[name, value], ...]`` with secret values redacted.
+        Fields as :func:`recordings.trace_rows.prepare_message`: ``direction`` is ``c2s`` | ``s2c``;
+        ``kind`` is ``request`` | ``notification`` | ``response`` | ``error`` | ``invalid``; ``seq``
+        defaults to the next number within the session. Headers are stored as
+        ``[[name, value], ...]`` with secret values redacted.
         """
-        _check_choice(direction, DIRECTIONS, "message direction")
-        _check_choice(kind, MESSAGE_KINDS, "message kind")
-        text = redact_text(_body_text(body))
-        for name, value in (("session_key", session_key), ("run_id", run_id), ("sample_id", sample_id)):
-            _check_text(value, f"message {name}")
-        _check_text(method, "message method")
-        _check_int(turn, "message turn")
-        _check_int(seq, "message seq")
-        _check_int(t_ns, "message t_ns")
-        header_json = None if headers is None else dumps(redact_headers(headers))
+        return self.write_message(prepare_message(**fields))
+
+    def write_message(self, row: MessageRow) -> int:
+        """Insert a prepared message row; returns its id."""
         with self._locked():
-            seq = self._assign_seq("messages", "session_key", session_key, seq, self._next_message_seq)
-            self._touch_run(run_id)
+            seq = self._assign_seq(
+                "messages", "session_key", row.session_key, row.seq, self._next_message_seq
+            )
+            self._touch_run(row.run_id)
             cursor = self._conn.execute(
-                "INSERT INTO messages (session_key, run_id, sample_id, turn, direction, seq, t_ns, wall_time,"
-                " jsonrpc_id, method, kind, body, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _INSERT_MESSAGE,
                 (
-                    session_key,
-                    run_id,
-                    sample_id,
-                    turn,
-                    direction,
+                    row.session_key,
+                    row.run_id,
+                    row.sample_id,
+                    row.turn,
+                    row.direction,
                     seq,
-                    time.time_ns() if t_ns is None else t_ns,
-                    wall_time or utc_now_iso(),
-                    _jsonrpc_id_text(jsonrpc_id),
-                    method,
-                    kind,
-                    text,
-                    header_json,
+                    row.t_ns,
+                    row.wall_time,
+                    row.jsonrpc_id,
+                    row.method,
+                    row.kind,
+                    row.body,
+                    row.headers,
                 ),
             )
             return int(cursor.lastrowid)
@@ -223,11 +185,14 @@ class TraceMixin(StoreConnection):
             return seq
         # Another process writing to the same file (e.g. several stdio proxies logging one run) makes
         # the cached next numbers stale: SQLite bumps data_version when another connection commits.
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-        if version != self._data_version:
-            self._data_version = version
-            self._next_message_seq.clear()
-            self._next_call_seq.clear()
+        # Inside a transaction (BEGIN IMMEDIATE holds the write lock) one check serves every row.
+        if not (self._conn.in_transaction and self._seq_checked_in == self.txn_epoch):
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            self._seq_checked_in = self.txn_epoch if self._conn.in_transaction else -1
+            if version != self._data_version:
+                self._data_version = version
+                self._next_message_seq.clear()
+                self._next_call_seq.clear()
         if value not in cache:
             row = self._conn.execute(
                 f"SELECT COALESCE(MAX(seq), -1) + 1 FROM {table} WHERE {column} IS ?", (value,)
@@ -239,121 +204,70 @@ class TraceMixin(StoreConnection):
 
     # ---------------------------------------------------------------- calls
 
-    def begin_call(
-        self,
-        *,
-        tool: str,
-        arguments: Any,
-        run_id: str | None = None,
-        sample_id: str | None = None,
-        turn: int | None = None,
-        session_key: str | None = None,
-        client_name: str | None = None,
-        protocol_version: str | None = None,
-        jsonrpc_id: int | str | None = None,
-        seq: int | None = None,
-        t_req_ns: int | None = None,
-        wall_time: str | None = None,
-        call_group: int | None = None,
-        group_source: str | None = None,
-        trial: int = 0,
-    ) -> int:
+    def begin_call(self, **fields: Any) -> int:
         """Log a ``tools/call`` request as a ``pending`` row (committed at once); returns the call id.
 
-        ``arguments`` is stored as sent (normally a JSON object; anything JSON is kept, so malformed
-        calls are not lost), with secret-named keys redacted. ``seq`` defaults to the order of
-        arrival within the run (0, 1, 2, ...).
+        Fields as :func:`recordings.trace_rows.prepare_call`. ``arguments`` is stored as sent
+        (normally a JSON object; anything JSON is kept, so malformed calls are not lost), with
+        secret-named keys redacted. ``seq`` defaults to the order of arrival within the run.
         """
-        _check_text(tool, "call tool")
-        for name, value in (
-            ("run_id", run_id),
-            ("sample_id", sample_id),
-            ("session_key", session_key),
-            ("client_name", client_name),
-            ("protocol_version", protocol_version),
-            ("wall_time", wall_time),
-        ):
-            _check_text(value, f"call {name}")
-        for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
-            _check_int(value, f"call {name}")
-        _check_int(trial, "call trial")
-        _check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
-        args_json = dumps(redact_value(arguments))
+        return self.write_call(prepare_call(**fields))
+
+    def write_call(self, row: CallRow) -> int:
+        """Insert a prepared call row (pending, or finished when its outcome is filled in); returns its id."""
         with self._locked():
-            seq = self._assign_seq("calls", "run_id", run_id, seq, self._next_call_seq)
-            self._touch_run(run_id)
+            seq = self._assign_seq("calls", "run_id", row.run_id, row.seq, self._next_call_seq)
+            self._touch_run(row.run_id)
             cursor = self._conn.execute(
-                "INSERT INTO calls (run_id, sample_id, turn, session_key, client_name, protocol_version,"
-                " jsonrpc_id, seq, tool, arguments, status, t_req_ns, wall_time, call_group, group_source,"
-                " trial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+                _INSERT_CALL,
                 (
-                    run_id,
-                    sample_id,
-                    turn,
-                    session_key,
-                    client_name,
-                    protocol_version,
-                    _jsonrpc_id_text(jsonrpc_id),
+                    row.run_id,
+                    row.sample_id,
+                    row.turn,
+                    row.session_key,
+                    row.client_name,
+                    row.protocol_version,
+                    row.jsonrpc_id,
                     seq,
-                    tool,
-                    args_json,
-                    time.time_ns() if t_req_ns is None else t_req_ns,
-                    wall_time or utc_now_iso(),
-                    call_group,
-                    group_source,
-                    trial,
+                    row.tool,
+                    row.arguments,
+                    row.t_req_ns,
+                    row.wall_time,
+                    row.call_group,
+                    row.group_source,
+                    row.trial,
+                    row.status,
+                    row.result,
+                    row.rpc_error,
+                    row.t_resp_ns,
+                    row.latency_ms,
                 ),
             )
             return int(cursor.lastrowid)
 
-    def finish_call(
-        self,
-        call_id: int,
-        *,
-        result: Mapping[str, Any] | None = None,
-        rpc_error: Any = None,
-        status: str | None = None,
-        t_resp_ns: int | None = None,
-        latency_ms: float | None = None,
-    ) -> str:
+    def finish_call(self, call_id: int, **fields: Any) -> str:
         """Complete a pending call and commit before returning; returns the stored status.
 
-        ``status`` defaults to ``rpc_error`` when ``rpc_error`` is given, else ``tool_error`` or
-        ``ok`` from ``result["isError"]``. ``ok``/``tool_error`` need a result, ``rpc_error`` needs
-        the error object; ``transport_error``/``cancelled`` may carry either or neither.
+        Fields as :func:`recordings.trace_rows.prepare_outcome` (``result``, ``rpc_error``,
+        ``status``, ``t_resp_ns``, ``latency_ms``). ``status`` defaults to ``rpc_error`` when
+        ``rpc_error`` is given, else ``tool_error`` or ``ok`` from ``result["isError"]``.
         ``latency_ms`` defaults to ``(t_resp_ns - t_req_ns) / 1e6``.
         """
-        _check_int(call_id, "call_id")
-        _check_int(t_resp_ns, f"call {call_id} t_resp_ns")
-        stored_result = None if result is None else loose_result(result, where=f"call {call_id} result")
-        if status is None:
-            if rpc_error is not None:
-                status = "rpc_error"
-            elif stored_result is not None:
-                status = "tool_error" if stored_result["isError"] else "ok"
-            else:
-                raise InvalidValueError(f"call {call_id}: give a result, an rpc_error or a status")
-        _check_choice(status, CALL_STATUSES - {"pending"}, f"call {call_id} status")
-        if status in ("ok", "tool_error") and stored_result is None:
-            raise InvalidValueError(f"call {call_id}: status {status!r} needs a result")
-        if status == "rpc_error" and rpc_error is None:
-            raise InvalidValueError(f"call {call_id}: status 'rpc_error' needs the rpc_error object")
-        if latency_ms is not None and (
-            isinstance(latency_ms, bool) or not isinstance(latency_ms, int | float)
-        ):
-            raise InvalidValueError(f"call {call_id}: latency_ms must be a number, got {latency_ms!r}")
-        t_resp = time.time_ns() if t_resp_ns is None else t_resp_ns
+        check_int(call_id, "call_id")
+        return self.write_outcome(call_id, prepare_outcome(**fields, where=f"call {call_id}"))
+
+    def write_outcome(self, call_id: int, outcome: CallOutcome) -> str:
+        """Store a prepared outcome on a pending call; returns its status."""
         with self._locked():  # one UPDATE statement: it commits on its own (autocommit)
             cursor = self._conn.execute(
-                "UPDATE calls SET result = ?, rpc_error = ?, status = ?, t_resp_ns = ?,"
-                " latency_ms = COALESCE(?, (? - t_req_ns) / 1e6) WHERE id = ? AND status = 'pending'",
+                _FINISH_CALL,
                 (
-                    None if stored_result is None else dumps(stored_result),
-                    None if rpc_error is None else dumps(rpc_error),
-                    status,
-                    t_resp,
-                    latency_ms,
-                    t_resp,
+                    outcome.result,
+                    outcome.rpc_error,
+                    outcome.status,
+                    outcome.t_resp_ns,
+                    outcome.latency_ms,
+                    outcome.t_resp_ns,
                     call_id,
                 ),
             )
@@ -362,7 +276,7 @@ class TraceMixin(StoreConnection):
                 if row is None:
                     raise UnknownCallError(f"call {call_id} does not exist")
                 raise CallStateError(f"call {call_id} is already finished (status {row[0]!r})")
-        return status
+        return outcome.status
 
     def set_groups(self, assignments: Iterable[tuple[int, int, str]]) -> int:
         """Set ``(call_id, call_group, group_source)`` for many calls in one transaction; returns the count.
@@ -372,10 +286,10 @@ class TraceMixin(StoreConnection):
         rows = []
         for item in assignments:
             call_id, group, source = item
-            _check_int(call_id, "call_id")
-            if _check_int(group, f"call {call_id} call_group") is None:
+            check_int(call_id, "call_id")
+            if check_int(group, f"call {call_id} call_group") is None:
                 raise InvalidValueError(f"call {call_id}: call_group must be an integer")
-            _check_choice(source, GROUP_SOURCES, f"call {call_id} group_source")
+            check_choice(source, GROUP_SOURCES, f"call {call_id} group_source")
             rows.append((group, source, call_id))
         with self.transaction():
             for group, source, call_id in rows:

@@ -1,0 +1,275 @@
+"""Trace rows prepared for writing: checked, redacted and encoded, with no database access.
+
+The write API of :mod:`recordings.trace` is two steps: ``prepare_*`` builds a row here (the Python
+work: validation, secret redaction, JSON encoding) and the store writes it (the SQL). The proxy
+prepares rows when a message arrives and writes them later in a batch, so the preparation of a
+request's rows overlaps with the upstream's work instead of delaying the response.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from recordings.clock import utc_now_iso
+from recordings.errors import InvalidValueError
+from recordings.redact import redact_headers, redact_text, redact_value
+from recordings.results import dumps, loose_result
+
+CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
+GROUP_SOURCES = frozenset({"explicit", "overlap", "gap"})
+DIRECTIONS = frozenset({"c2s", "s2c"})
+MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid"})
+
+
+def check_choice(value: Any, allowed: frozenset[str], field: str, optional: bool = False) -> Any:
+    """``value`` if it is one of ``allowed`` (or None when ``optional``), else :class:`InvalidValueError`."""
+    if value is None and optional:
+        return None
+    if value not in allowed:
+        raise InvalidValueError(f"{field}: {value!r} is not one of {sorted(allowed)}")
+    return value
+
+
+def check_int(value: Any, field: str) -> int | None:
+    """``value`` if it is an integer or None (``bool`` is refused)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValueError(f"{field}: expected an integer, got {value!r}")
+    return value
+
+
+def check_text(value: Any, field: str) -> str | None:
+    """``value`` if it is a string or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidValueError(f"{field}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def jsonrpc_id_text(jsonrpc_id: Any) -> str | None:
+    """A JSON-RPC id as stored: its JSON text (``1`` and ``"1"`` stay distinct)."""
+    if jsonrpc_id is None:
+        return None
+    if type(jsonrpc_id) is int:  # the common case, without json.dumps
+        return str(jsonrpc_id)
+    if isinstance(jsonrpc_id, bool) or not isinstance(jsonrpc_id, int | str | float):
+        raise InvalidValueError(f"jsonrpc_id: expected a string or number, got {jsonrpc_id!r}")
+    return json.dumps(jsonrpc_id, ensure_ascii=False)
+
+
+def _body_text(body: Any) -> str:
+    if isinstance(body, bytes | bytearray):
+        return bytes(body).decode("utf-8", errors="backslashreplace")
+    if isinstance(body, str):
+        return body
+    raise InvalidValueError(f"body: expected the raw message as str or bytes, got {type(body).__name__}")
+
+
+@dataclass(slots=True)
+class MessageRow:
+    """One ``messages`` row ready to insert; ``seq`` None means the next number in the session."""
+
+    session_key: str | None
+    run_id: str | None
+    sample_id: str | None
+    turn: int | None
+    direction: str
+    seq: int | None
+    t_ns: int
+    wall_time: str
+    jsonrpc_id: str | None
+    method: str | None
+    kind: str
+    body: str
+    headers: str | None
+
+
+def prepare_message(
+    *,
+    direction: str,
+    kind: str,
+    body: str | bytes,
+    session_key: str | None = None,
+    run_id: str | None = None,
+    sample_id: str | None = None,
+    turn: int | None = None,
+    seq: int | None = None,
+    t_ns: int | None = None,
+    wall_time: str | None = None,
+    jsonrpc_id: int | str | None = None,
+    method: str | None = None,
+    headers: Mapping[str, Any] | Iterable[tuple[Any, Any]] | None = None,
+) -> MessageRow:
+    """A checked message row: ``body`` as sent with secrets redacted, headers as ``[[name, value]]`` JSON."""
+    check_choice(direction, DIRECTIONS, "message direction")
+    check_choice(kind, MESSAGE_KINDS, "message kind")
+    text = redact_text(_body_text(body))
+    for name, value in (("session_key", session_key), ("run_id", run_id), ("sample_id", sample_id)):
+        check_text(value, f"message {name}")
+    check_text(method, "message method")
+    check_int(turn, "message turn")
+    check_int(seq, "message seq")
+    check_int(t_ns, "message t_ns")
+    return MessageRow(
+        session_key,
+        run_id,
+        sample_id,
+        turn,
+        direction,
+        seq,
+        time.time_ns() if t_ns is None else t_ns,
+        wall_time or utc_now_iso(),
+        jsonrpc_id_text(jsonrpc_id),
+        method,
+        kind,
+        text,
+        None if headers is None else dumps(redact_headers(headers)),
+    )
+
+
+@dataclass(slots=True)
+class CallOutcome:
+    """How a call ended, ready to store: status, result or error JSON, response time, latency."""
+
+    status: str
+    result: str | None
+    rpc_error: str | None
+    t_resp_ns: int
+    latency_ms: float | None
+
+
+def prepare_outcome(
+    *,
+    result: Mapping[str, Any] | None = None,
+    rpc_error: Any = None,
+    status: str | None = None,
+    t_resp_ns: int | None = None,
+    latency_ms: float | None = None,
+    where: str = "call",
+) -> CallOutcome:
+    """A checked outcome; ``status`` defaults from ``rpc_error`` or ``result["isError"]``.
+
+    ``ok``/``tool_error`` need a result, ``rpc_error`` needs the error object;
+    ``transport_error``/``cancelled`` may carry either or neither.
+    """
+    check_int(t_resp_ns, f"{where} t_resp_ns")
+    stored_result = None if result is None else loose_result(result, where=f"{where} result")
+    if status is None:
+        if rpc_error is not None:
+            status = "rpc_error"
+        elif stored_result is not None:
+            status = "tool_error" if stored_result["isError"] else "ok"
+        else:
+            raise InvalidValueError(f"{where}: give a result, an rpc_error or a status")
+    check_choice(status, CALL_STATUSES - {"pending"}, f"{where} status")
+    if status in ("ok", "tool_error") and stored_result is None:
+        raise InvalidValueError(f"{where}: status {status!r} needs a result")
+    if status == "rpc_error" and rpc_error is None:
+        raise InvalidValueError(f"{where}: status 'rpc_error' needs the rpc_error object")
+    if latency_ms is not None and (isinstance(latency_ms, bool) or not isinstance(latency_ms, int | float)):
+        raise InvalidValueError(f"{where}: latency_ms must be a number, got {latency_ms!r}")
+    return CallOutcome(
+        status,
+        None if stored_result is None else dumps(stored_result),
+        None if rpc_error is None else dumps(rpc_error),
+        time.time_ns() if t_resp_ns is None else t_resp_ns,
+        latency_ms,
+    )
+
+
+@dataclass(slots=True)
+class CallRow:
+    """One ``calls`` row ready to insert: ``pending``, or already finished (one INSERT for both)."""
+
+    run_id: str | None
+    sample_id: str | None
+    turn: int | None
+    session_key: str | None
+    client_name: str | None
+    protocol_version: str | None
+    jsonrpc_id: str | None
+    seq: int | None
+    tool: str
+    arguments: str
+    t_req_ns: int
+    wall_time: str
+    call_group: int | None
+    group_source: str | None
+    trial: int
+    status: str = "pending"
+    result: str | None = None
+    rpc_error: str | None = None
+    t_resp_ns: int | None = None
+    latency_ms: float | None = None
+
+    def finished(self, outcome: CallOutcome) -> CallRow:
+        """This row with its outcome filled in (latency from the two timestamps unless given)."""
+        latency = outcome.latency_ms
+        if latency is None:
+            latency = (outcome.t_resp_ns - self.t_req_ns) / 1e6
+        return replace(
+            self,
+            status=outcome.status,
+            result=outcome.result,
+            rpc_error=outcome.rpc_error,
+            t_resp_ns=outcome.t_resp_ns,
+            latency_ms=latency,
+        )
+
+
+def prepare_call(
+    *,
+    tool: str,
+    arguments: Any,
+    run_id: str | None = None,
+    sample_id: str | None = None,
+    turn: int | None = None,
+    session_key: str | None = None,
+    client_name: str | None = None,
+    protocol_version: str | None = None,
+    jsonrpc_id: int | str | None = None,
+    seq: int | None = None,
+    t_req_ns: int | None = None,
+    wall_time: str | None = None,
+    call_group: int | None = None,
+    group_source: str | None = None,
+    trial: int = 0,
+) -> CallRow:
+    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted."""
+    check_text(tool, "call tool")
+    for name, value in (
+        ("run_id", run_id),
+        ("sample_id", sample_id),
+        ("session_key", session_key),
+        ("client_name", client_name),
+        ("protocol_version", protocol_version),
+        ("wall_time", wall_time),
+    ):
+        check_text(value, f"call {name}")
+    for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
+        check_int(value, f"call {name}")
+    check_int(trial, "call trial")
+    check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
+    return CallRow(
+        run_id,
+        sample_id,
+        turn,
+        session_key,
+        client_name,
+        protocol_version,
+        jsonrpc_id_text(jsonrpc_id),
+        seq,
+        tool,
+        dumps(redact_value(arguments)),
+        time.time_ns() if t_req_ns is None else t_req_ns,
+        wall_time or utc_now_iso(),
+        call_group,
+        group_source,
+        trial,
+    )
