@@ -3,7 +3,11 @@
 Transport code (HTTP or stdio) hands every message it forwards to the tracer and never waits for
 SQLite, except for one thing: the future returned by :meth:`Tracer.server_message` for a
 ``tools/call`` response resolves once that call's row is committed, and the transport forwards the
-response only after it. Everything else is queued to the :class:`proxy.writer.TraceWriter` thread.
+response only after it. Everything else is queued to the :class:`proxy.writer.TraceWriter`.
+
+Rows are prepared (checked, redacted, encoded) when their message arrives, so the request's share
+of that work is done while the upstream computes the answer. A call whose pending row is still
+queued when its response arrives is written with one ``INSERT`` of the finished row.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from proxy.jsonrpc import (
 )
 from proxy.tags import TagError, Tags
 from proxy.writer import TraceWriter
+from recordings.errors import InvalidValueError
 from recordings.store import RecordingStore
+from recordings.trace_rows import CallRow, prepare_call, prepare_message, prepare_outcome
 
 log = logging.getLogger("finmcp.proxy")
 
@@ -71,7 +77,9 @@ class PendingCall:
     tags: Tags
     t_req_ns: int
     placement: Placement
-    row: dict[str, int] = field(default_factory=dict)  # {"id": call id} once the writer inserted it
+    prepared: CallRow | None = None  # the row to insert (finished in place while still queued)
+    written: bool = False  # the writer has run the INSERT (row_id None: it failed)
+    row_id: int | None = None
     done: bool = False
 
 
@@ -181,33 +189,37 @@ class Tracer:
         direction: str,
         msg: Message,
         headers: Iterable[tuple[bytes, bytes]] | None = None,
+        *,
+        lazy: bool = False,
     ) -> None:
-        """Queue one message row."""
-        key = session.key if session else None
-        t_ns = time.monotonic_ns()
-        wall = wall_iso()
-        header_list = list(headers) if headers is not None else None
-
-        def op(store: RecordingStore) -> None:
-            store.log_message(
-                direction=direction,
-                kind=msg.kind,
-                body=msg.raw,
-                session_key=key,
-                run_id=tags.run,
-                sample_id=tags.sample,
-                turn=tags.turn,
-                t_ns=t_ns,
-                wall_time=wall,
-                jsonrpc_id=msg.id if isinstance(msg.id, int | str) else None,
-                method=msg.method,
-                headers=header_list,
-            )
-
-        self.writer.submit(op)
+        """Queue one message row, prepared now (a request, while the upstream works) or when written (``lazy``)."""
+        fields = {
+            "direction": direction,
+            "kind": msg.kind,
+            "body": msg.raw,
+            "session_key": session.key if session else None,
+            "run_id": tags.run,
+            "sample_id": tags.sample,
+            "turn": tags.turn,
+            "t_ns": time.monotonic_ns(),
+            "wall_time": wall_iso(),
+            "jsonrpc_id": msg.id if isinstance(msg.id, int | str) else None,
+            "method": msg.method,
+            "headers": headers,
+        }
+        if lazy:
+            self.writer.submit(lambda store: store.log_message(**fields))
+            return
+        try:
+            row = prepare_message(**fields)
+        except InvalidValueError as exc:  # never expected; the message is still forwarded
+            self.writer.failures += 1
+            log.warning("message not logged: %s", exc)
+            return
+        self.writer.submit(lambda store: store.write_message(row))
 
     def log_raw(self, session: Session | None, tags: Tags, direction: str, raw: bytes) -> None:
-        """Queue one message that was not parsed on the loop (parsed on the writer thread)."""
+        """Queue one message that was not parsed on arrival (it is parsed when the row is written)."""
         key = session.key if session else None
         t_ns = time.monotonic_ns()
         wall = wall_iso()
@@ -280,27 +292,37 @@ class Tracer:
             self.fail(previous, "transport_error", "superseded by a new request with the same id")
         self.pending[(session.key, id_text)] = call
         self.calls_seen += 1
-        fields = {
-            "tool": tool,
-            "arguments": arguments,
-            "run_id": tags.run,
-            "sample_id": tags.sample,
-            "turn": tags.turn,
-            "session_key": session.key,
-            "client_name": session.client_name,
-            "protocol_version": session.protocol_version,
-            "jsonrpc_id": msg.id if isinstance(msg.id, int | str) else None,
-            "t_req_ns": t_req,
-            "wall_time": wall_iso(),
-            "call_group": placement.group,
-            "group_source": placement.source,
-            "trial": tags.trial,
-        }
+        try:
+            call.prepared = prepare_call(
+                tool=tool,
+                arguments=arguments,
+                run_id=tags.run,
+                sample_id=tags.sample,
+                turn=tags.turn,
+                session_key=session.key,
+                client_name=session.client_name,
+                protocol_version=session.protocol_version,
+                jsonrpc_id=msg.id if isinstance(msg.id, int | str) else None,
+                t_req_ns=t_req,
+                wall_time=wall_iso(),
+                call_group=placement.group,
+                group_source=placement.source,
+                trial=tags.trial,
+            )
+        except InvalidValueError as exc:  # e.g. arguments that are not JSON: forwarded, not logged
+            call.written = True
+            self.writer.failures += 1
+            log.warning("call %s not logged: %s", id_text, exc)
+            return call
 
         def op(store: RecordingStore) -> None:
-            call.row["id"] = store.begin_call(**fields)
+            call.written = True
+            assert call.prepared is not None
+            call.row_id = store.write_call(call.prepared)
 
-        self.writer.submit(op, now=True)
+        self.writer.submit(op)
+        if len(self.pending) == 1:  # the only call in flight: write its rows while the upstream works
+            self.writer.flush_soon()
         return call
 
     def server_message(
@@ -320,7 +342,7 @@ class Tracer:
         else:  # an error answering a request the client cancelled is the cancellation's echo
             status = "cancelled" if call.id_text in session.cancelled else None
             future = self._finish(call, rpc_error=msg.obj.get("error"), status=status)
-        self.log(session, call.tags, "s2c", msg)  # after the call row: only the row delays the response
+        self.log(session, call.tags, "s2c", msg, lazy=True)  # prepared after the response is forwarded
         return future
 
     def fail(self, call: PendingCall, status: str, reason: str) -> asyncio.Future[Any] | None:
@@ -348,21 +370,30 @@ class Tracer:
         self.groups.finished(call.placement, t_resp)
         self.calls_done += 1
         latency = (t_resp - call.t_req_ns) / 1e6
-
-        def op(store: RecordingStore) -> str | None:
-            call_id = call.row.get("id")
-            if call_id is None:  # begin_call failed; nothing to finish
-                return None
-            if rpc_error is None and status is None:
-                return store.finish_call(call_id, result=result, t_resp_ns=t_resp, latency_ms=latency)
-            return store.finish_call(
-                call_id,
-                result=result,
-                rpc_error=rpc_error,
-                status=status,
+        try:
+            outcome = prepare_outcome(
+                result=result, rpc_error=rpc_error, status=status, t_resp_ns=t_resp, latency_ms=latency
+            )
+        except InvalidValueError as exc:  # e.g. NaN in the answer, or an error without its object
+            reason = f"finmcp-proxy could not store the upstream answer ({exc}); see its message row"
+            outcome = prepare_outcome(
+                rpc_error={"code": None, "message": reason},
+                status="transport_error",
                 t_resp_ns=t_resp,
                 latency_ms=latency,
             )
+        if not call.written and call.prepared is not None:  # its INSERT is still queued: make it final
+            call.prepared = call.prepared.finished(outcome)
+
+            def op(store: RecordingStore) -> str | None:
+                return outcome.status if call.row_id is not None else None
+
+        else:
+
+            def op(store: RecordingStore) -> str | None:
+                if call.row_id is None:  # the INSERT failed; nothing to finish
+                    return None
+                return store.write_outcome(call.row_id, outcome)
 
         future = self.writer.submit(op, wait=True)
         if self.recorder is not None and result is not None and rpc_error is None and status is None:

@@ -1,4 +1,4 @@
-"""Running the proxy: open the trace store, start the writer thread, serve HTTP or stdio until stopped."""
+"""Running the proxy: open the trace store and its writer, serve HTTP or stdio until stopped."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from proxy import eventloop
 from proxy.capture import Recorder, Tracer
 from proxy.http_proxy import DEFAULT_MAX_BODY, ProxyServer, Settings, bind_socket, serve
 from proxy.security import Policy
@@ -44,6 +45,7 @@ class ProxyConfig:
     allow_origins: list[str] = field(default_factory=list)
     upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     defaults: Tags = field(default_factory=Tags)
+    loop: str = "auto"
 
     @property
     def upstream_label(self) -> str:
@@ -67,6 +69,7 @@ class ProxyRuntime:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.store = RecordingStore.open(config.db)
+        self.store.checkpoint_in_background()  # no commit on the loop ever waits for a checkpoint
         self.writer = TraceWriter(self.store)
         self.record_store: RecordingStore | None = None
         recorder = None
@@ -105,7 +108,8 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     server = await serve(proxy, sock)
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream_label}, db {config.db})",
+        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream_label}, db {config.db},"
+        f" loop {eventloop.loop_name()})",
         file=sys.stderr,
         flush=True,
     )
@@ -145,7 +149,7 @@ def main_serve(config: ProxyConfig) -> int:
             await run_stdio(runtime, stop)
 
     try:
-        asyncio.run(main())
+        eventloop.run(main(), config.loop)
     except KeyboardInterrupt:
         pass
     finally:

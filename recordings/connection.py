@@ -11,6 +11,7 @@ from typing import Self
 
 from sqlite_utils import Database
 
+from recordings.checkpoint import BackgroundCheckpointer
 from recordings.errors import RecordingsError
 from recordings.schema import open_database, user_version
 
@@ -31,6 +32,7 @@ class StoreConnection:
         self._lock = threading.RLock()
         self._closed = False
         self.txn_epoch = 0  # bumped when an outermost transaction begins or ends (per-transaction caches)
+        self._checkpointer: BackgroundCheckpointer | None = None
 
     @classmethod
     def open(cls, path: str | Path) -> Self:
@@ -42,7 +44,21 @@ class StoreConnection:
         with self._lock:
             if not self._closed:
                 self._closed = True
+                if self._checkpointer is not None:
+                    self._checkpointer.close()
                 self._conn.close()
+
+    def checkpoint_in_background(self, interval: float = 0.25) -> None:
+        """Stop checkpointing inside commits; a background thread checkpoints instead until :meth:`close`.
+
+        For writers whose commits must stay fast (see :mod:`recordings.checkpoint`). No effect on
+        an in-memory database or when already on.
+        """
+        with self._locked():
+            if self.path == ":memory:" or self._checkpointer is not None:
+                return
+            self._conn.execute("PRAGMA wal_autocheckpoint=0")
+            self._checkpointer = BackgroundCheckpointer(self.path, interval)
 
     def __enter__(self) -> Self:
         return self

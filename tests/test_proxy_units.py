@@ -108,9 +108,7 @@ def test_writer_acks_after_commit_and_batches(tmp_path):
         for i in range(50):
             writer.submit(lambda s, i=i: s.log_message(direction="c2s", kind="request", body=f'{{"id":{i}}}'))
         call_ids = []
-        writer.submit(
-            lambda s: call_ids.append(s.begin_call(tool="T", arguments={"a": 1}, run_id="w")), now=True
-        )
+        writer.submit(lambda s: call_ids.append(s.begin_call(tool="T", arguments={"a": 1}, run_id="w")))
 
         def finish(s):
             return s.finish_call(call_ids[0], result={"content": [], "isError": False})
@@ -124,6 +122,52 @@ def test_writer_acks_after_commit_and_batches(tmp_path):
     writer.close()
     assert len(store.messages()) == 50 and writer.failures == 0
     store.close()
+
+
+def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(tmp_path):
+    path = tmp_path / "t.sqlite"
+    store = RecordingStore.open(path)
+    writer = TraceWriter(store, linger=0.05)
+
+    def committed_messages():
+        with RecordingStore.open(path) as reader:
+            return len(reader.messages())
+
+    async def main():
+        writer.submit(lambda s: s.log_message(direction="c2s", kind="request", body="{}"))
+        assert writer.commits == 0  # queued, not written: nothing has to be durable yet
+        urgent = writer.submit(lambda s: s.ensure_run("urgent"), wait=True)
+        writer.submit(lambda s: s.log_message(direction="s2c", kind="response", body="{}"))
+        await urgent
+        assert writer.commits == 1 and committed_messages() == 1  # the trailing row waits
+        await asyncio.sleep(0.1)
+        assert writer.commits == 2 and committed_messages() == 2  # ... at most `linger` seconds
+        many = [writer.submit(lambda s, i=i: s.ensure_run(f"r{i}"), wait=True) for i in range(20)]
+        await asyncio.gather(*many)
+        assert writer.commits == 3  # awaited rows of one loop iteration share one commit
+        writer.submit(lambda s: s.ensure_run("soon"))
+        writer.flush_soon()
+        await asyncio.sleep(0)
+        assert writer.commits == 4
+
+    asyncio.run(main())
+    writer.submit(lambda s: s.ensure_run("after the loop"))  # no running loop: written at once
+    assert writer.commits == 5 and "after the loop" in [r["run_id"] for r in store.runs()]
+    store.close()
+
+
+def test_writer_resolves_futures_with_the_commit_failure(tmp_path):
+    store = RecordingStore.open(tmp_path / "t.sqlite")
+    writer = TraceWriter(store)
+
+    async def main():
+        store.close()  # every BEGIN now fails
+        future = writer.submit(lambda s: s.ensure_run("lost"), wait=True)
+        with pytest.raises(Exception, match="closed"):
+            await future
+
+    asyncio.run(main())
+    assert writer.failures == 1
 
 
 def test_writer_survives_a_failing_operation(tmp_path):
