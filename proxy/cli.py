@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 
+from proxy.eventloop import LOOPS
 from proxy.http_proxy import DEFAULT_MAX_BODY
 from proxy.tags import TagError, Tags
 
@@ -74,6 +75,12 @@ def _serve_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", help="default sample tag")
     p.add_argument("--turn", help="default turn tag (integer, stored as given)")
     p.add_argument("--trial", help="default trial number (integer)")
+    p.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="auto",
+        help="event loop: uvloop when installed (auto, the default) or asyncio's own",
+    )
     p.add_argument("--log-level", default="warning")
     return p
 
@@ -144,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         allow_origins=args.allow_origin,
         upstream_headers=args.upstream_header,
         defaults=defaults,
+        loop=args.loop,
     )
     if config.upstream:
         from proxy.upstream_http import Target

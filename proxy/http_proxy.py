@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from proxy.capture import PendingCall, Session, Tracer
+from proxy.eventloop import loop_name
 from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message, parse_body
 from proxy.security import TOKEN_HEADER, Policy
 from proxy.sse import SSEParser, encode_event
@@ -356,6 +357,7 @@ class ClientProtocol(asyncio.Protocol):
                 "requests": self.server.requests,
                 "calls": tracer.calls_seen,
                 "pending": len(tracer.pending),
+                "loop": loop_name(),
             }
         ).encode()
         self.write(
@@ -439,6 +441,7 @@ class Exchange:
         self.response: Response | None = None
         self.answered: set[str] = set()
         self.sse_parser: SSEParser | None = None  # set while an SSE response body is forwarded
+        self.traced = False
 
     # ---------------------------------------------------------------- client side
 
@@ -480,7 +483,11 @@ class Exchange:
 
     # ---------------------------------------------------------------- the exchange
 
-    async def run(self) -> bool:
+    def _trace_request(self) -> None:
+        """Parse the request body and log it (once; called as soon as the request is on its way)."""
+        if self.traced:
+            return
+        self.traced = True
         request = self.request
         if request.body:
             self.messages = parse_body(request.body)
@@ -491,6 +498,10 @@ class Exchange:
         self._session_for_request()
         if not self.deferred:
             self._log_client()
+
+    async def run(self) -> bool:
+        """Forward the request, trace it while the upstream works, forward the response."""
+        request = self.request
         pairs = zip(request.raw_headers, request.headers, strict=True)  # the same headers, two spellings
         headers = [raw for raw, low in pairs if low[0] not in HOP_BY_HOP]
         headers += self.settings.upstream_headers
@@ -501,7 +512,7 @@ class Exchange:
         timeout = None if request.method == b"GET" else self.settings.timeout
         try:
             async with asyncio.timeout(timeout) as deadline:
-                upstream, response = await pool.send(head, request.body, request.method)
+                upstream, response = await pool.send(head, request.body, request.method, self._trace_request)
                 self.response = response
                 if self.deferred:
                     self._adopt_session(response)
@@ -513,11 +524,14 @@ class Exchange:
             await self._fail_unanswered("transport_error", "upstream response ended without an answer")
             return response.keep_alive
         except TimeoutError:
+            self._trace_request()
             reason = f"upstream {self.target.url} did not answer within {timeout} s"
             return await self._upstream_failed(reason, 504)
         except UpstreamError as exc:
+            self._trace_request()
             return await self._upstream_failed(str(exc), 502)
         except asyncio.CancelledError:  # the client went away: abandon the upstream request too
+            self._trace_request()
             if self.deferred and self.session is None:
                 self._adopt_session(None)
             for call in list(self.calls.values()):
@@ -591,7 +605,10 @@ class Exchange:
         if parser is not None and mode == "close" and self.request_ids:  # the client reads until close
             conn.write(await self._end_without_answer())
         if parser is None:
-            await self._commit(self._parse_whole(b"".join(copy), response))
+            waits = self._parse_whole(b"".join(copy), response)
+            # a call this body did not answer fails now, so its row too is committed before the bytes go
+            waits += self._fail_calls("transport_error", "upstream response ended without an answer")
+            await self._commit(waits)
             if hold:
                 conn.write(b"".join(held))
                 self.head_sent = True
@@ -622,7 +639,7 @@ class Exchange:
         for event in events:
             if not event.data:
                 continue
-            if not self.calls and not self.methods:  # a GET stream: parse on the writer thread
+            if not self.calls and not self.methods:  # a GET stream: parse when the row is written
                 self.tracer.log_raw(session, self.tags, "s2c", event.data)
                 continue
             for msg in parse_body(event.data):
@@ -665,14 +682,18 @@ class Exchange:
         await self._fail_unanswered("transport_error", reason)
         return self._sse_errors(reason)
 
-    async def _fail_unanswered(self, status: str, reason: str) -> None:
-        waits = []
+    def _fail_calls(self, status: str, reason: str) -> list[Awaitable[Any]]:
+        """Finish this request's unanswered calls as failed; the futures of their committed rows."""
+        waits: list[Awaitable[Any]] = []
         for call in self.calls.values():
             if not call.done:
                 future = self.tracer.fail(call, status, reason)
                 if future is not None:
                     waits.append(future)
-        await self._commit(waits)
+        return waits
+
+    async def _fail_unanswered(self, status: str, reason: str) -> None:
+        await self._commit(self._fail_calls(status, reason))
 
     async def _upstream_failed(self, reason: str, status: int) -> bool:
         """Answer the client with a JSON-RPC error for every request still unanswered; log the failure."""

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any
 
+from proxy import eventloop
 from proxy.capture import Session, Tracer
 from proxy.jsonrpc import error_message, parse_body
 from proxy.tags import Tags
@@ -154,7 +155,8 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
 
     pump.upstream = make_upstream(config, pump.from_upstream, on_closed, pump.fail_request)
     print(
-        f"finmcp-proxy ready: stdio (upstream {config.upstream_label}, db {config.db})",
+        f"finmcp-proxy ready: stdio (upstream {config.upstream_label}, db {config.db},"
+        f" loop {eventloop.loop_name()})",
         file=sys.stderr,
         flush=True,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -251,14 +251,23 @@ class UpstreamPool:
         else:
             conn.close()
 
-    async def send(self, head: bytes, body: bytes, method: bytes) -> tuple[Connection, Response]:
-        """Send one request and read its response head; retries once when a reused connection was stale."""
+    async def send(
+        self, head: bytes, body: bytes, method: bytes, sent: Callable[[], None] | None = None
+    ) -> tuple[Connection, Response]:
+        """Send one request and read its response head; retries once when a reused connection was stale.
+
+        ``sent`` is called once, right after the request was first written: work done there (the
+        proxy's tracing) overlaps with the upstream's.
+        """
         for attempt in (0, 1):
             conn = await self.acquire() if attempt == 0 else await self.connect()
             try:
                 conn.writer.write(head + body if len(body) < 65536 else head)
                 if len(body) >= 65536:
                     conn.writer.write(body)
+                if sent is not None:
+                    sent()
+                    sent = None
                 return conn, await conn.read_head(method)
             except (UpstreamError, ConnectionError, OSError) as exc:
                 conn.close()

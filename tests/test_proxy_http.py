@@ -109,6 +109,27 @@ def test_calls_logged_once_with_tags_and_inferred_groups(proxy, mode):
     assert {s["era"] for s in sessions.values()} == {ERA[mode]}
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_both_event_loops_forward_and_log_every_call(upstream, tmp_path, loop):
+    db = tmp_path / "runs.sqlite"
+    with ProxyProcess(["--upstream", upstream.url, "--db", str(db), "--loop", loop]) as proxy:
+        assert f"loop {loop}" in proxy.stderr_text()
+
+        async def main():
+            for mode in MODES:
+                tagged = proxy.tagged(f"loop-{mode}", "s1", 0)
+                async with Client(tagged, mode=mode) as client, anyio.create_task_group() as tg:
+                    for _ in range(4):
+                        tg.start_soon(client.call_tool, "GetCurrentTime", {})
+
+        anyio.run(main)
+        assert httpx2.get(proxy.base + "/healthz").json()["loop"] == loop
+        for mode in MODES:
+            calls = read_calls(db, f"loop-{mode}", expect=4)
+            assert [c["status"] for c in calls] == ["ok"] * 4
+            assert [c["call_group"] for c in calls] == [0] * 4
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_explicit_group_tags_win(proxy, mode):
     run = f"explicit-{mode}"
@@ -172,6 +193,28 @@ def test_upstream_session_id_is_what_the_client_sees(proxy, upstream):
 
 
 # ---------------------------------------------------------------- progress, cancellation, failures
+
+
+def test_a_call_in_flight_is_already_on_disk_as_pending(slow_upstream, tmp_path):
+    db = tmp_path / "runs.sqlite"
+    with ProxyProcess(["--upstream", slow_upstream.url, "--db", str(db)]) as proxy:
+        seen = []
+
+        async def watch():
+            while not seen:
+                await anyio.sleep(0.05)
+                seen.extend(c["status"] for c in read_calls(db, "inflight"))
+
+        async def main():
+            tagged = proxy.tagged("inflight", "p", 0)
+            async with Client(tagged, mode="auto") as client, anyio.create_task_group() as tg:
+                tg.start_soon(watch)
+                result = await client.call_tool("GetCurrentTime", {})  # 1.5 s upstream latency
+            return result
+
+        assert not anyio.run(main).is_error
+        assert seen == ["pending"]  # written while the upstream worked, long before the answer
+        assert [c["status"] for c in read_calls(db, "inflight")] == ["ok"]
 
 
 @pytest.mark.parametrize("mode", MODES)

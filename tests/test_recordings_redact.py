@@ -72,3 +72,8 @@ def test_the_fast_precheck_skips_ordinary_bodies():
     body = '{"jsonrpc":"2.0","id":1,"params":{"name":"SearchFunds","arguments":{"keyword":"红利"}}}'
     assert not might_hold_secrets(body)
     assert might_hold_secrets('{"note":"Authorization: BEARER abcdefgh12345678"}')
+
+
+def test_keys_that_merely_end_like_a_secret_skip_the_expressions():
+    body = '{"_meta":{"io.finmcp/args_key":"93753ae8","progressToken":"p1"},"sortKey":"nav"}'
+    assert not might_hold_secrets(body)
