@@ -81,10 +81,10 @@ _SECRET_MEMBER = re.compile(
 _BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,}")
 
 
-# Every secret member's key text ends with one of these (``"api_key"`` with ``key"``), and a bearer
-# credential contains ``bearer``: a few substring searches of the lower-cased text (fast, in C) decide
-# whether the two regular expressions (case-insensitive alternations: ~40 µs per KiB) must run.
-SECRET_HINTS = ('key"', 'token"', 'password"', 'passwd"', 'secret"', 'authorization"', 'cookie"', "bearer")
+# A secret member holds its key in quotes (``"api_key"``) and a bearer credential contains ``bearer``:
+# substring searches of the lower-cased text (fast, in C: ~0.5 ns per byte each) decide whether the
+# two regular expressions (case-insensitive alternations: ~40 µs per KiB) must run at all.
+SECRET_HINTS = (*(f'"{key}"' for key in sorted(SECRET_KEYS)), "bearer")
 
 
 def might_hold_secrets(text: str) -> bool:
