@@ -321,8 +321,6 @@ class Tracer:
             call.row_id = store.write_call(call.prepared)
 
         self.writer.submit(op)
-        if len(self.pending) == 1:  # the only call in flight: write its rows while the upstream works
-            self.writer.flush_soon()
         return call
 
     def server_message(

@@ -357,6 +357,9 @@ class ClientProtocol(asyncio.Protocol):
                 "requests": self.server.requests,
                 "calls": tracer.calls_seen,
                 "pending": len(tracer.pending),
+                "rows_written": tracer.writer.written,
+                "commits": tracer.writer.commits,
+                "write_failures": tracer.writer.failures,
                 "loop": loop_name(),
             }
         ).encode()
@@ -578,7 +581,9 @@ class Exchange:
         copy: list[bytes] = []
         parser = self.sse_parser = SSEParser() if is_sse else None
         async for raw, payload in upstream.body(response):
-            if timeout is not None:
+            # push the deadline back only when it moved by a tenth of the timeout (at most 1 s): each
+            # reschedule costs a timer, and an SSE response comes in several pieces
+            if timeout is not None and deadline.when() - loop.time() < timeout - min(1.0, timeout / 10):
                 deadline.reschedule(loop.time() + timeout)
             if parser is not None:
                 if payload:

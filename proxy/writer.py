@@ -79,20 +79,10 @@ class TraceWriter:
             self._soon = loop.call_soon(self.flush)
         return future
 
-    def flush_soon(self) -> None:
-        """Flush at the end of this loop iteration (when the loop would otherwise wait idle)."""
-        loop = self._running_loop()
-        if loop is None:
-            self.flush()
-        elif self._soon is None:
-            self._soon = loop.call_soon(self.flush)
-
     def _running_loop(self) -> asyncio.AbstractEventLoop | None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return None
-        self._loop = loop
+        loop = asyncio._get_running_loop()  # None outside a loop; no exception to raise and catch
+        if loop is not None:
+            self._loop = loop
         return loop
 
     def flush(self) -> None:

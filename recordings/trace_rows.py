@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from recordings.clock import utc_now_iso
 from recordings.errors import InvalidValueError
-from recordings.redact import redact_headers, redact_text, redact_value
+from recordings.redact import redact_headers, redact_text, redact_value, secret_header_value
 from recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
@@ -69,6 +70,24 @@ def _body_text(body: Any) -> str:
     if isinstance(body, str):
         return body
     raise InvalidValueError(f"body: expected the raw message as str or bytes, got {type(body).__name__}")
+
+
+@lru_cache(maxsize=4096)
+def _header_json(name: bytes | str, value: bytes | str) -> str:
+    """One ``["name","value"]`` pair as stored (clients repeat the same headers on every request)."""
+    name_s = name.decode("latin-1") if isinstance(name, bytes) else str(name)
+    value_s = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return dumps([name_s, secret_header_value(name_s, value_s)])
+
+
+def headers_json(headers: Mapping[str, Any] | Iterable[tuple[Any, Any]]) -> str:
+    """Headers as stored: ``[[name, value], ...]`` JSON in their order, secret values redacted."""
+    if isinstance(headers, Mapping):
+        return dumps(redact_headers(headers))
+    try:
+        return "[" + ",".join([_header_json(name, value) for name, value in headers]) + "]"
+    except TypeError:  # an unhashable name or value: the general path
+        return dumps(redact_headers(headers))
 
 
 @dataclass(slots=True)
@@ -129,7 +148,7 @@ def prepare_message(
         method,
         kind,
         text,
-        None if headers is None else dumps(redact_headers(headers)),
+        None if headers is None else headers_json(headers),
     )
 
 
@@ -213,13 +232,27 @@ class CallRow:
         latency = outcome.latency_ms
         if latency is None:
             latency = (outcome.t_resp_ns - self.t_req_ns) / 1e6
-        return replace(
-            self,
-            status=outcome.status,
-            result=outcome.result,
-            rpc_error=outcome.rpc_error,
-            t_resp_ns=outcome.t_resp_ns,
-            latency_ms=latency,
+        return CallRow(  # spelled out: dataclasses.replace costs several times more
+            self.run_id,
+            self.sample_id,
+            self.turn,
+            self.session_key,
+            self.client_name,
+            self.protocol_version,
+            self.jsonrpc_id,
+            self.seq,
+            self.tool,
+            self.arguments,
+            self.t_req_ns,
+            self.wall_time,
+            self.call_group,
+            self.group_source,
+            self.trial,
+            outcome.status,
+            outcome.result,
+            outcome.rpc_error,
+            outcome.t_resp_ns,
+            latency,
         )
 
 

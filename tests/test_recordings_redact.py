@@ -77,3 +77,20 @@ def test_the_fast_precheck_skips_ordinary_bodies():
 def test_keys_that_merely_end_like_a_secret_skip_the_expressions():
     body = '{"_meta":{"io.finmcp/args_key":"93753ae8","progressToken":"p1"},"sortKey":"nav"}'
     assert not might_hold_secrets(body)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b":path", b"/r/x/mcp"), (b"Authorization", b"Bearer t0ken-123456789"), (b"x-n", "é".encode())],
+        [("Cookie", "a=b"), ("accept", "application/json")],
+        {"X-Api-Key": "k", "user-agent": "ua"},
+        [(b"x-list", ["not", "hashable"])],
+        [],
+    ],
+)
+def test_stored_header_json_is_the_redacted_list(headers):
+    from recordings.results import dumps
+    from recordings.trace_rows import headers_json
+
+    assert headers_json(headers) == dumps(redact_headers(headers))
