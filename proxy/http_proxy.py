@@ -580,23 +580,34 @@ class Exchange:
         held: list[bytes] = [head] if hold else []
         copy: list[bytes] = []
         parser = self.sse_parser = SSEParser() if is_sse else None
-        async for raw, payload in upstream.body(response):
+        pieces = upstream.body(response)
+        async for raw, payload in pieces:
             # push the deadline back only when it moved by a tenth of the timeout (at most 1 s): each
             # reschedule costs a timer, and an SSE response comes in several pieces
             if timeout is not None and deadline.when() - loop.time() < timeout - min(1.0, timeout / 10):
                 deadline.reschedule(loop.time() + timeout)
             if parser is not None:
-                if payload:
+                end = b""  # the final chunk, when this piece is or brings it
+                if not payload:
+                    raw, end = b"", raw
+                else:
                     waits = self._sse_events(parser.feed(payload))
                     if waits:
                         await self._commit(waits)
-                elif self.request_ids:  # the last chunk: requests still unanswered get an error first
-                    raw = _chunk(await self._end_without_answer()) + raw
+                        # the stream's end often arrives while the row commits: send both in one write
+                        if mode == "chunked":
+                            end = upstream.take_buffered_end() or b""
+                if end and self.request_ids:  # requests still unanswered get an error before the end
+                    end = _chunk(await self._end_without_answer()) + end
+                raw += end
                 if pending_head:
                     raw, pending_head = pending_head + raw, b""
                     self.head_sent = True
                 conn.write(raw)
                 await conn.drain()
+                if end:
+                    await pieces.aclose()
+                    break
             elif hold:
                 held.append(raw)
                 copy.append(payload)

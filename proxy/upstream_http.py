@@ -85,6 +85,7 @@ class Connection:
     """One TCP connection to the upstream."""
 
     __slots__ = ("reader", "writer", "reused")
+    LAST_CHUNK = b"0\r\n\r\n"
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -94,6 +95,18 @@ class Connection:
     def close(self) -> None:
         with contextlib.suppress(Exception):  # already closed
             self.writer.close()
+
+    def take_buffered_end(self) -> bytes | None:
+        """The final chunk of a chunked body if it already arrived (consumed), else None.
+
+        Lets the proxy forward an SSE stream's last event and its end in one write. It reads the
+        reader's buffer, which asyncio keeps as ``_buffer``; without one it just says None.
+        """
+        buffer = getattr(self.reader, "_buffer", None)
+        if not isinstance(buffer, bytearray) or not buffer.startswith(self.LAST_CHUNK):
+            return None
+        del buffer[: len(self.LAST_CHUNK)]
+        return self.LAST_CHUNK
 
     async def read_head(self, method: bytes) -> Response:
         """Read and parse a response head (skipping ``1xx`` interim responses)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +21,10 @@ CALL = {
     "params": {"name": "Echo", "arguments": {"x": 1}},
 }
 RESULT = b'{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"hi"}],"isError":false,"_meta":{"k":1}}}'
+
+
+_EVENT = b"event: message\r\ndata: " + RESULT + b"\r\n\r\n"
+SSE_WITH_END = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_EVENT), _EVENT)
 
 
 class Upstream(BaseHTTPRequestHandler):
@@ -52,6 +57,14 @@ class Upstream(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(pause)
             self.wfile.write(b"0\r\n\r\n")
+        elif Upstream.mode == "sse_with_end":  # the last event and the end of the stream in one segment
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            self.wfile.write(SSE_WITH_END)
+            self.wfile.flush()
         elif Upstream.mode == "silent":
             time.sleep(3)
 
@@ -128,6 +141,24 @@ def test_sse_is_streamed_as_it_arrives(proxied):
     assert arrivals[1][1] == "data: " + RESULT.decode()
     with RecordingStore.open(proxied.db) as store:
         assert [c["status"] for c in store.calls("sse")] == ["ok"]
+
+
+def test_an_sse_answer_and_its_end_arriving_together_pass_unchanged(proxied):
+    Upstream.mode = "sse_with_end"
+    host, port = proxied.base.removeprefix("http://").split(":")
+    body = json.dumps(CALL).encode()
+    head = (
+        f"POST /r/together/mcp HTTP/1.1\r\nhost: {host}:{port}\r\naccept: text/event-stream\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(head + body)
+        received = b""
+        while not received.endswith(b"0\r\n\r\n"):
+            received += sock.recv(65536)
+    assert received.split(b"\r\n\r\n", 1)[1] == SSE_WITH_END  # chunk framing included, byte for byte
+    with RecordingStore.open(proxied.db) as store:
+        assert [c["status"] for c in store.calls("together")] == ["ok"]
 
 
 def test_silent_upstream_times_out_with_a_jsonrpc_error(proxied):

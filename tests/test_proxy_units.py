@@ -182,3 +182,20 @@ def test_writer_survives_a_failing_operation(tmp_path):
     writer.close()
     assert [r["run_id"] for r in store.runs()] == ["fine"] and writer.failures == 1
     store.close()
+
+
+def test_the_buffered_end_of_a_chunked_body_is_taken_only_when_complete():
+    from proxy.upstream_http import Connection
+
+    async def main():
+        reader = asyncio.StreamReader()
+        conn = Connection(reader, None)  # type: ignore[arg-type]
+        reader.feed_data(b"0\r\n")
+        assert conn.take_buffered_end() is None  # half of it: wait for the rest
+        reader.feed_data(b"\r\nnext")
+        assert conn.take_buffered_end() == b"0\r\n\r\n"
+        assert await reader.read(4) == b"next"  # only the end was consumed
+        reader.feed_data(b"5\r\nhello\r\n")
+        assert conn.take_buffered_end() is None  # a data chunk is not an end
+
+    asyncio.run(main())
