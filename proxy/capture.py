@@ -211,7 +211,7 @@ class Tracer:
             self.writer.submit(lambda store: store.log_message(**fields))
             return
         try:
-            row = prepare_message(**fields)
+            row = prepare_message(**fields, validate=False)  # the tracer built every value itself
         except InvalidValueError as exc:  # never expected; the message is still forwarded
             self.writer.failures += 1
             log.warning("message not logged: %s", exc)
@@ -308,6 +308,7 @@ class Tracer:
                 call_group=placement.group,
                 group_source=placement.source,
                 trial=tags.trial,
+                validate=False,  # the tracer built every value itself
             )
         except InvalidValueError as exc:  # e.g. arguments that are not JSON: forwarded, not logged
             call.written = True

@@ -96,6 +96,7 @@ class Request:
     raw_headers: list[tuple[bytes, bytes]]  # names as sent
     body: bytes
     keep_alive: bool
+    lookup: dict[bytes, bytes]  # lower-case name -> value (the last one, where a name repeats)
 
 
 class ProxyServer:
@@ -261,7 +262,9 @@ class ClientProtocol(asyncio.Protocol):
             consumed = start + length
         del buffer[:consumed]
         self._continue_sent = False
-        return Request(method, target.decode("latin-1"), headers, raw_headers, body, keep_alive)
+        return Request(
+            method, target.decode("latin-1"), headers, raw_headers, body, keep_alive, dict(headers)
+        )
 
     def _reject_now(self, reject: _Reject) -> None:
         self.buffer.clear()
@@ -325,7 +328,7 @@ class ClientProtocol(asyncio.Protocol):
         settings = self.settings
         self.server.requests += 1
         path, _, query = request.target.partition("?")
-        denied = settings.policy.check(request.headers, path)
+        denied = settings.policy.check(request.lookup, path)
         if denied is not None:
             self._write_error(denied[0], denied[1], _request_ids(request.body))
             return True
@@ -334,7 +337,7 @@ class ClientProtocol(asyncio.Protocol):
             return True
         try:
             tags, rest = self.server.path_tags(path)
-            tags = header_tags(tags, request.headers)
+            tags = header_tags(tags, request.lookup)
         except TagError as exc:
             self._write_error(400, str(exc), _request_ids(request.body))
             return True
@@ -450,13 +453,10 @@ class Exchange:
 
     def _session_for_request(self) -> None:
         """Pick the session key: ``Mcp-Session-Id``, a 2026 client key, or defer until the response."""
-        headers = self.request.headers
-        sid = version = None
-        for name, value in headers:
-            if name == b"mcp-session-id":
-                sid = value.decode("latin-1")
-            elif name == b"mcp-protocol-version":
-                version = value.decode("latin-1")
+        lookup = self.request.lookup
+        raw_sid, raw_version = lookup.get(b"mcp-session-id"), lookup.get(b"mcp-protocol-version")
+        sid = raw_sid.decode("latin-1") if raw_sid is not None else None
+        version = raw_version.decode("latin-1") if raw_version is not None else None
         transport = "http"
         if sid:
             self.session = self.tracer.session(sid, transport, self.tags)
@@ -597,7 +597,7 @@ class Exchange:
                         # the stream's end often arrives while the row commits: send both in one write
                         if mode == "chunked":
                             end = upstream.take_buffered_end() or b""
-                if end and self.request_ids:  # requests still unanswered get an error before the end
+                if end and self._unanswered():  # requests still unanswered get an error before the end
                     end = _chunk(await self._end_without_answer()) + end
                 raw += end
                 if pending_head:
@@ -618,7 +618,7 @@ class Exchange:
         if pending_head:  # an SSE body without any piece
             conn.write(pending_head)
             self.head_sent = True
-        if parser is not None and mode == "close" and self.request_ids:  # the client reads until close
+        if parser is not None and mode == "close" and self._unanswered():  # the client reads until close
             conn.write(await self._end_without_answer())
         if parser is None:
             waits = self._parse_whole(b"".join(copy), response)
@@ -674,6 +674,11 @@ class Exchange:
             except Exception as exc:
                 log.error("call row not committed before forwarding: %s", exc)
 
+    def _unanswered(self) -> bool:
+        """True while a request of this POST has had no response or error event yet."""
+        answered = self.answered
+        return any(id_text not in answered for id_text in self.methods)
+
     def _sse_errors(self, reason: str) -> bytes:
         """SSE error events (logged) for this POST's requests still unanswered; ``b""`` when none.
 
@@ -709,7 +714,8 @@ class Exchange:
         return waits
 
     async def _fail_unanswered(self, status: str, reason: str) -> None:
-        await self._commit(self._fail_calls(status, reason))
+        if any(not call.done for call in self.calls.values()):
+            await self._commit(self._fail_calls(status, reason))
 
     async def _upstream_failed(self, reason: str, status: int) -> bool:
         """Answer the client with a JSON-RPC error for every request still unanswered; log the failure."""

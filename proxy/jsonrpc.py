@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger("finmcp.proxy")
@@ -30,16 +30,26 @@ class Message:
     kind: str  # request | notification | response | error | invalid
     id: Any = None
     method: str | None = None
+    _params: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _meta: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def params(self) -> dict[str, Any]:
-        params = self.obj.get("params") if isinstance(self.obj, dict) else None
-        return params if isinstance(params, dict) else {}
+        """``params`` when it is an object, else ``{}`` (looked up once)."""
+        params = self._params
+        if params is None:
+            found = self.obj.get("params") if isinstance(self.obj, dict) else None
+            params = self._params = found if isinstance(found, dict) else {}
+        return params
 
     @property
     def meta(self) -> dict[str, Any]:
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
+        """``params._meta`` when it is an object, else ``{}`` (looked up once)."""
+        meta = self._meta
+        if meta is None:
+            found = self.params.get("_meta")
+            meta = self._meta = found if isinstance(found, dict) else {}
+        return meta
 
     @property
     def id_text(self) -> str | None:

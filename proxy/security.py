@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
@@ -60,19 +61,25 @@ class Policy:
         parts = urlsplit(origin)
         return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed_hosts
 
-    def check(self, headers: list[tuple[bytes, bytes]], path: str) -> tuple[int, str] | None:
-        """None when the request may pass, else ``(status, reason)``."""
-        host = origin = auth = token = None
-        for name, value in headers:
-            if name == b"host":
-                host = value
-            elif name == b"origin":
-                origin = value
-            elif name == b"authorization":
-                auth = value
-            elif name == TOKEN_HEADER:
-                token = value
-        if host is None or host_name(host.decode("latin-1")) not in self.allowed_hosts:
+    @lru_cache(maxsize=256)  # noqa: B019 - policies live as long as the process; clients repeat their Host
+    def host_allowed(self, host: bytes) -> bool:
+        """True when a ``Host`` header value names an allowed host."""
+        return host_name(host.decode("latin-1")) in self.allowed_hosts
+
+    def check(
+        self, headers: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]], path: str
+    ) -> tuple[int, str] | None:
+        """None when the request may pass, else ``(status, reason)``; lower-case header names.
+
+        ``headers`` is a mapping or a list of pairs (where a name repeats, the last value counts).
+        """
+        if not isinstance(headers, Mapping):
+            headers = dict(headers)
+        host = headers.get(b"host")
+        origin = headers.get(b"origin")
+        auth = headers.get(b"authorization")
+        token = headers.get(TOKEN_HEADER)
+        if host is None or not self.host_allowed(host):
             return 421, "Host header not allowed (DNS rebinding protection)"
         if origin is not None and not self.origin_allowed(origin.decode("latin-1")):
             return 403, "Origin not allowed"

@@ -8,6 +8,7 @@ Turns are stored exactly as given (the harness sends 0-based turns).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
@@ -77,11 +78,16 @@ def split_path(path: str, defaults: Tags) -> tuple[Tags, str]:
     return defaults.merged(**values), rest
 
 
-def header_tags(tags: Tags, headers: list[tuple[bytes, bytes]]) -> Tags:
-    """``tags`` overridden by any ``X-Finmcp-*`` header among ``headers`` (lower-case names)."""
+def header_tags(tags: Tags, headers: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]]) -> Tags:
+    """``tags`` overridden by any ``X-Finmcp-*`` header among ``headers`` (lower-case names).
+
+    ``headers`` is a mapping or a list of pairs (where a name repeats, the last value counts).
+    """
+    if not isinstance(headers, Mapping):
+        headers = dict(headers)
     values: dict[str, str] = {}
-    for name, value in headers:
-        key = HEADER_KEYS.get(name)
-        if key is not None:
+    for name, key in HEADER_KEYS.items():
+        value = headers.get(name)
+        if value is not None:
             values[key] = value.decode("utf-8", errors="replace")
     return tags.merged(**values) if values else tags

@@ -121,11 +121,13 @@ class StoreConnection:
             finally:
                 self.txn_epoch += 1
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        with self._lock:
-            self._check_open()
-            yield
+    def _locked(self) -> threading.RLock:
+        """The store's lock, after checking the store is open (``with self._locked(): ...``).
+
+        A plain lock rather than a generator-based context manager: it is taken for every row.
+        """
+        self._check_open()
+        return self._lock
 
     def _check_open(self) -> None:
         if self._closed:

@@ -124,17 +124,23 @@ def prepare_message(
     jsonrpc_id: int | str | None = None,
     method: str | None = None,
     headers: Mapping[str, Any] | Iterable[tuple[Any, Any]] | None = None,
+    validate: bool = True,
 ) -> MessageRow:
-    """A checked message row: ``body`` as sent with secrets redacted, headers as ``[[name, value]]`` JSON."""
-    check_choice(direction, DIRECTIONS, "message direction")
-    check_choice(kind, MESSAGE_KINDS, "message kind")
+    """A checked message row: ``body`` as sent with secrets redacted, headers as ``[[name, value]]`` JSON.
+
+    ``validate=False`` skips the type checks (not the redaction) for a caller whose values are
+    known to be well-typed, such as the proxy's tracer.
+    """
+    if validate:
+        check_choice(direction, DIRECTIONS, "message direction")
+        check_choice(kind, MESSAGE_KINDS, "message kind")
+        for name, value in (("session_key", session_key), ("run_id", run_id), ("sample_id", sample_id)):
+            check_text(value, f"message {name}")
+        check_text(method, "message method")
+        check_int(turn, "message turn")
+        check_int(seq, "message seq")
+        check_int(t_ns, "message t_ns")
     text = redact_text(_body_text(body))
-    for name, value in (("session_key", session_key), ("run_id", run_id), ("sample_id", sample_id)):
-        check_text(value, f"message {name}")
-    check_text(method, "message method")
-    check_int(turn, "message turn")
-    check_int(seq, "message seq")
-    check_int(t_ns, "message t_ns")
     return MessageRow(
         session_key,
         run_id,
@@ -273,22 +279,27 @@ def prepare_call(
     call_group: int | None = None,
     group_source: str | None = None,
     trial: int = 0,
+    validate: bool = True,
 ) -> CallRow:
-    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted."""
-    check_text(tool, "call tool")
-    for name, value in (
-        ("run_id", run_id),
-        ("sample_id", sample_id),
-        ("session_key", session_key),
-        ("client_name", client_name),
-        ("protocol_version", protocol_version),
-        ("wall_time", wall_time),
-    ):
-        check_text(value, f"call {name}")
-    for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
-        check_int(value, f"call {name}")
-    check_int(trial, "call trial")
-    check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
+    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted.
+
+    ``validate=False`` skips the type checks (not the redaction), as for :func:`prepare_message`.
+    """
+    if validate:
+        check_text(tool, "call tool")
+        for name, value in (
+            ("run_id", run_id),
+            ("sample_id", sample_id),
+            ("session_key", session_key),
+            ("client_name", client_name),
+            ("protocol_version", protocol_version),
+            ("wall_time", wall_time),
+        ):
+            check_text(value, f"call {name}")
+        for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
+            check_int(value, f"call {name}")
+        check_int(trial, "call trial")
+        check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
     return CallRow(
         run_id,
         sample_id,
