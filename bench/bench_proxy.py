@@ -8,6 +8,9 @@ call row before its response is forwarded), in both protocol eras:
 - stdio: SDK client → ``finmcp-proxy --transport stdio --upstream-cmd "server --transport stdio"``;
   8 clients are 8 requests in flight on one session (one pipe per process).
 
+Over HTTP a bare TCP relay (``bench/relay.py``: bytes copied both ways, no parsing, no logging, the
+same event loop) is measured too: the floor any Python proxy pays for two extra loopback hops.
+
 Rows are interleaved and the best of ``ROUNDS`` runs is kept for each, so background load hits both
 sides alike. ``slowdown`` is direct calls/s over proxied calls/s (1.0 = free); ``added_p50_ms`` is
 the proxied p50 minus the direct p50. When an ``mcp-proxy`` executable is found (``FINMCP_BENCH_MCP_PROXY``
@@ -114,7 +117,11 @@ def run() -> list[dict[str, Any]]:
         with (
             ServerProcess(server_args) as server,
             ProxyProcess(["--upstream", server.url, "--db", str(db)]) as proxy,
+            ProxyProcess(["--upstream", server.url], module="bench.relay") as relay,
         ):
+            relay_url = (
+                relay.base + "/" + server.url.split("/", 3)[3]
+            )  # bytes pass as sent: the server's path
             direct_stdio = StdioServerParameters(
                 command=py, args=["-m", "server", "--transport", "stdio", *server_args]
             )
@@ -139,7 +146,11 @@ def run() -> list[dict[str, Any]]:
             for era, mode in ERAS:
                 for concurrency in (1, 8):
                     rows += _best(
-                        {"direct": server.url, "finmcp-proxy": proxy.tagged("bench", f"http-{mode}")},
+                        {
+                            "direct": server.url,
+                            "finmcp-proxy": proxy.tagged("bench", f"http-{mode}"),
+                            "tcp-relay": relay_url,
+                        },
                         "http",
                         era,
                         mode,

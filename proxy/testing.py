@@ -30,8 +30,15 @@ class ProxyStartError(RuntimeError):
 class ProxyProcess:
     """A ``finmcp-proxy`` HTTP listener on 127.0.0.1 and a free port."""
 
-    def __init__(self, args: Sequence[str], timeout: float = 20.0, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: Sequence[str],
+        timeout: float = 20.0,
+        env: dict[str, str] | None = None,
+        module: str = "proxy",
+    ) -> None:
         self.args = [*args, "--listen", "127.0.0.1:0"]
+        self.module = module  # another module printing the same ready line (the bench's bare relay)
         self.timeout = timeout
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen[bytes] | None = None
@@ -57,7 +64,7 @@ class ProxyProcess:
         return Path(self._log.name).read_text(encoding="utf-8", errors="replace")
 
     def start(self) -> Self:
-        command = [sys.executable, "-m", "proxy", *self.args]
+        command = [sys.executable, "-m", self.module, *self.args]
         self.process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log, env=self.env
         )
