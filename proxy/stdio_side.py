@@ -42,12 +42,12 @@ class StdioPump:
 
     async def from_client(self, raw: bytes) -> None:
         """One line from the host: log it, remember requests, pass it on unchanged."""
-        for msg in parse_body(raw):
+        messages = parse_body(raw)
+        for msg in messages:  # logged before it leaves: an HTTP upstream answers inside send()
             self.tracer.client_message(self.session, self.tags, msg)
             if msg.kind == "request":
                 self.outstanding[msg.id_text or "null"] = (msg.id, msg.method or "")
         assert self.upstream is not None
-        messages = parse_body(raw)
         try:
             await self.upstream.send(raw, messages[0] if len(messages) == 1 else None)
         except Exception as exc:  # the upstream is gone: answer instead of hanging
