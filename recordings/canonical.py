@@ -9,7 +9,11 @@ canonical form before hashing:
 - object keys are sorted (by UTF-16 code units, as RFC 8785 does);
 - numbers are normalised: an integral float becomes an int (``1.0`` -> ``1``, ``1e21`` -> its exact
   integer), bools stay bools, NaN and Infinity are rejected (they are not JSON);
-- arrays keep their order and strings are left untouched (no Unicode normalisation).
+- arrays keep their order and strings are left untouched (no Unicode normalisation);
+- the string value of a secret-named key (``api_key``, ``cookie``, ``token``, ... at any depth; see
+  :data:`recordings.redact.SECRET_KEYS`) becomes ``[REDACTED]``: a credential says who may call, not
+  what the answer is, so a recording matches whatever credential a later call carries, and no
+  recording (nor its exported JSONL) ever holds one.
 
 ``canonical_json`` writes the RFC 8785 (JCS) text: sorted keys, no whitespace, UTF-8 not escaped,
 ECMAScript shortest round-trip number form.
@@ -28,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from recordings.errors import InvalidValueError
+from recordings.redact import REDACTED, SECRET_KEYS
 
 ARGS_KEY_HEX_CHARS = 32
 """Length of an ``args_key``: the first 32 hex characters (128 bits) of the SHA-256 digest."""
@@ -172,6 +177,9 @@ def _normalize(value: Any, schema: Any, root: Mapping[str, Any] | None, path: Pa
                     raise InvalidValueError(f"{_where(path)}: object key {key!r} is not a string")
                 key = str(key)
             sub = props.get(key) if props is not None else None
+            if type(item) is str and key.lower() in SECRET_KEYS:
+                out[key] = REDACTED
+                continue
             out[key] = _normalize(item, sub, root, (path, _check_string(key, path)))
         if props is not None:
             for key, sub_schema in props.items():
@@ -179,9 +187,11 @@ def _normalize(value: Any, schema: Any, root: Mapping[str, Any] | None, path: Pa
                     continue
                 resolved = _resolve(sub_schema, root)
                 if resolved is not None and "default" in resolved:
-                    out[key] = _normalize(
-                        resolved["default"], resolved, root, (path, f"{key} (schema default)")
-                    )
+                    default = resolved["default"]
+                    if type(default) is str and key.lower() in SECRET_KEYS:  # as if it were passed
+                        out[key] = REDACTED
+                        continue
+                    out[key] = _normalize(default, resolved, root, (path, f"{key} (schema default)"))
         return {key: out[key] for key in _sorted_keys(out)}
     if isinstance(value, list | tuple):
         items = schema.get("items") if schema is not None else None

@@ -106,3 +106,38 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
         groups_seen = [sorted(c.tool for c in g) for turn in s1.turns for g in turn]
         assert groups_seen == [sorted(g) for g in expected], fmt
     assert proxy_main(["export", "--db", str(db), "--run", "nope", "--format", "jsonl"]) == 1
+
+
+def test_recorded_credentials_are_redacted_and_match_any_credential(tmp_path):
+    secret, other = "sk-live-3f9a77c1d2", "sk-live-0000aaaa11"
+    db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"
+    arguments = {"amount": "100", "base": "USD", "to": "CNY", "api_key": secret}
+    server_args = ["--inventory", "fintool760", "--latency", "none", "--seed", "0"]
+    with (
+        ServerProcess(server_args) as server,
+        ProxyProcess(["--upstream", server.url, "--db", str(db), "--record-into", str(rec),
+                      "--record-inventory", "fintool760"]) as proxy,
+    ):  # fmt: skip
+
+        async def record():
+            async with Client(proxy.tagged("cred", "s1", 0), mode="auto") as client:
+                return await client.call_tool("currency_convert", arguments)
+
+        recorded = anyio.run(record)
+    assert not recorded.is_error
+    for path in (rec, db):  # neither the recording nor the trace holds the credential
+        raw = b"".join(p.read_bytes() for p in tmp_path.glob(path.name + "*"))
+        assert secret.encode() not in raw
+    with RecordingStore.open(rec) as store:
+        (row,) = list(store.iter_responses("fintool760"))
+    assert row["arguments"]["api_key"] == "[REDACTED]" and row["arguments"]["amount"] == "100"
+    strict = ["--inventory", "fintool760", "--latency", "none", "--miss", "strict", "--recordings", str(rec)]
+    with ServerProcess(strict) as replaying:
+
+        async def replay(credential):
+            async with Client(replaying.url, mode="auto") as client:
+                return await client.call_tool("currency_convert", {**arguments, "api_key": credential})
+
+        again = anyio.run(replay, other)  # another key: the same recording answers
+    assert not again.is_error
+    assert again.content[0].text == recorded.content[0].text

@@ -239,3 +239,13 @@ def test_fast_path_text_equals_the_exact_writer(args):
     canon = canonicalize(args)
     assert canon.json == canonical_json(canon.arguments)
     assert canon.key == args_key(args)
+
+
+def test_credentials_are_redacted_and_do_not_change_the_key():
+    schema = {"type": "object", "properties": {"api_key": {"type": "string", "default": "demo"}}}
+    one = canonicalize({"q": "AAPL", "api_key": "k-1", "opts": [{"Cookie": "c=1", "n": 2}]}, schema)
+    two = canonicalize({"q": "AAPL", "api_key": "k-2", "opts": [{"Cookie": "c=9", "n": 2}]}, schema)
+    assert one.key == two.key
+    assert one.arguments == {"api_key": "[REDACTED]", "opts": [{"Cookie": "[REDACTED]", "n": 2}], "q": "AAPL"}
+    assert canonicalize({"q": "AAPL"}, schema).arguments["api_key"] == "[REDACTED]"  # the default too
+    assert canonicalize({"token": 5}).arguments == {"token": 5}  # only strings are credentials
