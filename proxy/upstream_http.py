@@ -223,15 +223,19 @@ class UpstreamPool:
         self.max_idle = max_idle
         self._idle: list[Connection] = []
 
-    async def acquire(self) -> Connection:
-        """An idle connection, or a new one (raises :class:`UpstreamError` when unreachable)."""
+    def take_idle(self) -> Connection | None:
+        """An open idle connection (marked reused), or None."""
         while self._idle:
             conn = self._idle.pop()
             if not conn.writer.is_closing() and not conn.reader.at_eof():
                 conn.reused = True
                 return conn
             conn.close()
-        return await self.connect()
+        return None
+
+    async def acquire(self) -> Connection:
+        """An idle connection, or a new one (raises :class:`UpstreamError` when unreachable)."""
+        return self.take_idle() or await self.connect()
 
     async def connect(self) -> Connection:
         """A fresh connection with ``TCP_NODELAY``."""
@@ -270,10 +274,16 @@ class UpstreamPool:
         """Send one request and read its response head; retries once when a reused connection was stale.
 
         ``sent`` is called once, right after the request was first written: work done there (the
-        proxy's tracing) overlaps with the upstream's.
+        proxy's tracing) overlaps with the upstream's. When a new connection must be opened first, it
+        is called before that wait instead, so requests are still logged in their order of arrival.
         """
         for attempt in (0, 1):
-            conn = await self.acquire() if attempt == 0 else await self.connect()
+            conn = self.take_idle() if attempt == 0 else None
+            if conn is None:
+                if sent is not None:
+                    sent()
+                    sent = None
+                conn = await self.connect()
             try:
                 conn.writer.write(head + body if len(body) < 65536 else head)
                 if len(body) >= 65536:

@@ -199,3 +199,27 @@ def test_the_buffered_end_of_a_chunked_body_is_taken_only_when_complete():
         assert conn.take_buffered_end() is None  # a data chunk is not an end
 
     asyncio.run(main())
+
+
+def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order():
+    from proxy.upstream_http import Target, UpstreamError, UpstreamPool
+
+    order: list[str] = []
+    pool = UpstreamPool(Target.parse("http://127.0.0.1:9/mcp"))
+    delays = iter([0.05, 0.0])  # the first request's connection takes longer to open
+
+    async def slow_connect():
+        await asyncio.sleep(next(delays))
+        raise UpstreamError("not reachable in this test")
+
+    pool.connect = slow_connect  # type: ignore[method-assign]
+
+    async def send(name: str) -> None:
+        with pytest.raises(UpstreamError):
+            await pool.send(b"POST / HTTP/1.1\r\n\r\n", b"", b"POST", lambda: order.append(name))
+
+    async def main():
+        await asyncio.gather(send("first"), send("second"))
+
+    asyncio.run(main())
+    assert order == ["first", "second"]  # not the order in which their connections opened
