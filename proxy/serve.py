@@ -19,9 +19,12 @@ from proxy.tags import Tags
 from proxy.upstream_http import Target
 from proxy.writer import TraceWriter
 from recordings.redact import redact_url
+from recordings.schema import BUSY_TIMEOUT_MS
 from recordings.store import RecordingStore
 
 log = logging.getLogger("finmcp.proxy")
+LOCK_WAIT_MS = 20
+"""How long one flush may wait for another process's write lock before it is retried later."""
 
 
 @dataclass
@@ -70,6 +73,7 @@ class ProxyRuntime:
         self.config = config
         self.store = RecordingStore.open(config.db)
         self.store.checkpoint_in_background()  # no commit on the loop ever waits for a checkpoint
+        self.store.set_busy_timeout(LOCK_WAIT_MS)  # a locked file: retried later, the loop goes on
         self.writer = TraceWriter(self.store)
         self.record_store: RecordingStore | None = None
         recorder = None
@@ -83,6 +87,7 @@ class ProxyRuntime:
         self.tracer = Tracer(self.writer, config.upstream_label, config.group_gap_ms, recorder)
 
     def close(self) -> None:
+        self.store.set_busy_timeout(BUSY_TIMEOUT_MS)  # the last flush may wait as long as any writer
         self.writer.close()
         if self.record_store is not None and self.record_store is not self.store:
             self.record_store.close()

@@ -12,7 +12,12 @@ operations are queued in memory and executed in one transaction, in the order su
 A flush commits right after the last awaited operation and resolves the futures; what was queued
 behind it (typically the response's message row) waits for the next flush, off the response's
 critical path. No transaction stays open between loop iterations, so other processes writing the
-same file wait at most one flush. The writer runs on the loop thread on purpose: handing rows to a
+same file wait at most one flush.
+
+When another process holds the write lock, ``BEGIN`` gives up after the store's (short) busy
+timeout and the batch goes back to the head of the queue, retried with backoff (``RETRY_FIRST`` up
+to ``RETRY_MAX`` seconds): the loop keeps forwarding everything else, and responses that wait for
+their call rows wait until the rows are committed. Nothing is dropped. The writer runs on the loop thread on purpose: handing rows to a
 thread and back cost more than the writes themselves (GIL and wake-ups; see ``docs/proxy.md``).
 A failing operation is reported and skipped; it never stops the writer or the forwarding.
 """
@@ -22,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +39,8 @@ log = logging.getLogger("finmcp.proxy.writer")
 Operation = Callable[[RecordingStore], Any]
 Queued = tuple[Operation, "asyncio.Future[Any] | None"]
 MAX_BATCH = 512
+RETRY_FIRST = 0.02
+RETRY_MAX = 1.0
 
 
 class TraceWriter:
@@ -47,9 +56,13 @@ class TraceWriter:
         self._urgent = 0  # awaited operations in the queue
         self._soon: asyncio.Handle | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._retry: asyncio.TimerHandle | None = None  # set while the database is locked by another writer
+        self._delay = RETRY_FIRST
+        self._locked_since = 0.0
         self.failures = 0
         self.written = 0
         self.commits = 0
+        self.lock_waits = 0
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Schedule flushes and resolve futures on ``loop`` (the loop that submits and awaits)."""
@@ -70,11 +83,14 @@ class TraceWriter:
             future = loop.create_future()
             future.add_done_callback(_retrieve)
             self._urgent += 1
+        self._queue.append((op, future))
+        if self._retry is not None:  # the database is locked: the retry timer writes everything
+            return future
+        if wait:
             if self._soon is None:
                 self._soon = loop.call_soon(self._flush_urgent)
         elif self._timer is None:
             self._timer = loop.call_later(self.linger, self.flush)
-        self._queue.append((op, future))
         if len(self._queue) >= MAX_BATCH and self._soon is None:
             self._soon = loop.call_soon(self.flush)
         return future
@@ -91,7 +107,8 @@ class TraceWriter:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             self._urgent -= sum(1 for _, fut in batch if fut is not None)
-            self._write(batch)
+            if not self._write(batch):
+                return
 
     def _flush_urgent(self) -> None:
         """Write up to the last awaited operation; leave what follows it for the next flush."""
@@ -104,7 +121,8 @@ class TraceWriter:
             last -= 1
         batch, self._queue = queue[: last + 1], queue[last + 1 :]
         self._urgent = 0
-        self._write(batch)
+        if not self._write(batch):
+            return
         if self._queue and self._timer is None and self._loop is not None and not self._loop.is_closed():
             self._timer = self._loop.call_later(self.linger, self.flush)
 
@@ -116,12 +134,17 @@ class TraceWriter:
             self._soon.cancel()
             self._soon = None
 
-    def _write(self, batch: list[Queued]) -> None:
-        """One transaction for ``batch``; every future in it is resolved after the commit."""
+    def _write(self, batch: list[Queued]) -> bool:
+        """One transaction for ``batch``; every future in it is resolved after the commit.
+
+        False when another writer holds the lock: nothing was written and the batch is queued again.
+        """
         results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         store = self.store
+        begun = False
         try:
             with store.transaction():
+                begun = True
                 for op, future in batch:
                     try:
                         value, error = op(store), None
@@ -134,6 +157,8 @@ class TraceWriter:
                         results.append((future, value, error))
             self.commits += 1
         except Exception as exc:  # BEGIN or COMMIT failed (disk full, locked for too long)
+            if not begun and _is_busy(exc) and self._wait_for_lock(batch):
+                return False
             self.failures += len(batch)
             log.error("trace batch of %d writes failed: %s", len(batch), exc)
             results = [(future, None, exc) for _, future in batch if future is not None]
@@ -145,10 +170,45 @@ class TraceWriter:
                     future.set_result(value)
                 else:
                     future.set_exception(error)
+        if self._locked_since:
+            log.warning("trace database writable again after %.1f s", time.monotonic() - self._locked_since)
+            self._locked_since = 0.0
+            self._delay = RETRY_FIRST
+        return True
+
+    def _wait_for_lock(self, batch: list[Queued]) -> bool:
+        """Queue ``batch`` again and retry later; False without a running loop to retry on."""
+        loop = self._running_loop()
+        if loop is None:
+            return False
+        self._queue[:0] = batch
+        self._urgent += sum(1 for _, fut in batch if fut is not None)
+        self._cancel_handles()
+        self.lock_waits += 1
+        if not self._locked_since:
+            self._locked_since = time.monotonic()
+            log.warning("trace database locked by another writer; %d rows wait (retrying)", len(self._queue))
+        self._retry = loop.call_later(self._delay, self._retry_flush)
+        self._delay = min(self._delay * 2, RETRY_MAX)
+        return True
+
+    def _retry_flush(self) -> None:
+        self._retry = None
+        self.flush()
 
     def close(self) -> None:
         """Commit what is queued (the store stays open; its owner closes it)."""
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
         self.flush()
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" (another connection holds the write lock)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    return getattr(exc, "sqlite_errorcode", None) == 5 or "locked" in str(exc)  # 5 = SQLITE_BUSY
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

@@ -48,6 +48,11 @@ class StoreConnection:
                     self._checkpointer.close()
                 self._conn.close()
 
+    def set_busy_timeout(self, milliseconds: int) -> None:
+        """How long a write waits for another connection's write lock before "database is locked"."""
+        with self._locked():
+            self._conn.execute(f"PRAGMA busy_timeout={int(milliseconds)}")
+
     def checkpoint_in_background(self, interval: float = 0.25) -> None:
         """Stop checkpointing inside commits; a background thread checkpoints instead until :meth:`close`.
 

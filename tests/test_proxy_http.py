@@ -217,6 +217,36 @@ def test_a_call_in_flight_is_already_on_disk_as_pending(slow_upstream, tmp_path)
         assert [c["status"] for c in read_calls(db, "inflight")] == ["ok"]
 
 
+def test_a_locked_trace_database_holds_answers_but_not_the_proxy(upstream, tmp_path):
+    import sqlite3
+
+    db = tmp_path / "runs.sqlite"
+    with ProxyProcess(["--upstream", upstream.url, "--db", str(db)]) as proxy:
+        other = sqlite3.connect(db, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another program keeps the write lock
+        answered = []
+
+        async def call():
+            async with Client(proxy.tagged("locked", "s", 0), mode="auto") as client:
+                answered.append(await client.call_tool("GetCurrentTime", {}))
+
+        async def main():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await anyio.sleep(0.6)
+                started = time.monotonic()
+                health = httpx2.get(proxy.base + "/healthz", timeout=5).json()
+                assert time.monotonic() - started < 0.5  # the proxy still serves while rows wait
+                assert not answered  # the call's answer waits for its committed row
+                assert health["pending"] == 0 and health["calls"] == 1
+                other.execute("COMMIT")
+
+        anyio.run(main)
+        other.close()
+        assert len(answered) == 1 and not answered[0].is_error
+        assert [c["status"] for c in read_calls(db, "locked")] == ["ok"]
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_progress_and_cancellation_pass_through(slow_upstream, tmp_path, mode):
     db = tmp_path / "runs.sqlite"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -223,3 +224,34 @@ def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_or
 
     asyncio.run(main())
     assert order == ["first", "second"]  # not the order in which their connections opened
+
+
+def test_a_locked_database_delays_the_rows_without_blocking_the_loop(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "t.sqlite"
+    store = RecordingStore.open(path)
+    store.set_busy_timeout(20)
+    writer = TraceWriter(store)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+
+    async def main():
+        future = writer.submit(lambda s: s.ensure_run("held"), wait=True)
+        started = time.monotonic()
+        ticks = 0
+        while time.monotonic() - started < 0.4:  # the loop keeps running meanwhile
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not future.done() and writer.lock_waits >= 2
+        assert ticks >= 20  # never stalled for long: each attempt waits at most the busy timeout
+        writer.submit(lambda s: s.ensure_run("queued behind"))
+        other.execute("COMMIT")  # the lock is released: the retry writes everything
+        await asyncio.wait_for(future, 5)
+
+    asyncio.run(main())
+    writer.close()
+    assert sorted(r["run_id"] for r in store.runs()) == ["held", "queued behind"]
+    assert writer.failures == 0
+    other.close()
+    store.close()
