@@ -208,7 +208,7 @@ class Tracer:
             "headers": headers,
         }
         if lazy:
-            self.writer.submit(lambda store: store.log_message(**fields))
+            self.writer.submit(lambda store: store.write_message(prepare_message(**fields, validate=False)))
             return
         try:
             row = prepare_message(**fields, validate=False)  # the tracer built every value itself
