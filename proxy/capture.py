@@ -7,7 +7,9 @@ response only after it. Everything else is queued to the :class:`proxy.writer.Tr
 
 Rows are prepared (checked, redacted, encoded) when their message arrives, so the request's share
 of that work is done while the upstream computes the answer. A call whose pending row is still
-queued when its response arrives is written with one ``INSERT`` of the finished row.
+queued when its response arrives is written with one ``INSERT`` of the finished row. Message rows
+are deferred: they are committed within the writer's ``linger`` (20 ms), never in the commit a
+response waits for.
 """
 
 from __future__ import annotations
@@ -208,7 +210,9 @@ class Tracer:
             "headers": headers,
         }
         if lazy:
-            self.writer.submit(lambda store: store.write_message(prepare_message(**fields, validate=False)))
+            self.writer.submit(
+                lambda store: store.write_message(prepare_message(**fields, validate=False)), defer=True
+            )
             return
         try:
             row = prepare_message(**fields, validate=False)  # the tracer built every value itself
@@ -216,7 +220,7 @@ class Tracer:
             self.writer.failures += 1
             log.warning("message not logged: %s", exc)
             return
-        self.writer.submit(lambda store: store.write_message(row))
+        self.writer.submit(lambda store: store.write_message(row), defer=True)
 
     def log_raw(self, session: Session | None, tags: Tags, direction: str, raw: bytes) -> None:
         """Queue one message that was not parsed on arrival (it is parsed when the row is written)."""
@@ -243,7 +247,7 @@ class Tracer:
                 method=msg.method,
             )
 
-        self.writer.submit(op)
+        self.writer.submit(op, defer=True)
 
     def client_message(
         self,

@@ -10,8 +10,9 @@ operations are queued in memory and executed in one transaction, in the order su
 - ``MAX_BATCH`` operations are queued.
 
 A flush commits right after the last awaited operation and resolves the futures; what was queued
-behind it (typically the response's message row) waits for the next flush, off the response's
-critical path. No transaction stays open between loop iterations, so other processes writing the
+behind it waits for the next flush, off the response's critical path. Operations submitted with
+``defer`` (message rows) are left to the ``linger`` flush altogether: a call's commit then holds
+only call rows (half the B-tree pages), and message rows are written many at a time. No transaction stays open between loop iterations, so other processes writing the
 same file wait at most one flush.
 
 When another process holds the write lock, ``BEGIN`` gives up after the store's (short) busy
@@ -53,6 +54,7 @@ class TraceWriter:
         self._loop = loop
         self.linger = linger
         self._queue: list[Queued] = []
+        self._deferred: list[Operation] = []  # written only by full flushes (linger, size, close)
         self._urgent = 0  # awaited operations in the queue
         self._soon: asyncio.Handle | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -68,15 +70,25 @@ class TraceWriter:
         """Schedule flushes and resolve futures on ``loop`` (the loop that submits and awaits)."""
         self._loop = loop
 
-    def submit(self, op: Operation, *, wait: bool = False) -> asyncio.Future[Any] | None:
+    def submit(self, op: Operation, *, wait: bool = False, defer: bool = False) -> asyncio.Future[Any] | None:
         """Queue ``op``; with ``wait`` return a future resolved once it is committed.
 
-        Without a running loop (shutdown, plain code) the queue is flushed at once.
+        ``defer`` (not with ``wait``) leaves ``op`` out of the commits that callers wait for: it is
+        written within ``linger`` seconds. Without a running loop (shutdown, plain code) everything
+        queued is flushed at once.
         """
         loop = self._running_loop()
         if loop is None:
             self._queue.append((op, None))
             self.flush()
+            return None
+        if defer and not wait:
+            self._deferred.append(op)
+            if self._retry is None:
+                if self._timer is None:
+                    self._timer = loop.call_later(self.linger, self.flush)
+                if len(self._deferred) >= MAX_BATCH and self._soon is None:
+                    self._soon = loop.call_soon(self.flush)
             return None
         future: asyncio.Future[Any] | None = None
         if wait:
@@ -104,6 +116,9 @@ class TraceWriter:
     def flush(self) -> None:
         """Execute and commit everything queued (at most ``MAX_BATCH`` per transaction)."""
         self._cancel_handles()
+        if self._deferred:
+            self._queue += [(op, None) for op in self._deferred]
+            self._deferred = []
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             self._urgent -= sum(1 for _, fut in batch if fut is not None)
@@ -123,7 +138,8 @@ class TraceWriter:
         self._urgent = 0
         if not self._write(batch):
             return
-        if self._queue and self._timer is None and self._loop is not None and not self._loop.is_closed():
+        waiting = self._queue or self._deferred
+        if waiting and self._timer is None and self._loop is not None and not self._loop.is_closed():
             self._timer = self._loop.call_later(self.linger, self.flush)
 
     def _cancel_handles(self) -> None:

@@ -255,3 +255,24 @@ def test_a_locked_database_delays_the_rows_without_blocking_the_loop(tmp_path):
     assert writer.failures == 0
     other.close()
     store.close()
+
+
+def test_deferred_rows_stay_out_of_the_commit_a_response_waits_for(tmp_path):
+    path = tmp_path / "t.sqlite"
+    store = RecordingStore.open(path)
+    writer = TraceWriter(store, linger=0.05)
+
+    def committed():
+        with RecordingStore.open(path) as reader:
+            return len(reader.messages()), [r["run_id"] for r in reader.runs()]
+
+    async def main():
+        writer.submit(lambda s: s.log_message(direction="c2s", kind="request", body="{}"), defer=True)
+        await writer.submit(lambda s: s.ensure_run("call"), wait=True)
+        assert committed() == (0, ["call"])  # the message row waits for the linger flush
+        await asyncio.sleep(0.1)
+        assert committed() == (1, ["call"])
+
+    asyncio.run(main())
+    writer.close()
+    store.close()
