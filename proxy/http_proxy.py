@@ -714,8 +714,9 @@ class Exchange:
         return waits
 
     async def _fail_unanswered(self, status: str, reason: str) -> None:
-        if any(not call.done for call in self.calls.values()):
-            await self._commit(self._fail_calls(status, reason))
+        waits = self._fail_calls(status, reason)
+        if waits:
+            await self._commit(waits)
 
     async def _upstream_failed(self, reason: str, status: int) -> bool:
         """Answer the client with a JSON-RPC error for every request still unanswered; log the failure."""

@@ -233,10 +233,6 @@ class UpstreamPool:
             conn.close()
         return None
 
-    async def acquire(self) -> Connection:
-        """An idle connection, or a new one (raises :class:`UpstreamError` when unreachable)."""
-        return self.take_idle() or await self.connect()
-
     async def connect(self) -> Connection:
         """A fresh connection with ``TCP_NODELAY``."""
         try:

@@ -12,15 +12,18 @@ operations are queued in memory and executed in one transaction, in the order su
 A flush commits right after the last awaited operation and resolves the futures; what was queued
 behind it waits for the next flush, off the response's critical path. Operations submitted with
 ``defer`` (message rows) are left to the ``linger`` flush altogether: a call's commit then holds
-only call rows (half the B-tree pages), and message rows are written many at a time. No transaction stays open between loop iterations, so other processes writing the
-same file wait at most one flush.
+only call rows (half the B-tree pages), and message rows are written many at a time. No
+transaction stays open between loop iterations, so other processes writing the same file wait at
+most one flush.
 
 When another process holds the write lock, ``BEGIN`` gives up after the store's (short) busy
 timeout and the batch goes back to the head of the queue, retried with backoff (``RETRY_FIRST`` up
 to ``RETRY_MAX`` seconds): the loop keeps forwarding everything else, and responses that wait for
-their call rows wait until the rows are committed. Nothing is dropped. The writer runs on the loop thread on purpose: handing rows to a
-thread and back cost more than the writes themselves (GIL and wake-ups; see ``docs/proxy.md``).
-A failing operation is reported and skipped; it never stops the writer or the forwarding.
+their call rows wait until the rows are committed. Nothing is dropped.
+
+The writer runs on the loop thread on purpose: handing rows to a thread and back cost more than the
+writes themselves (GIL and wake-ups; see ``docs/proxy.md``). A failing operation is reported and
+skipped; it never stops the writer or the forwarding.
 """
 
 from __future__ import annotations
