@@ -398,7 +398,8 @@ class Tracer:
                     return None
                 return store.write_outcome(call.row_id, outcome)
 
-        future = self.writer.submit(op, wait=True)
+        # with no other call awaiting its answer, no other row could share this commit: write it now
+        future = self.writer.submit(op, wait=True, now=not self.pending)
         if self.recorder is not None and result is not None and rpc_error is None and status is None:
             self.recorder.record(call.tool, call.arguments, result, latency)
         return future

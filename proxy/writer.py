@@ -73,12 +73,16 @@ class TraceWriter:
         """Schedule flushes and resolve futures on ``loop`` (the loop that submits and awaits)."""
         self._loop = loop
 
-    def submit(self, op: Operation, *, wait: bool = False, defer: bool = False) -> asyncio.Future[Any] | None:
+    def submit(
+        self, op: Operation, *, wait: bool = False, defer: bool = False, now: bool = False
+    ) -> asyncio.Future[Any] | None:
         """Queue ``op``; with ``wait`` return a future resolved once it is committed.
 
         ``defer`` (not with ``wait``) leaves ``op`` out of the commits that callers wait for: it is
-        written within ``linger`` seconds. Without a running loop (shutdown, plain code) everything
-        queued is flushed at once.
+        written within ``linger`` seconds. ``now`` (with ``wait``) commits before returning instead
+        of at the end of the loop iteration, for a caller that knows no other awaited write can join
+        the commit (the future is then already resolved, and awaiting it costs no loop iteration).
+        Without a running loop (shutdown, plain code) everything queued is flushed at once.
         """
         loop = self._running_loop()
         if loop is None:
@@ -102,7 +106,9 @@ class TraceWriter:
         if self._retry is not None:  # the database is locked: the retry timer writes everything
             return future
         if wait:
-            if self._soon is None:
+            if now:
+                self._write_urgent()
+            elif self._soon is None:
                 self._soon = loop.call_soon(self._flush_urgent)
         elif self._timer is None:
             self._timer = loop.call_later(self.linger, self.flush)
@@ -129,8 +135,11 @@ class TraceWriter:
                 return
 
     def _flush_urgent(self) -> None:
-        """Write up to the last awaited operation; leave what follows it for the next flush."""
         self._soon = None
+        self._write_urgent()
+
+    def _write_urgent(self) -> None:
+        """Write up to the last awaited operation; leave what follows it for the next flush."""
         if not self._urgent:
             return
         queue = self._queue

@@ -153,6 +153,24 @@ def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(tmp_path):
     store.close()
 
 
+def test_writer_commits_at_once_when_asked_to(tmp_path):
+    path = tmp_path / "t.sqlite"
+    store = RecordingStore.open(path)
+    writer = TraceWriter(store, linger=10)
+
+    async def main():
+        writer.submit(lambda s: s.ensure_run("queued before"))
+        future = writer.submit(lambda s: s.ensure_run("now"), wait=True, now=True)
+        assert future.done() and writer.commits == 1  # no loop iteration needed
+        with RecordingStore.open(path) as reader:
+            assert sorted(r["run_id"] for r in reader.runs()) == ["now", "queued before"]
+        await future
+
+    asyncio.run(main())
+    writer.close()
+    store.close()
+
+
 def test_writer_resolves_futures_with_the_commit_failure(tmp_path):
     store = RecordingStore.open(tmp_path / "t.sqlite")
     writer = TraceWriter(store)

@@ -61,6 +61,20 @@ def test_indexes_exist(tmp_path):
         assert index_columns("responses")[("inventory", "tool", "args_key")] is True
         assert ("run_id", "sample_id", "turn", "seq") in index_columns("calls")
         assert ("session_key", "seq") in index_columns("messages")
+        assert ("session_key", "jsonrpc_id") not in index_columns("calls")  # dropped by step 3
+
+
+def test_a_version_2_database_loses_the_unused_call_index_and_keeps_its_calls(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    db = connect(path)
+    migrate(db, target=2)
+    db.execute("INSERT INTO calls (tool, arguments, status, trial, run_id) VALUES ('T', '{}', 'ok', 0, 'r')")
+    assert "calls_session_jsonrpc_id" in [name for _, name, *_ in db.execute("PRAGMA index_list(calls)")]
+    db.close()
+    with RecordingStore.open(path) as store:
+        assert [c["tool"] for c in store.calls("r")] == ["T"]
+        names = [row[1] for row in store.db.execute("PRAGMA index_list(calls)")]
+        assert "calls_session_jsonrpc_id" not in names and "calls_run_sample_turn_seq" in names
 
 
 def test_unique_key_is_enforced_by_sqlite(tmp_path):
