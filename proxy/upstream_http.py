@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -85,7 +85,6 @@ class Connection:
     """One TCP connection to the upstream."""
 
     __slots__ = ("reader", "writer", "reused")
-    LAST_CHUNK = b"0\r\n\r\n"
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -95,18 +94,6 @@ class Connection:
     def close(self) -> None:
         with contextlib.suppress(Exception):  # already closed
             self.writer.close()
-
-    def take_buffered_end(self) -> bytes | None:
-        """The final chunk of a chunked body if it already arrived (consumed), else None.
-
-        Lets the proxy forward an SSE stream's last event and its end in one write. It reads the
-        reader's buffer, which asyncio keeps as ``_buffer``; without one it just says None.
-        """
-        buffer = getattr(self.reader, "_buffer", None)
-        if not isinstance(buffer, bytearray) or not buffer.startswith(self.LAST_CHUNK):
-            return None
-        del buffer[: len(self.LAST_CHUNK)]
-        return self.LAST_CHUNK
 
     async def read_head(self, method: bytes) -> Response:
         """Read and parse a response head (skipping ``1xx`` interim responses)."""
@@ -264,29 +251,16 @@ class UpstreamPool:
         else:
             conn.close()
 
-    async def send(
-        self, head: bytes, body: bytes, method: bytes, sent: Callable[[], None] | None = None
-    ) -> tuple[Connection, Response]:
-        """Send one request and read its response head; retries once when a reused connection was stale.
-
-        ``sent`` is called once, right after the request was first written: work done there (the
-        proxy's tracing) overlaps with the upstream's. When a new connection must be opened first, it
-        is called before that wait instead, so requests are still logged in their order of arrival.
-        """
+    async def send(self, head: bytes, body: bytes, method: bytes) -> tuple[Connection, Response]:
+        """Send one request and read its response head; retries once when a reused connection was stale."""
         for attempt in (0, 1):
             conn = self.take_idle() if attempt == 0 else None
             if conn is None:
-                if sent is not None:
-                    sent()
-                    sent = None
                 conn = await self.connect()
             try:
                 conn.writer.write(head + body if len(body) < 65536 else head)
                 if len(body) >= 65536:
                     conn.writer.write(body)
-                if sent is not None:
-                    sent()
-                    sent = None
                 return conn, await conn.read_head(method)
             except (UpstreamError, ConnectionError, OSError) as exc:
                 conn.close()

@@ -80,9 +80,11 @@ def test_calls_logged_once_with_tags_and_inferred_groups(proxy, mode):
     run = f"infer-{mode}"
 
     async def main():
-        async with Client(proxy.tagged(run, "s1", 0), mode=mode) as client, anyio.create_task_group() as tg:
-            for _ in range(3):  # one parallel group of three
-                tg.start_soon(client.call_tool, "GetCurrentTime", {})
+        async with Client(proxy.tagged(run, "s1", 0), mode=mode) as client:
+            await client.list_tools()  # warm the client (tool cache, connections): the calls leave together
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):  # one parallel group of three
+                    tg.start_soon(client.call_tool, "GetCurrentTime", {})
         async with Client(proxy.tagged(run, "s1", 1), mode=mode) as client:
             await client.call_tool("GetCurrentTime", {})
             await anyio.sleep(0.15)  # think time beyond --group-gap-ms: a new group

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
 
 from proxy.grouping import GroupAssigner
-from proxy.http_proxy import redact_target
+from proxy.http_exchange import redact_target
 from proxy.jsonrpc import parse_body
 from proxy.security import Policy
 from proxy.sse import SSEParser
@@ -203,45 +204,72 @@ def test_writer_survives_a_failing_operation(tmp_path):
     store.close()
 
 
-def test_the_buffered_end_of_a_chunked_body_is_taken_only_when_complete():
-    from proxy.upstream_http import Connection
+class _Transport(asyncio.Transport):
+    """Collects what the proxy writes to a client."""
 
-    async def main():
-        reader = asyncio.StreamReader()
-        conn = Connection(reader, None)  # type: ignore[arg-type]
-        reader.feed_data(b"0\r\n")
-        assert conn.take_buffered_end() is None  # half of it: wait for the rest
-        reader.feed_data(b"\r\nnext")
-        assert conn.take_buffered_end() == b"0\r\n\r\n"
-        assert await reader.read(4) == b"next"  # only the end was consumed
-        reader.feed_data(b"5\r\nhello\r\n")
-        assert conn.take_buffered_end() is None  # a data chunk is not an end
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = b""
+        self.closed = False
 
-    asyncio.run(main())
+    def write(self, data) -> None:
+        self.data += bytes(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_extra_info(self, name, default=None):
+        return default
 
 
-def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order():
-    from proxy.upstream_http import Target, UpstreamError, UpstreamPool
+def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order(tmp_path):
+    from proxy.capture import Tracer
+    from proxy.http_proxy import ProxyServer, Settings
+    from proxy.security import Policy
+    from proxy.upstream_http import Target, UpstreamError
 
-    order: list[str] = []
-    pool = UpstreamPool(Target.parse("http://127.0.0.1:9/mcp"))
+    store = RecordingStore.open(tmp_path / "t.sqlite")
+    writer = TraceWriter(store)
+    tracer = Tracer(writer, "http://127.0.0.1:9/mcp")
+    server = ProxyServer(Settings(Target.parse("http://127.0.0.1:9/mcp"), tracer, Policy.build("127.0.0.1")))
     delays = iter([0.05, 0.0])  # the first request's connection takes longer to open
 
     async def slow_connect():
         await asyncio.sleep(next(delays))
         raise UpstreamError("not reachable in this test")
 
-    pool.connect = slow_connect  # type: ignore[method-assign]
+    server.pool.connect = slow_connect  # type: ignore[method-assign]
 
-    async def send(name: str) -> None:
-        with pytest.raises(UpstreamError):
-            await pool.send(b"POST / HTTP/1.1\r\n\r\n", b"", b"POST", lambda: order.append(name))
+    def request(name: str) -> bytes:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name}})
+        head = (
+            "POST /r/order/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"mcp-protocol-version: 2026-07-28\r\nmcp-session-id: s-{name}\r\ncontent-length: {len(body)}\r\n\r\n"
+        )
+        return head.encode() + body.encode()
 
     async def main():
-        await asyncio.gather(send("first"), send("second"))
+        writer.bind(asyncio.get_running_loop())
+        clients = [server.protocol(), server.protocol()]
+        transports = [_Transport(), _Transport()]
+        for client, transport, name in zip(clients, transports, ["first", "second"], strict=True):
+            client.connection_made(transport)
+            client.data_received(request(name))
+        while any(client.exchange is not None for client in clients):
+            await asyncio.sleep(0.01)
+        return transports
 
-    asyncio.run(main())
-    assert order == ["first", "second"]  # not the order in which their connections opened
+    transports = asyncio.run(main())
+    writer.close()
+    for transport in transports:  # each client got the upstream failure as a JSON-RPC error
+        assert transport.data.startswith(b"HTTP/1.1 502") and b"not reachable in this test" in transport.data
+    calls = store.calls("order")
+    assert [c["tool"] for c in calls] == ["first", "second"]  # not the order in which connections opened
+    assert [c["seq"] for c in calls] == [0, 1] and {c["status"] for c in calls} == {"transport_error"}
+    store.close()
 
 
 def test_a_locked_database_delays_the_rows_without_blocking_the_loop(tmp_path):

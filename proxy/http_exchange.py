@@ -1,0 +1,585 @@
+"""One forwarded HTTP request and its response, driven by the upstream connection's callbacks.
+
+:meth:`Exchange.start` sends the request upstream (on a pooled connection when one is idle, else
+after a task opens one) and traces it while the upstream works. The response then arrives through
+the :class:`proxy.upstream_conn.ResponseSink` callbacks and is forwarded as it comes, with one
+pause: bytes that complete a ``tools/call`` wait behind a *barrier* until that call's row is
+committed. Output is queued in order (bytes and barriers) and written in one ``write`` per batch of
+upstream bytes, so an SSE answer and its stream's end that arrive together leave together.
+
+When the exchange is over (response forwarded, or failed and answered) it tells its client
+connection, which closes or reads the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
+
+from proxy.capture import PendingCall, Session
+from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message, parse_body
+from proxy.security import TOKEN_HEADER
+from proxy.sse import SSEParser, encode_event
+from proxy.tags import HEADER_KEYS, Tags
+from proxy.upstream_conn import UpstreamConnection
+from proxy.upstream_http import Response, Target, UpstreamError, build_request
+from recordings.redact import REDACTED, SECRET_KEYS
+
+if TYPE_CHECKING:
+    from proxy.http_proxy import ClientProtocol, Request
+
+log = logging.getLogger("finmcp.proxy.http")
+
+HOLD_LIMIT = 1024 * 1024
+HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+        b"content-length",
+        b"expect",
+        TOKEN_HEADER,
+        *HEADER_KEYS,
+    }
+)
+NO_ANSWER = "upstream response ended without an answer"
+REASONS = {
+    200: b"OK",
+    400: b"Bad Request",
+    401: b"Unauthorized",
+    403: b"Forbidden",
+    404: b"Not Found",
+    413: b"Payload Too Large",
+    421: b"Misdirected Request",
+    431: b"Request Header Fields Too Large",
+    502: b"Bad Gateway",
+    504: b"Gateway Timeout",
+}
+
+
+def error_response(
+    status: int, message: str, request_ids: list[Any] | None, close: bool = False
+) -> tuple[bytes, bytes]:
+    """A JSON-RPC error answer (one per request id; ``id: null`` when none) -> ``(whole response, body)``."""
+    ids = request_ids or [None]
+    bodies = [error_message(i, f"finmcp-proxy: {message}") for i in ids]
+    body = bodies[0] if len(bodies) == 1 else b"[" + b",".join(bodies) + b"]"
+    head = b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n" % (
+        status,
+        REASONS.get(status, b"Error"),
+        len(body),
+    )
+    if close:
+        head += b"connection: close\r\n"
+    return head + b"\r\n" + body, body
+
+
+def redact_target(target: str) -> str:
+    """The request target with the values of secret-named query parameters replaced (stored copy only)."""
+    path, sep, query = target.partition("?")
+    if not sep:
+        return target
+    parts = []
+    for item in query.split("&"):
+        name, eq, _value = item.partition("=")
+        if eq and unquote_plus(name).lower() in SECRET_KEYS:
+            item = f"{name}={REDACTED}"
+        parts.append(item)
+    return path + "?" + "&".join(parts)
+
+
+def request_ids(body: bytes) -> list[Any] | None:
+    """The ids of the JSON-RPC requests in a body (None when there are none)."""
+    if not body:
+        return None
+    ids = [m.id for m in parse_body(body) if m.kind == "request"]
+    return ids or None
+
+
+class _Barrier:
+    """Commits that the bytes queued behind it wait for."""
+
+    __slots__ = ("waits",)
+
+    def __init__(self, waits: list[Awaitable[Any]]) -> None:
+        self.waits = waits
+
+    def passed(self) -> bool:
+        return all(future.done() for future in self.waits)  # type: ignore[attr-defined]
+
+
+class Exchange:
+    """One forwarded request/response pair and its trace bookkeeping."""
+
+    def __init__(self, conn: ClientProtocol, request: Request, tags: Tags, target: Target) -> None:
+        self.conn = conn
+        self.settings = conn.settings
+        self.tracer = conn.settings.tracer
+        self.request = request
+        self.tags = tags
+        self.target = target
+        self.session: Session | None = None
+        self.messages: list[Message] = []
+        self.calls: dict[str, PendingCall] = {}
+        self.request_ids: list[Any] = []
+        self.methods: dict[str, str] = {}  # id text -> method of this POST's requests
+        self.deferred = False
+        self.traced = False
+        self.head_sent = False
+        self.response: Response | None = None
+        self.answered: set[str] = set()
+        self.upstream: UpstreamConnection | None = None
+        self.retried = False
+        self.sse_parser: SSEParser | None = None  # set while an SSE response body is forwarded
+        self.hold = False
+        self.held: list[bytes] = []
+        self.copy: list[bytes] = []
+        self.pending_head = b""
+        self.out: list[bytes | _Barrier] = []  # output not written yet, in order
+        self.ended = False  # the response is over (complete, failed or answered by the proxy)
+        self.keep = False
+        self.finishing = False  # the response is over; the exchange ends once its output is written
+        self.done = False
+        self.head = b""
+        self.timeout = None if request.method == b"GET" else self.settings.timeout
+        self.deadline = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.connecting: asyncio.Task[None] | None = None
+
+    # ---------------------------------------------------------------- start
+
+    def start(self) -> None:
+        """Send the request (or start opening a connection for it) and trace it."""
+        request = self.request
+        pairs = zip(request.raw_headers, request.headers, strict=True)  # the same headers, two spellings
+        headers = [raw for raw, low in pairs if low[0] not in HOP_BY_HOP]
+        headers += self.settings.upstream_headers
+        self.head = build_request(request.method, self.target, headers, request.body)
+        loop = asyncio.get_running_loop()
+        if self.timeout is not None:
+            self.deadline = loop.time() + self.timeout
+            self.timer = loop.call_at(self.deadline, self._on_timer)
+        upstream = self.conn.server.pool.take_idle()
+        if upstream is not None:
+            self._send(upstream)
+            self._trace_request()
+        else:  # logged before the wait, so requests are logged in their order of arrival
+            self._trace_request()
+            self.connecting = loop.create_task(self._connect())
+
+    async def _connect(self) -> None:
+        try:
+            upstream = await self.conn.server.pool.connect()
+        except UpstreamError as exc:
+            self._guarded(self._upstream_failed, str(exc), 502)
+            self._guarded(self._flush)
+            return
+        if self.ended:  # the client left (or the deadline passed) meanwhile
+            upstream.close()
+            return
+        self._guarded(self._send, upstream)
+
+    def _send(self, upstream: UpstreamConnection) -> None:
+        self.upstream = upstream
+        body = self.request.body
+        upstream.send(self.head + body if len(body) < 65536 else self.head, self.request.method, self)
+        if len(body) >= 65536 and upstream.transport is not None:
+            upstream.transport.write(body)
+        if self.conn.paused:
+            upstream.pause()
+
+    # ---------------------------------------------------------------- tracing the request
+
+    def _trace_request(self) -> None:
+        """Parse the request body and log it (once; called as soon as the request is on its way)."""
+        if self.traced:
+            return
+        self.traced = True
+        request = self.request
+        if request.body:
+            self.messages = parse_body(request.body)
+            for msg in self.messages:
+                if msg.kind == "request":
+                    self.request_ids.append(msg.id)
+                    self.methods[msg.id_text or "null"] = msg.method or ""
+        self._session_for_request()
+        if not self.deferred:
+            self._log_client()
+
+    def _session_for_request(self) -> None:
+        """Pick the session key: ``Mcp-Session-Id``, a 2026 client key, or defer until the response."""
+        lookup = self.request.lookup
+        raw_sid, raw_version = lookup.get(b"mcp-session-id"), lookup.get(b"mcp-protocol-version")
+        sid = raw_sid.decode("latin-1") if raw_sid is not None else None
+        version = raw_version.decode("latin-1") if raw_version is not None else None
+        if sid:
+            self.session = self.tracer.session(sid, "http", self.tags)
+            return
+        meta = self.messages[0].meta if self.messages else {}
+        if version == MODERN_VERSION or meta.get(PROTOCOL_VERSION_META) == MODERN_VERSION:
+            info = meta.get("io.modelcontextprotocol/clientInfo")
+            name = info.get("name") if isinstance(info, dict) else None
+            cversion = info.get("version") if isinstance(info, dict) else None
+            t = self.tags
+            key = f"2026:{name or '?'}/{cversion or '?'}@{t.run or '-'}/{t.sample or '-'}/{t.trial}"
+            self.session = self.tracer.session(key, "http", self.tags)
+            return
+        self.deferred = True  # initialize (or something without a session): the response names it
+
+    def _log_client(self) -> None:
+        session = self.session
+        assert session is not None
+        request = self.request
+        pseudo = [(b":method", request.method), (b":path", redact_target(request.target).encode("latin-1"))]
+        headers: list[tuple[bytes, bytes]] | None = pseudo + request.raw_headers
+        for msg in self.messages:
+            call = self.tracer.client_message(session, self.tags, msg, headers)
+            headers = None  # headers are stored once per HTTP request
+            if call is not None:
+                self.calls[call.id_text] = call
+
+    def _adopt_session(self, response: Response | None) -> None:
+        sid = response.header(b"mcp-session-id") if response is not None else None
+        if sid:
+            key = sid.decode("latin-1")
+        else:
+            server = self.conn.server
+            server.provisional += 1
+            key = f"http:nosession:{time.monotonic_ns()}:{server.provisional}"
+        self.session = self.tracer.session(key, "http", self.tags)
+        self.deferred = False
+        self._log_client()
+
+    # ---------------------------------------------------------------- the response (ResponseSink)
+
+    def on_head(self, response: Response) -> None:
+        self._guarded(self._head, response)
+
+    def on_body(self, raw: bytes, payload: bytes) -> None:
+        self._guarded(self._body, raw, payload)
+
+    def on_end(self, raw: bytes) -> None:
+        self._guarded(self._end, raw)
+
+    def on_failure(self, error: UpstreamError, stale: bool) -> None:
+        if stale and not self.retried and not self.ended:  # a pooled connection the upstream had closed
+            self.retried = True
+            self.upstream = None
+            self.connecting = asyncio.get_running_loop().create_task(self._connect())
+            return
+        self._guarded(self._upstream_failed, str(error), 502)
+
+    def on_batch_end(self) -> None:
+        self._guarded(self._flush)
+
+    def _head(self, response: Response) -> None:
+        self.response = response
+        self._touch()
+        if self.deferred:
+            self._adopt_session(response)
+        if self.request.method == b"DELETE" and response.status < 300 and self.session is not None:
+            self.tracer.end_session(self.session.key)
+        mode = response.body_mode
+        if mode == "none":
+            self._emit(response.head)
+            self.head_sent = True
+            return
+        is_sse = response.content_type.startswith(b"text/event-stream")
+        # a small JSON body goes out with its head in one write (and only after any call row it completes)
+        self.hold = not is_sse and (bool(self.calls) or (mode == "length" and response.length <= HOLD_LIMIT))
+        # a POST's SSE head waits for the first event, so both leave in one write; GET streams start at once
+        self.pending_head = response.head if is_sse and self.request.method == b"POST" else b""
+        if self.hold:
+            self.held.append(response.head)
+        elif not self.pending_head:
+            self._emit(response.head)
+            self.head_sent = True
+        if is_sse:
+            self.sse_parser = SSEParser()
+
+    def _body(self, raw: bytes, payload: bytes) -> None:
+        self._touch()
+        if self.sse_parser is not None:
+            self._after(self._sse_events(self.sse_parser.feed(payload)))
+            self._emit_sse(raw)
+        elif self.hold:
+            self.held.append(raw)
+            self.copy.append(payload)
+        else:
+            self.copy.append(payload)
+            self._emit(raw)
+
+    def _emit_sse(self, raw: bytes) -> None:
+        if self.pending_head:
+            raw, self.pending_head = self.pending_head + raw, b""
+            self.head_sent = True
+        self._emit(raw)
+
+    def _end(self, raw: bytes) -> None:
+        """The upstream's response is complete: release the connection, finish the calls, end the output."""
+        response = self.response
+        assert response is not None
+        self.ended = True
+        self._stop_timer()
+        if self.upstream is not None:
+            self.conn.server.pool.release(self.upstream, response.keep_alive)
+            self.upstream = None
+        if self.sse_parser is not None:
+            if raw and self._unanswered():  # requests still unanswered get an error before the end
+                self._emit_sse(b"")
+                self._after(self._fail_calls("transport_error", NO_ANSWER))
+                self._emit(_chunk(self._sse_errors(NO_ANSWER)))
+            self._emit_sse(raw)
+            if response.body_mode == "close" and self._unanswered():  # the client reads until close
+                self._after(self._fail_calls("transport_error", NO_ANSWER))
+                self._emit(self._sse_errors(NO_ANSWER))
+        elif response.body_mode != "none":
+            waits = self._parse_whole(b"".join(self.copy), response)
+            # a call this body did not answer fails now, so its row too is committed before the bytes go
+            waits += self._fail_calls("transport_error", NO_ANSWER)
+            self._after(waits)
+            if self.hold:
+                self._emit(b"".join(self.held))
+                self.head_sent = True
+        self._after(self._fail_calls("transport_error", NO_ANSWER))
+        self._finish(response.keep_alive)
+
+    def _parse_whole(self, body: bytes, response: Response) -> list[Awaitable[Any]]:
+        """Log a non-SSE response body; futures of the calls it completes."""
+        if not body:
+            return []
+        session = self.session
+        if not response.content_type.startswith(b"application/json") and not self.calls:
+            return []
+        waits: list[Awaitable[Any]] = []
+        if self.calls or self.methods:
+            for msg in parse_body(body):
+                future = self.tracer.server_message(session, self.tags, msg, self._method_of(msg))
+                if future is not None:
+                    waits.append(future)
+        else:
+            self.tracer.log_raw(session, self.tags, "s2c", body)
+        return waits
+
+    def _method_of(self, msg: Message) -> str | None:
+        return self.methods.get(msg.id_text or "null") if msg.id is not None else None
+
+    def _sse_events(self, events: list[Any]) -> list[Awaitable[Any]]:
+        waits: list[Awaitable[Any]] = []
+        session = self.session
+        for event in events:
+            if not event.data:
+                continue
+            if not self.calls and not self.methods:  # a GET stream: parse when the row is written
+                self.tracer.log_raw(session, self.tags, "s2c", event.data)
+                continue
+            for msg in parse_body(event.data):
+                if msg.kind in ("response", "error"):
+                    self.answered.add(msg.id_text or "null")
+                future = self.tracer.server_message(session, self.tags, msg, self._method_of(msg))
+                if future is not None:
+                    waits.append(future)
+        return waits
+
+    def _unanswered(self) -> bool:
+        """True while a request of this POST has had no response or error event yet."""
+        answered = self.answered
+        return any(id_text not in answered for id_text in self.methods)
+
+    def _sse_errors(self, reason: str) -> bytes:
+        """SSE error events (logged) for this POST's requests still unanswered; ``b""`` when none.
+
+        A partial upstream event is ended first, or the client would read it and the first error
+        as one unparseable event.
+        """
+        unanswered = [i for i in self.request_ids if json.dumps(i, ensure_ascii=False) not in self.answered]
+        if not unanswered:
+            return b""
+        injected = [error_message(i, f"finmcp-proxy: {reason}") for i in unanswered]
+        for body in injected:
+            for msg in parse_body(body):
+                self.tracer.log(self.session, self.tags, "s2c", msg)
+        self.answered.update(json.dumps(i, ensure_ascii=False) for i in unanswered)
+        parser = self.sse_parser
+        lead = b"\r\n\r\n" if parser is not None and parser.pending else b""
+        return lead + b"".join(encode_event(body) for body in injected)
+
+    def _fail_calls(self, status: str, reason: str) -> list[Awaitable[Any]]:
+        """Finish this request's unanswered calls as failed; the futures of their committed rows."""
+        waits: list[Awaitable[Any]] = []
+        for call in self.calls.values():
+            if not call.done:
+                future = self.tracer.fail(call, status, reason)
+                if future is not None:
+                    waits.append(future)
+        return waits
+
+    # ---------------------------------------------------------------- failures
+
+    def _upstream_failed(self, reason: str, status: int) -> None:
+        """Answer the client with a JSON-RPC error for every request still unanswered; log the failure."""
+        if self.ended:
+            return
+        self.ended = True
+        self._stop_timer()
+        log.warning("%s %s: %s", self.request.method.decode(), self.target.url, reason)
+        if self.upstream is not None:
+            self.upstream.close()
+            self.upstream = None
+        self._trace_request()
+        if self.deferred:
+            self._adopt_session(None)
+        self._after(self._fail_calls("transport_error", reason))
+        if not self.head_sent:
+            whole, body = error_response(status, reason, self.request_ids or None)
+            for msg in parse_body(body):
+                self.tracer.log(self.session, self.tags, "s2c", msg)
+            self._emit(whole)
+            self._finish(True)
+            return
+        # the head (and maybe part of an SSE stream) already went out: end the stream with the errors
+        response = self.response
+        streaming_sse = (
+            response is not None
+            and response.body_mode == "chunked"
+            and response.content_type.startswith(b"text/event-stream")
+        )
+        events = self._sse_errors(reason) if streaming_sse else b""
+        if events:
+            self._emit(_chunk(events) + b"0\r\n\r\n")
+            self._finish(True)
+            return
+        self._finish(False)
+
+    def _on_timer(self) -> None:
+        self.timer = None
+        if self.ended or self.timeout is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < self.deadline:  # bytes arrived meanwhile: wait for the rest of the time
+            self.timer = loop.call_at(self.deadline, self._on_timer)
+            return
+        reason = f"upstream {self.target.url} did not answer within {self.timeout} s"
+        self._guarded(self._upstream_failed, reason, 504)
+        self._guarded(self._flush)
+
+    def _touch(self) -> None:
+        if self.timeout is not None:
+            self.deadline = asyncio.get_running_loop().time() + self.timeout
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def abort(self) -> None:
+        """The client went away: abandon the upstream request too; its calls are logged as cancelled."""
+        if self.done:
+            return
+        self.done = True
+        self.ended = True
+        self._stop_timer()
+        if self.connecting is not None:
+            self.connecting.cancel()
+        if self.upstream is not None:
+            self.upstream.close()
+            self.upstream = None
+        self._trace_request()
+        if self.deferred and self.session is None:
+            self._adopt_session(None)
+        for call in list(self.calls.values()):
+            if not call.done:
+                _consume(self.tracer.fail(call, "cancelled", "client disconnected before the response"))
+
+    def _guarded(self, step: Any, *args: Any) -> None:
+        """Run one step; a bug costs this request (502, connection closed), never the listener."""
+        if self.done:
+            return
+        try:
+            step(*args)
+        except Exception as exc:
+            log.exception("proxy failed on %s %s", self.request.method, self.request.target)
+            self.done = self.ended = True
+            self._stop_timer()
+            if self.upstream is not None:
+                self.upstream.close()
+                self.upstream = None
+            for call in list(self.calls.values()):
+                if not call.done:
+                    _consume(self.tracer.fail(call, "transport_error", f"internal proxy error: {exc!r}"))
+            self.conn.internal_error(self, exc)
+
+    # ---------------------------------------------------------------- output
+
+    def _emit(self, data: bytes) -> None:
+        if data:
+            self.out.append(data)
+
+    def _after(self, waits: list[Awaitable[Any]]) -> None:
+        """Bytes emitted from now on wait until these rows are committed."""
+        pending = [future for future in waits if not future.done()]  # type: ignore[attr-defined]
+        for future in waits:
+            if future.done():  # type: ignore[attr-defined]
+                _report(future)
+        if pending:
+            self.out.append(_Barrier(pending))
+            for future in pending:
+                future.add_done_callback(self._committed)  # type: ignore[attr-defined]
+
+    def _committed(self, future: asyncio.Future[Any]) -> None:
+        _report(future)
+        self._guarded(self._flush)
+
+    def _flush(self) -> None:
+        """Write everything up to the first barrier still waiting; finish when all is out."""
+        out = self.out
+        if out:
+            ready: list[bytes] = []
+            taken = 0
+            for item in out:
+                if isinstance(item, _Barrier):
+                    if not item.passed():
+                        break
+                else:
+                    ready.append(item)
+                taken += 1
+            del out[:taken]
+            if ready:
+                self.conn.write(ready[0] if len(ready) == 1 else b"".join(ready))
+        if not out and self.finishing and not self.done:
+            self.done = True
+            self.conn.exchange_done(self, self.keep)
+
+    def _finish(self, keep: bool) -> None:
+        """The response is over: once the queued output is written, the connection may go on."""
+        self.keep = keep
+        self.finishing = True
+
+
+def _chunk(data: bytes) -> bytes:
+    """``data`` as one HTTP/1.1 chunk (nothing for no data: an empty chunk would end the body)."""
+    return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+
+
+def _report(future: Any) -> None:
+    """Log a call row that could not be committed (the response is forwarded all the same)."""
+    if future.cancelled():
+        return
+    exc = future.exception()
+    if exc is not None:
+        log.error("call row not committed before forwarding: %s", exc)
+
+
+def _consume(future: asyncio.Future[Any] | None) -> None:
+    if future is not None:
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())

@@ -1,0 +1,276 @@
+"""Upstream connections of the HTTP side, driven by callbacks: a response is parsed as its bytes arrive.
+
+An :class:`UpstreamConnection` is an ``asyncio.Protocol``. :meth:`UpstreamConnection.send` writes a
+request and names a :class:`ResponseSink`; the connection then calls, from its ``data_received``,
+``on_head`` once (``1xx`` interim responses are skipped), ``on_body`` for every piece of the body
+exactly as framed on the wire (a whole chunk of a chunked body, or whatever bytes arrived of a
+``Content-Length`` or read-until-close body), ``on_end`` when the body is complete (with the final
+chunk and trailers of a chunked body), or ``on_failure`` when the upstream closes or sends garbage.
+``on_batch_end`` follows every batch of bytes, so a sink can write what one batch produced at once.
+
+No task, no ``StreamReader`` and no loop iteration stands between the upstream's bytes and the
+proxy's handling of them: on the response's critical path this saves the wake-ups and the async
+generator machinery the stream client costs (``docs/proxy.md``, "Performance").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from typing import Protocol
+
+from proxy.upstream_http import MAX_HEAD, Response, Target, UpstreamError, parse_head
+
+_IDLE, _HEAD, _LENGTH, _CHUNKED, _CLOSE = range(5)
+_BODY_STATES = {"length": _LENGTH, "chunked": _CHUNKED, "close": _CLOSE}
+MAX_CHUNK_LINE = 4096
+
+
+class ResponseSink(Protocol):
+    """What receives one response from an :class:`UpstreamConnection`."""
+
+    def on_head(self, response: Response) -> None: ...
+
+    def on_body(self, raw: bytes, payload: bytes) -> None: ...
+
+    def on_end(self, raw: bytes) -> None: ...
+
+    def on_failure(self, error: UpstreamError, stale: bool) -> None: ...
+
+    def on_batch_end(self) -> None: ...
+
+
+class UpstreamConnection(asyncio.Protocol):
+    """One keep-alive TCP connection to the upstream; one request at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.sink: ResponseSink | None = None
+        self.method = b"POST"
+        self.state = _IDLE
+        self.remaining = 0
+        self.reused = False  # taken from the pool (it may have been closed by the upstream meanwhile)
+        self.received = False  # a byte of the current response arrived
+        self.closed = False
+        self.reusable = True
+        self.paused = False
+
+    # ---------------------------------------------------------------- asyncio callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        sink = self.sink
+        if sink is None:  # bytes nobody asked for: this connection cannot be trusted again
+            self.close()
+            return
+        self.received = True
+        self.buffer += data
+        try:
+            self._parse()
+        except UpstreamError as exc:
+            self._fail(exc)
+        sink.on_batch_end()
+
+    def eof_received(self) -> bool:
+        return False  # close the transport; connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        sink = self.sink
+        if sink is None:
+            return
+        if self.state == _CLOSE:  # a read-until-close body ends here
+            self._end(b"")
+        else:
+            where = "" if not self.received else " mid-response" if self.state == _HEAD else " mid-body"
+            reason = f"upstream closed the connection{where}"
+            if exc is not None:
+                reason = f"upstream connection failed{where}: {exc!r}"
+            self._fail(UpstreamError(reason), stale=self.reused and not self.received)
+        sink.on_batch_end()
+
+    # ---------------------------------------------------------------- requests
+
+    def send(self, data: bytes, method: bytes, sink: ResponseSink) -> None:
+        """Write one request; its response goes to ``sink``."""
+        assert self.transport is not None and self.sink is None
+        self.sink = sink
+        self.method = method
+        self.state = _HEAD
+        self.received = False
+        self.transport.write(data)
+
+    def pause(self) -> None:
+        """Stop reading (the client cannot take more bytes yet)."""
+        if self.transport is not None and not self.closed and not self.paused:
+            self.paused = True
+            with contextlib.suppress(RuntimeError):
+                self.transport.pause_reading()
+
+    def resume(self) -> None:
+        """Read again after :meth:`pause`."""
+        if self.transport is not None and not self.closed and self.paused:
+            self.paused = False
+            with contextlib.suppress(RuntimeError):
+                self.transport.resume_reading()
+
+    def close(self) -> None:
+        """Close the connection; a response in progress is abandoned without callbacks."""
+        self.sink = None
+        self.state = _IDLE
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    @property
+    def idle(self) -> bool:
+        """Open, between responses, and fit to carry another request."""
+        return self.sink is None and not self.closed and self.reusable and not self.buffer
+
+    # ---------------------------------------------------------------- parsing
+
+    def _parse(self) -> None:
+        buffer = self.buffer
+        while self.sink is not None and buffer:
+            state = self.state
+            if state == _LENGTH:
+                size = min(len(buffer), self.remaining)
+                piece = bytes(buffer[:size])
+                del buffer[:size]
+                self.remaining -= size
+                self.sink.on_body(piece, piece)
+                if not self.remaining:
+                    self._end(b"")
+            elif state == _HEAD:
+                end = buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(buffer) > MAX_HEAD:
+                        raise UpstreamError("upstream response head too large")
+                    return
+                head = bytes(buffer[: end + 4])
+                del buffer[: end + 4]
+                response = parse_head(head, self.method)
+                if 100 <= response.status < 200:
+                    continue
+                self.state = _BODY_STATES.get(response.body_mode, _IDLE)
+                self.remaining = response.length
+                if not response.keep_alive:
+                    self.reusable = False
+                self.sink.on_head(response)
+                if response.body_mode == "none" and self.sink is not None:
+                    self._end(b"")
+            elif state == _CHUNKED:
+                if not self._chunk():
+                    return
+            elif state == _CLOSE:
+                piece = bytes(buffer)
+                buffer.clear()
+                self.sink.on_body(piece, piece)
+            else:  # pragma: no cover - _end resets the sink, so the loop has stopped
+                return
+
+    def _chunk(self) -> bool:
+        """Deliver one complete chunk (or the final one and its trailers); False when more bytes are needed."""
+        buffer = self.buffer
+        eol = buffer.find(b"\r\n")
+        if eol < 0:
+            if len(buffer) > MAX_CHUNK_LINE:
+                raise UpstreamError(f"bad chunk size line {bytes(buffer[:40])!r}")
+            return False
+        line = bytes(buffer[: eol + 2])
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise UpstreamError(f"bad chunk size line {line[:40]!r}") from None
+        if size == 0:
+            end = buffer.find(b"\r\n\r\n", eol)
+            if end < 0:
+                if len(buffer) > MAX_HEAD:
+                    raise UpstreamError("upstream chunk trailers too large")
+                return False
+            raw = bytes(buffer[: end + 4])
+            del buffer[: end + 4]
+            self._end(raw)
+            return True
+        total = eol + 2 + size + 2
+        if len(buffer) < total:
+            return False
+        raw = bytes(buffer[:total])
+        del buffer[:total]
+        assert self.sink is not None
+        self.sink.on_body(raw, raw[eol + 2 : eol + 2 + size])
+        return True
+
+    def _end(self, raw: bytes) -> None:
+        sink = self.sink
+        self.sink = None
+        self.state = _IDLE
+        if self.buffer:  # bytes after the response: the framing is off, never reuse this connection
+            self.reusable = False
+            self.buffer.clear()
+        assert sink is not None
+        sink.on_end(raw)
+
+    def _fail(self, error: UpstreamError, stale: bool = False) -> None:
+        sink = self.sink
+        self.close()
+        if sink is not None:
+            sink.on_failure(error, stale)
+
+
+class ConnectionPool:
+    """Idle keep-alive :class:`UpstreamConnection` s to one upstream host, opened on demand (no upper bound)."""
+
+    def __init__(self, target: Target, connect_timeout: float = 5.0, max_idle: int = 64) -> None:
+        self.target = target
+        self.connect_timeout = connect_timeout
+        self.max_idle = max_idle
+        self._idle: list[UpstreamConnection] = []
+
+    def take_idle(self) -> UpstreamConnection | None:
+        """An open idle connection (marked reused), or None."""
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.idle:
+                conn.reused = True
+                return conn
+            conn.close()
+        return None
+
+    async def connect(self) -> UpstreamConnection:
+        """A fresh connection (``TCP_NODELAY``)."""
+        loop = asyncio.get_running_loop()
+        target = self.target
+        try:
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(UpstreamConnection, target.host, target.port), self.connect_timeout
+            )
+        except TimeoutError:
+            raise UpstreamError(
+                f"upstream {target.url} did not accept a connection within {self.connect_timeout} s"
+            ) from None
+        except OSError as exc:
+            raise UpstreamError(f"upstream {target.url} unreachable: {exc.strerror or exc}") from None
+        return conn
+
+    def release(self, conn: UpstreamConnection, keep_alive: bool) -> None:
+        """Return a connection whose response was fully read (else close it)."""
+        if keep_alive and conn.idle and len(self._idle) < self.max_idle:
+            conn.resume()
+            self._idle.append(conn)
+        else:
+            conn.close()
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        for conn in self._idle:
+            conn.close()
+        self._idle.clear()
