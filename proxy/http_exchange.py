@@ -191,10 +191,7 @@ class Exchange:
 
     def _send(self, upstream: UpstreamConnection) -> None:
         self.upstream = upstream
-        body = self.request.body
-        upstream.send(self.head + body if len(body) < 65536 else self.head, self.request.method, self)
-        if len(body) >= 65536 and upstream.transport is not None:
-            upstream.transport.write(body)
+        upstream.send(self.head, self.request.body, self.request.method, self)
         if self.conn.paused:
             upstream.pause()
 

@@ -1,4 +1,4 @@
-"""Upstream connections of the HTTP side, driven by callbacks: a response is parsed as its bytes arrive.
+"""Upstream HTTP/1.1 connections, driven by callbacks: a response is parsed as its bytes arrive.
 
 An :class:`UpstreamConnection` is an ``asyncio.Protocol``. :meth:`UpstreamConnection.send` writes a
 request and names a :class:`ResponseSink`; the connection then calls, from its ``data_received``,
@@ -11,6 +11,10 @@ chunk and trailers of a chunked body), or ``on_failure`` when the upstream close
 No task, no ``StreamReader`` and no loop iteration stands between the upstream's bytes and the
 proxy's handling of them: on the response's critical path this saves the wake-ups and the async
 generator machinery the stream client costs (``docs/proxy.md``, "Performance").
+
+Coroutines (the stdio side's HTTP and SSE upstreams) use the same connections through
+:meth:`ConnectionPool.send`, which returns a :class:`StreamedResponse`: a sink that queues the
+pieces for an ``async for``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections import deque
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 from proxy.upstream_http import MAX_HEAD, Response, Target, UpstreamError, parse_head
@@ -99,14 +105,18 @@ class UpstreamConnection(asyncio.Protocol):
 
     # ---------------------------------------------------------------- requests
 
-    def send(self, data: bytes, method: bytes, sink: ResponseSink) -> None:
-        """Write one request; its response goes to ``sink``."""
+    def send(self, head: bytes, body: bytes, method: bytes, sink: ResponseSink) -> None:
+        """Write one request (in one write unless the body is large); its response goes to ``sink``."""
         assert self.transport is not None and self.sink is None
         self.sink = sink
         self.method = method
         self.state = _HEAD
         self.received = False
-        self.transport.write(data)
+        if len(body) < 65536:
+            self.transport.write(head + body)
+        else:
+            self.transport.write(head)
+            self.transport.write(body)
 
     def pause(self) -> None:
         """Stop reading (the client cannot take more bytes yet)."""
@@ -226,6 +236,88 @@ class UpstreamConnection(asyncio.Protocol):
             sink.on_failure(error, stale)
 
 
+class StreamedResponse:
+    """A :class:`ResponseSink` for coroutines: await the head, then ``async for`` the body pieces.
+
+    Pieces wait in a queue until :meth:`body` takes them; once ``max_queued`` are waiting the
+    connection stops reading until the consumer has drained them (GET and SSE streams can be long).
+    """
+
+    def __init__(self, conn: UpstreamConnection, max_queued: int = 64) -> None:
+        self.conn = conn
+        self.max_queued = max_queued
+        self.response: Response | None = None
+        self.error: UpstreamError | None = None
+        self.stale = False  # failed on a reused connection before any response byte
+        self.complete = False
+        self._pieces: deque[tuple[bytes, bytes]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def request(self, head: bytes, body: bytes, method: bytes) -> Response:
+        """Send a request on the connection and wait for the response head (closing the connection on failure)."""
+        self.conn.send(head, body, method, self)
+        try:
+            while self.response is None:
+                if self.error is not None:
+                    raise self.error
+                await self._wait()
+        except BaseException:
+            self.conn.close()
+            raise
+        return self.response
+
+    async def body(self) -> AsyncIterator[tuple[bytes, bytes]]:
+        """Yield ``(raw_wire_bytes, decoded_payload)`` pieces until the body ends; UpstreamError if it fails.
+
+        A body left unfinished (cancelled, failed) closes the connection.
+        """
+        pieces = self._pieces
+        try:
+            while True:
+                while pieces:
+                    yield pieces.popleft()
+                self.conn.resume()
+                if self.error is not None:
+                    raise self.error
+                if self.complete:
+                    return
+                await self._wait()
+        finally:
+            if not self.complete:
+                self.conn.close()
+
+    async def _wait(self) -> None:
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    # ---------------------------------------------------------------- ResponseSink
+
+    def on_head(self, response: Response) -> None:
+        self.response = response
+
+    def on_body(self, raw: bytes, payload: bytes) -> None:
+        self._pieces.append((raw, payload))
+        if len(self._pieces) >= self.max_queued:
+            self.conn.pause()
+
+    def on_end(self, raw: bytes) -> None:
+        if raw:  # the last chunk and trailers of a chunked body
+            self._pieces.append((raw, b""))
+        self.complete = True
+
+    def on_failure(self, error: UpstreamError, stale: bool) -> None:
+        self.error = error
+        self.stale = stale
+
+    def on_batch_end(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
 class ConnectionPool:
     """Idle keep-alive :class:`UpstreamConnection` s to one upstream host, opened on demand (no upper bound)."""
 
@@ -268,6 +360,23 @@ class ConnectionPool:
             self._idle.append(conn)
         else:
             conn.close()
+
+    async def send(self, head: bytes, body: bytes, method: bytes) -> tuple[StreamedResponse, Response]:
+        """Send a request on an idle or new connection; the response's stream and head.
+
+        A reused connection that failed before any response byte (the upstream had closed it) is
+        retried once on a fresh one: the upstream never saw that request.
+        """
+        conn = self.take_idle()
+        if conn is not None:
+            stream = StreamedResponse(conn)
+            try:
+                return stream, await stream.request(head, body, method)
+            except UpstreamError:
+                if not stream.stale:
+                    raise
+        stream = StreamedResponse(await self.connect())
+        return stream, await stream.request(head, body, method)
 
     def close(self) -> None:
         """Close every idle connection."""

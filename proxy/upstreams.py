@@ -24,7 +24,8 @@ from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
 from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message
 from proxy.sse import SSEParser
-from proxy.upstream_http import Target, UpstreamError, UpstreamPool, build_request
+from proxy.upstream_conn import ConnectionPool, StreamedResponse
+from proxy.upstream_http import Response, Target, UpstreamError, build_request
 
 log = logging.getLogger("finmcp.proxy.upstream")
 
@@ -135,7 +136,7 @@ class _HttpBase(Upstream):
         timeout: float,
     ) -> None:
         self.target = target
-        self.pool = UpstreamPool(target)
+        self.pool = ConnectionPool(target)
         self.deliver = deliver
         self.closed = closed
         self.fail = fail
@@ -149,15 +150,20 @@ class _HttpBase(Upstream):
         task.add_done_callback(self.tasks.discard)
         return task
 
+    async def _get(self, head: bytes) -> tuple[StreamedResponse, Response]:
+        """Open a GET stream on a fresh connection (the caller closes it)."""
+        stream = StreamedResponse(await self.pool.connect())
+        return stream, await stream.request(head, b"", b"GET")
+
     async def _stream_events(
-        self, conn: Any, response: Any, idle: float | None, deliver: Deliver | None = None
+        self, stream: StreamedResponse, idle: float | None, deliver: Deliver | None = None
     ) -> None:
         """Deliver every SSE ``message`` event of a response body."""
         deliver = deliver or self.deliver
         parser = SSEParser()
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(idle) as deadline:
-            async for _raw, payload in conn.body(response):
+            async for _raw, payload in stream.body():
                 if idle is not None:
                     deadline.reschedule(loop.time() + idle)
                 for event in parser.feed(payload):
@@ -239,17 +245,17 @@ class HttpUpstream(_HttpBase):
         is_request = msg is not None and msg.kind == "request"
         id_text = (msg.id_text or "null") if is_request and msg is not None else None
         head = build_request(b"POST", self.target, self._headers(msg), raw)
-        conn = None
+        stream = None
         try:
             async with asyncio.timeout(self.timeout):
-                conn, response = await self.pool.send(head, raw, b"POST")
+                stream, response = await self.pool.send(head, raw, b"POST")
             if msg is not None and msg.method == "initialize":
                 sid = response.header(b"mcp-session-id")
                 if sid:
                     self.session_id = sid
             if response.status == 202 or response.body_mode == "none":
-                self.pool.release(conn, response)
-                conn = None
+                self.pool.release(stream.conn, response.keep_alive)
+                stream = None
                 if id_text is not None:
                     await self.fail(id_text, f"upstream answered HTTP {response.status} without a response")
                 return
@@ -261,19 +267,19 @@ class HttpUpstream(_HttpBase):
                     await self.deliver(body)
 
             if response.content_type.startswith(b"text/event-stream"):
-                await self._stream_events(conn, response, self.timeout, deliver)
+                await self._stream_events(stream, self.timeout, deliver)
             else:
                 chunks = []
                 async with asyncio.timeout(self.timeout):
-                    async for _raw, payload in conn.body(response):
+                    async for _raw, payload in stream.body():
                         chunks.append(payload)
                 body = b"".join(chunks)
                 if response.status >= 400 and id_text is not None:
                     await self._deliver_error(body, response.status, msg)
                 elif body.strip():
                     await deliver(body)
-            self.pool.release(conn, response)
-            conn = None
+            self.pool.release(stream.conn, response.keep_alive)
+            stream = None
             if id_text is not None:  # a no-op when the body answered it; else the request gets an error
                 await self.fail(id_text, "upstream response ended without an answer")
         except TimeoutError:
@@ -285,8 +291,8 @@ class HttpUpstream(_HttpBase):
             else:
                 log.warning("could not deliver a message upstream: %s", exc)
         finally:
-            if conn is not None:
-                conn.close()
+            if stream is not None:
+                stream.conn.close()
 
     def _learn_version(self, body: bytes) -> None:
         with contextlib.suppress(ValueError, AttributeError):
@@ -315,16 +321,12 @@ class HttpUpstream(_HttpBase):
             b"GET", self.target, [h for h in self._headers(None) if h[0] != b"content-type"], b""
         )
         try:
-            conn = await self.pool.connect()
-            conn.writer.write(head)
-            response = await conn.read_head(b"GET")
-            if response.status != 200 or not response.content_type.startswith(b"text/event-stream"):
-                conn.close()
-                return
+            stream, response = await self._get(head)
             try:
-                await self._stream_events(conn, response, None)
+                if response.status == 200 and response.content_type.startswith(b"text/event-stream"):
+                    await self._stream_events(stream, None)
             finally:
-                conn.close()
+                stream.conn.close()
         except UpstreamError as exc:
             log.info("GET stream ended: %s", exc)
 
@@ -333,8 +335,8 @@ class HttpUpstream(_HttpBase):
             head = build_request(b"DELETE", self.target, self._headers(None), b"")
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(3):
-                    conn, response = await self.pool.send(head, b"", b"DELETE")
-                    conn.close()
+                    stream, _ = await self.pool.send(head, b"", b"DELETE")
+                    stream.conn.close()
         await super().close()
 
 
@@ -367,16 +369,14 @@ class SseUpstream(_HttpBase):
         )
         reason = "SSE stream ended"
         try:
-            conn = await self.pool.connect()
-            conn.writer.write(head)
-            response = await conn.read_head(b"GET")
-            if response.status != 200:
-                reason = f"SSE upstream answered HTTP {response.status}"
-            else:
-                try:
-                    await self._stream_events(conn, response, None)
-                finally:
-                    conn.close()
+            stream, response = await self._get(head)
+            try:
+                if response.status != 200:
+                    reason = f"SSE upstream answered HTTP {response.status}"
+                else:
+                    await self._stream_events(stream, None)
+            finally:
+                stream.conn.close()
         except UpstreamError as exc:
             reason = str(exc)
         await self.closed(reason)
@@ -388,9 +388,9 @@ class SseUpstream(_HttpBase):
             b"POST", self.endpoint, [(b"content-type", b"application/json"), *self.extra_headers], raw
         )
         async with asyncio.timeout(self.timeout):
-            conn, response = await self.pool.send(head, raw, b"POST")
-            body = b"".join([p async for _r, p in conn.body(response)])
-        self.pool.release(conn, response)
+            stream, response = await self.pool.send(head, raw, b"POST")
+            body = b"".join([p async for _r, p in stream.body()])
+        self.pool.release(stream.conn, response.keep_alive)
         if response.status >= 400 and msg is not None and msg.kind == "request":
             await self.fail(
                 msg.id_text or "null", f"SSE upstream answered HTTP {response.status}: {body[:200]!r}"

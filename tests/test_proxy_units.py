@@ -1,4 +1,4 @@
-"""Unit tests of the proxy's parts: tags, group rules, SSE reading, redaction, the writer thread."""
+"""Unit tests of the proxy's parts: tags, group rules, SSE reading, redaction, the upstream client, the writer."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from proxy.jsonrpc import parse_body
 from proxy.security import Policy
 from proxy.sse import SSEParser
 from proxy.tags import TagError, Tags, header_tags, split_path
-from proxy.upstream_http import UpstreamError, parse_head
+from proxy.upstream_conn import ConnectionPool
+from proxy.upstream_http import Target, UpstreamError, build_request, parse_head
 from proxy.writer import TraceWriter
 from recordings import RecordingStore
 
@@ -87,6 +88,140 @@ def test_response_head_parsing():
     assert parse_head(b"HTTP/1.1 200 OK\r\n\r\n", b"GET").body_mode == "close"
     with pytest.raises(UpstreamError, match="bad status line"):
         parse_head(b"garbage\r\n\r\n", b"GET")
+
+
+class _Upstream:
+    """A loopback upstream; ``await reply(writer, connection_index, request_index)`` answers, False closes."""
+
+    def __init__(self, reply) -> None:
+        self.reply = reply
+        self.requests: list[int] = []  # requests seen, per connection
+        self.handlers: list[asyncio.Task] = []
+
+    async def start(self) -> Target:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        return Target.parse(f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/mcp")
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.handlers.append(asyncio.current_task())
+        index = len(self.requests)
+        self.requests.append(0)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(v) for k, _, v in _headers(head) if k == b"content-length"), 0)
+                await reader.readexactly(length)
+                self.requests[index] += 1
+                if not await self.reply(writer, index, self.requests[index] - 1):
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client left, or stop() (a cancelled handler makes Python 3.11's start_server log)
+        writer.close()
+
+    async def stop(self, pool: ConnectionPool) -> None:
+        pool.close()
+        self.server.close()
+        for task in self.handlers:
+            task.cancel()
+        await asyncio.gather(*self.handlers, return_exceptions=True)
+        await asyncio.sleep(0.01)  # let the closed transports go
+
+
+def _headers(head: bytes) -> list[tuple[bytes, bytes, bytes]]:
+    return [line.lower().partition(b": ") for line in head.split(b"\r\n")[1:] if line]
+
+
+OK = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+
+
+def test_streamed_response_pauses_reading_until_the_consumer_drains_it():
+    def chunks(start: int, stop: int) -> bytes:
+        return b"".join(b"%x\r\npiece %d\r\n" % (len(b"piece %d" % i), i) for i in range(start, stop))
+
+    async def main():
+        more = asyncio.Event()
+
+        async def reply(writer, conn, request):
+            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + chunks(0, 100))
+            await more.wait()
+            writer.write(chunks(100, 200) + b"0\r\n\r\n")
+            return True
+
+        upstream = _Upstream(reply)
+        pool = ConnectionPool(await upstream.start())
+        async with asyncio.timeout(5):
+            stream, response = await pool.send(build_request(b"GET", pool.target, [], b""), b"", b"GET")
+            while not stream.conn.paused:  # 100 pieces queued, none consumed
+                await asyncio.sleep(0.01)
+            more.set()
+            await asyncio.sleep(0.1)
+            assert not stream.complete  # the rest has been sent, but the connection is not reading
+            payloads = [payload async for _raw, payload in stream.body()]
+        assert payloads == [b"piece %d" % i for i in range(200)] + [b""]  # b"": the final chunk
+        assert stream.complete and not stream.conn.paused
+        pool.release(stream.conn, response.keep_alive)
+        assert pool.take_idle() is stream.conn
+        await upstream.stop(pool)
+
+    asyncio.run(main())
+
+
+def test_pool_retries_a_reused_connection_only_when_it_failed_before_any_byte():
+    async def reply(writer, conn, request):
+        if request == 1 and conn == 0:  # the upstream closes the idle connection as the request arrives
+            return False
+        if request == 1 and conn == 1:  # cut in the middle of the head
+            writer.write(OK[:20])
+            return False
+        if conn == 2:
+            return False
+        writer.write(OK)
+        return True
+
+    async def main():
+        upstream = _Upstream(reply)
+        pool = ConnectionPool(await upstream.start())
+        requests = upstream.requests
+        head = build_request(b"POST", pool.target, [], b"{}")
+
+        async def call() -> bytes:
+            stream, response = await pool.send(head, b"{}", b"POST")
+            body = b"".join([payload async for _raw, payload in stream.body()])
+            pool.release(stream.conn, response.keep_alive)
+            return body
+
+        async with asyncio.timeout(5):
+            assert await call() == b"ok"
+            assert await call() == b"ok" and requests == [2, 1]  # retried once, on a fresh connection
+            with pytest.raises(UpstreamError, match="^upstream closed the connection mid-response$"):
+                await call()  # reused, but bytes had arrived: not retried
+            assert requests == [2, 2]
+            with pytest.raises(UpstreamError, match="^upstream closed the connection$"):
+                await call()  # a fresh connection: not retried
+            assert requests == [2, 2, 1]
+        await upstream.stop(pool)
+
+    asyncio.run(main())
+
+
+def test_an_unfinished_body_closes_its_connection():
+    async def main():
+        async def reply(writer, conn, request):
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")
+            await asyncio.sleep(10)
+            return True
+
+        upstream = _Upstream(reply)
+        pool = ConnectionPool(await upstream.start())
+        stream, _ = await pool.send(build_request(b"GET", pool.target, [], b""), b"", b"GET")
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                async for _raw, payload in stream.body():
+                    assert payload == b"abc"
+        assert stream.conn.closed and pool.take_idle() is None
+        await upstream.stop(pool)
+
+    asyncio.run(main())
 
 
 def test_policy_hosts_origins_token():
