@@ -36,7 +36,7 @@ from proxy.tags import TagError, Tags
 from proxy.writer import TraceWriter
 from recordings.errors import InvalidValueError
 from recordings.store import RecordingStore
-from recordings.trace_rows import CallRow, prepare_call, prepare_message, prepare_outcome
+from recordings.trace_rows import CallRow, call_row, message_row, prepare_outcome
 
 log = logging.getLogger("finmcp.proxy")
 
@@ -193,29 +193,33 @@ class Tracer:
         headers: Iterable[tuple[bytes, bytes]] | None = None,
         *,
         lazy: bool = False,
+        t_ns: int = 0,
+        wall: str = "",
     ) -> None:
-        """Queue one message row, prepared now (a request, while the upstream works) or when written (``lazy``)."""
-        fields = {
-            "direction": direction,
-            "kind": msg.kind,
-            "body": msg.raw,
-            "session_key": session.key if session else None,
-            "run_id": tags.run,
-            "sample_id": tags.sample,
-            "turn": tags.turn,
-            "t_ns": time.monotonic_ns(),
-            "wall_time": wall_iso(),
-            "jsonrpc_id": msg.id if isinstance(msg.id, int | str) else None,
-            "method": msg.method,
-            "headers": headers,
-        }
+        """Queue one message row, prepared now (a request, while the upstream works) or when written (``lazy``).
+
+        ``t_ns`` (monotonic) and ``wall`` default to now.
+        """
+        msg_id = msg.id
+        args = (
+            direction,
+            msg.kind,
+            msg.raw,
+            session.key if session else None,
+            tags.run,
+            tags.sample,
+            tags.turn,
+            t_ns or time.monotonic_ns(),
+            wall or wall_iso(),
+            msg_id if isinstance(msg_id, int | str) else None,
+            msg.method,
+            headers,
+        )
         if lazy:
-            self.writer.submit(
-                lambda store: store.write_message(prepare_message(**fields, validate=False)), defer=True
-            )
+            self.writer.submit(lambda store: store.write_message(message_row(*args)), defer=True)
             return
         try:
-            row = prepare_message(**fields, validate=False)  # the tracer built every value itself
+            row = message_row(*args)  # the tracer built every value itself: no checks needed
         except InvalidValueError as exc:  # never expected; the message is still forwarded
             self.writer.failures += 1
             log.warning("message not logged: %s", exc)
@@ -261,7 +265,8 @@ class Tracer:
             if msg.method == "initialize" or PROTOCOL_VERSION_META in msg.meta:
                 self._learn_client(session, msg)
             tags = self._meta_tags(tags, msg)
-        self.log(session, tags, "c2s", msg, headers)
+        t_ns, wall = time.monotonic_ns(), wall_iso()
+        self.log(session, tags, "c2s", msg, headers, t_ns=t_ns, wall=wall)
         if msg.kind == "notification" and msg.method == "notifications/cancelled":
             request_id = msg.params.get("requestId")
             if request_id is not None:
@@ -269,7 +274,7 @@ class Tracer:
             return None
         if msg.kind != "request" or msg.method != "tools/call":
             return None
-        return self._begin_call(session, tags, msg)
+        return self._begin_call(session, tags, msg, t_ns, wall)
 
     def _meta_tags(self, tags: Tags, msg: Message) -> Tags:
         meta = msg.meta
@@ -281,12 +286,11 @@ class Tracer:
             log.warning("ignoring _meta tags of request %s: %s", msg.id_text, exc)
             return tags
 
-    def _begin_call(self, session: Session, tags: Tags, msg: Message) -> PendingCall:
+    def _begin_call(self, session: Session, tags: Tags, msg: Message, t_req: int, wall: str) -> PendingCall:
         params = msg.params
         tool = params.get("name")
         tool = tool if isinstance(tool, str) else json.dumps(tool)
         arguments = params.get("arguments")
-        t_req = time.monotonic_ns()
         scope = (tags.run, tags.sample, tags.trial, tags.turn)
         placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META))
         id_text = msg.id_text or "null"
@@ -297,22 +301,21 @@ class Tracer:
         self.pending[(session.key, id_text)] = call
         self.calls_seen += 1
         try:
-            call.prepared = prepare_call(
-                tool=tool,
-                arguments=arguments,
-                run_id=tags.run,
-                sample_id=tags.sample,
-                turn=tags.turn,
-                session_key=session.key,
-                client_name=session.client_name,
-                protocol_version=session.protocol_version,
-                jsonrpc_id=msg.id if isinstance(msg.id, int | str) else None,
-                t_req_ns=t_req,
-                wall_time=wall_iso(),
-                call_group=placement.group,
-                group_source=placement.source,
-                trial=tags.trial,
-                validate=False,  # the tracer built every value itself
+            call.prepared = call_row(  # the tracer built every value itself: no checks needed
+                tool,
+                arguments,
+                tags.run,
+                tags.sample,
+                tags.turn,
+                session.key,
+                session.client_name,
+                session.protocol_version,
+                msg.id if isinstance(msg.id, int | str) else None,
+                t_req,
+                wall,
+                placement.group,
+                placement.source,
+                tags.trial,
             )
         except InvalidValueError as exc:  # e.g. arguments that are not JSON: forwarded, not logged
             call.written = True

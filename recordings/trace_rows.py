@@ -124,23 +124,49 @@ def prepare_message(
     jsonrpc_id: int | str | None = None,
     method: str | None = None,
     headers: Mapping[str, Any] | Iterable[tuple[Any, Any]] | None = None,
-    validate: bool = True,
 ) -> MessageRow:
-    """A checked message row: ``body`` as sent with secrets redacted, headers as ``[[name, value]]`` JSON.
+    """A checked message row: ``body`` as sent with secrets redacted, headers as ``[[name, value]]`` JSON."""
+    check_choice(direction, DIRECTIONS, "message direction")
+    check_choice(kind, MESSAGE_KINDS, "message kind")
+    for name, value in (("session_key", session_key), ("run_id", run_id), ("sample_id", sample_id)):
+        check_text(value, f"message {name}")
+    check_text(method, "message method")
+    check_int(turn, "message turn")
+    check_int(seq, "message seq")
+    check_int(t_ns, "message t_ns")
+    return message_row(
+        direction,
+        kind,
+        body,
+        session_key,
+        run_id,
+        sample_id,
+        turn,
+        time.time_ns() if t_ns is None else t_ns,
+        wall_time or utc_now_iso(),
+        jsonrpc_id,
+        method,
+        headers,
+        seq,
+    )
 
-    ``validate=False`` skips the type checks (not the redaction) for a caller whose values are
-    known to be well-typed, such as the proxy's tracer.
-    """
-    if validate:
-        check_choice(direction, DIRECTIONS, "message direction")
-        check_choice(kind, MESSAGE_KINDS, "message kind")
-        for name, value in (("session_key", session_key), ("run_id", run_id), ("sample_id", sample_id)):
-            check_text(value, f"message {name}")
-        check_text(method, "message method")
-        check_int(turn, "message turn")
-        check_int(seq, "message seq")
-        check_int(t_ns, "message t_ns")
-    text = redact_text(_body_text(body))
+
+def message_row(
+    direction: str,
+    kind: str,
+    body: str | bytes,
+    session_key: str | None,
+    run_id: str | None,
+    sample_id: str | None,
+    turn: int | None,
+    t_ns: int,
+    wall_time: str,
+    jsonrpc_id: int | str | None,
+    method: str | None,
+    headers: Mapping[str, Any] | Iterable[tuple[Any, Any]] | None = None,
+    seq: int | None = None,
+) -> MessageRow:
+    """:func:`prepare_message` without the checks, positional: for a caller that built every value (the proxy)."""
     return MessageRow(
         session_key,
         run_id,
@@ -148,12 +174,12 @@ def prepare_message(
         turn,
         direction,
         seq,
-        time.time_ns() if t_ns is None else t_ns,
-        wall_time or utc_now_iso(),
+        t_ns,
+        wall_time,
         jsonrpc_id_text(jsonrpc_id),
         method,
         kind,
-        text,
+        redact_text(_body_text(body)),
         None if headers is None else headers_json(headers),
     )
 
@@ -279,27 +305,59 @@ def prepare_call(
     call_group: int | None = None,
     group_source: str | None = None,
     trial: int = 0,
-    validate: bool = True,
 ) -> CallRow:
-    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted.
+    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted."""
+    check_text(tool, "call tool")
+    for name, value in (
+        ("run_id", run_id),
+        ("sample_id", sample_id),
+        ("session_key", session_key),
+        ("client_name", client_name),
+        ("protocol_version", protocol_version),
+        ("wall_time", wall_time),
+    ):
+        check_text(value, f"call {name}")
+    for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
+        check_int(value, f"call {name}")
+    check_int(trial, "call trial")
+    check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
+    return call_row(
+        tool,
+        arguments,
+        run_id,
+        sample_id,
+        turn,
+        session_key,
+        client_name,
+        protocol_version,
+        jsonrpc_id,
+        time.time_ns() if t_req_ns is None else t_req_ns,
+        wall_time or utc_now_iso(),
+        call_group,
+        group_source,
+        trial,
+        seq,
+    )
 
-    ``validate=False`` skips the type checks (not the redaction), as for :func:`prepare_message`.
-    """
-    if validate:
-        check_text(tool, "call tool")
-        for name, value in (
-            ("run_id", run_id),
-            ("sample_id", sample_id),
-            ("session_key", session_key),
-            ("client_name", client_name),
-            ("protocol_version", protocol_version),
-            ("wall_time", wall_time),
-        ):
-            check_text(value, f"call {name}")
-        for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
-            check_int(value, f"call {name}")
-        check_int(trial, "call trial")
-        check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
+
+def call_row(
+    tool: str,
+    arguments: Any,
+    run_id: str | None,
+    sample_id: str | None,
+    turn: int | None,
+    session_key: str | None,
+    client_name: str | None,
+    protocol_version: str | None,
+    jsonrpc_id: int | str | None,
+    t_req_ns: int,
+    wall_time: str,
+    call_group: int | None,
+    group_source: str | None,
+    trial: int,
+    seq: int | None = None,
+) -> CallRow:
+    """:func:`prepare_call` without the checks, positional: for a caller that built every value (the proxy)."""
     return CallRow(
         run_id,
         sample_id,
@@ -311,8 +369,8 @@ def prepare_call(
         seq,
         tool,
         dumps(redact_value(arguments)),
-        time.time_ns() if t_req_ns is None else t_req_ns,
-        wall_time or utc_now_iso(),
+        t_req_ns,
+        wall_time,
         call_group,
         group_source,
         trial,
