@@ -161,9 +161,11 @@ class Exchange:
     def start(self) -> None:
         """Send the request (or start opening a connection for it) and trace it."""
         request = self.request
-        pairs = zip(request.raw_headers, request.headers, strict=True)  # the same headers, two spellings
-        headers = [raw for raw, low in pairs if low[0] not in HOP_BY_HOP]
-        headers += self.settings.upstream_headers
+        headers = (
+            request.forward + self.settings.upstream_headers
+            if self.settings.upstream_headers
+            else request.forward
+        )
         self.head = build_request(request.method, self.target, headers, request.body)
         loop = asyncio.get_running_loop()
         if self.timeout is not None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from proxy.capture import Tracer
 from proxy.eventloop import loop_name
-from proxy.http_exchange import Exchange, error_response, request_ids
+from proxy.http_exchange import HOP_BY_HOP, Exchange, error_response, request_ids
 from proxy.security import Policy
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
@@ -59,11 +59,27 @@ class Request:
 
     method: bytes
     target: str
-    headers: list[tuple[bytes, bytes]]  # lower-case names
     raw_headers: list[tuple[bytes, bytes]]  # names as sent
+    forward: list[tuple[bytes, bytes]]  # raw_headers without hop-by-hop and tag headers
     body: bytes
     keep_alive: bool
     lookup: dict[bytes, bytes]  # lower-case name -> value (the last one, where a name repeats)
+
+
+@dataclass(slots=True)
+class _Head:
+    """A parsed request head whose body has not fully arrived yet."""
+
+    method: bytes
+    target: bytes
+    raw_headers: list[tuple[bytes, bytes]]
+    forward: list[tuple[bytes, bytes]]
+    lookup: dict[bytes, bytes]
+    keep_alive: bool
+    length: int
+    chunked: bool
+    expect: bool
+    start: int  # where the body begins in the buffer
 
 
 class ProxyServer:
@@ -128,6 +144,7 @@ class ClientProtocol(asyncio.Protocol):
         self.exchange: Exchange | None = None
         self.closed = False
         self.paused = False  # the client reads slower than the upstream sends: the upstream waits
+        self._head: _Head | None = None  # parsed once, however many reads its body takes
         self._continue_sent = False
 
     # ---------------------------------------------------------------- asyncio callbacks
@@ -186,69 +203,45 @@ class ClientProtocol(asyncio.Protocol):
                 return
 
     def _parse(self) -> Request | None:
+        """The next complete request in the buffer, or None until its last byte has arrived."""
         buffer = self.buffer
-        end = buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buffer) > MAX_HEAD:
-                raise _Reject(431, "request head too large", close=True)
-            return None
-        lines = bytes(buffer[:end]).split(b"\r\n")
-        parts = lines[0].split(b" ")
-        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
-            raise _Reject(400, f"bad request line {lines[0][:80]!r}", close=True)
-        method, target, version = parts
-        headers: list[tuple[bytes, bytes]] = []
-        raw_headers: list[tuple[bytes, bytes]] = []
-        length = 0
-        chunked = False
-        keep_alive = version == b"HTTP/1.1"
-        expect = False
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            if not sep:
-                raise _Reject(400, f"bad header line {line[:80]!r}", close=True)
-            raw = name.strip()
-            key = raw.lower()
-            value = value.strip()
-            headers.append((key, value))
-            raw_headers.append((raw, value))
-            if key == b"content-length":
-                try:
-                    length = int(value)
-                except ValueError:
-                    raise _Reject(400, "invalid Content-Length", close=True) from None
-            elif key == b"transfer-encoding":
-                chunked = b"chunked" in value.lower()
-            elif key == b"connection":
-                token = value.lower()
-                keep_alive = b"close" not in token and (keep_alive or b"keep-alive" in token)
-            elif key == b"expect" and value.lower() == b"100-continue":
-                expect = True
-        start = end + 4
-        max_body = self.settings.max_body
-        if chunked:
-            decoded = _dechunk(buffer, start, max_body)
+        head = self._head
+        if head is None:
+            head = _parse_head(buffer, self.settings.max_body)
+            if head is None:
+                return None
+            self._head = head
+        start = head.start
+        if head.chunked:
+            decoded = _dechunk(buffer, start, self.settings.max_body)
             if decoded is None:
                 return None
             body, consumed = decoded
         else:
-            if length > max_body:
-                raise _Reject(413, f"request body too large ({length} bytes; limit {max_body})", close=True)
+            length = head.length
             if len(buffer) - start < length:
-                if expect and not self._continue_sent and self.transport is not None:
+                if head.expect and not self._continue_sent and self.transport is not None:
                     self._continue_sent = True
                     self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                 return None
             body = bytes(buffer[start : start + length])
             consumed = start + length
         del buffer[:consumed]
+        self._head = None
         self._continue_sent = False
         return Request(
-            method, target.decode("latin-1"), headers, raw_headers, body, keep_alive, dict(headers)
+            head.method,
+            head.target.decode("latin-1"),
+            head.raw_headers,
+            head.forward,
+            body,
+            head.keep_alive,
+            head.lookup,
         )
 
     def _reject_now(self, reject: _Reject) -> None:
         self.buffer.clear()
+        self._head = None
         self._write_error(reject.status, reject.message, None, close=True)
         log.warning("rejected a request: %s", reject.message)
 
@@ -351,6 +344,54 @@ class _Reject(Exception):
         self.status = status
         self.message = message
         self.close = close
+
+
+def _parse_head(buffer: bytearray, max_body: int) -> _Head | None:
+    """The request head at the start of ``buffer`` (None while incomplete); :class:`_Reject` if malformed."""
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buffer) > MAX_HEAD:
+            raise _Reject(431, "request head too large", close=True)
+        return None
+    lines = bytes(buffer[:end]).split(b"\r\n")
+    parts = lines[0].split(b" ")
+    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+        raise _Reject(400, f"bad request line {lines[0][:80]!r}", close=True)
+    method, target, version = parts
+    raw_headers: list[tuple[bytes, bytes]] = []
+    forward: list[tuple[bytes, bytes]] = []
+    lookup: dict[bytes, bytes] = {}
+    length = 0
+    chunked = False
+    keep_alive = version == b"HTTP/1.1"
+    expect = False
+    for line in lines[1:]:
+        name, sep, value = line.partition(b":")
+        if not sep:
+            raise _Reject(400, f"bad header line {line[:80]!r}", close=True)
+        raw = name.strip()
+        key = raw.lower()
+        value = value.strip()
+        pair = (raw, value)
+        raw_headers.append(pair)
+        lookup[key] = value
+        if key not in HOP_BY_HOP:
+            forward.append(pair)
+        elif key == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                raise _Reject(400, "invalid Content-Length", close=True) from None
+        elif key == b"transfer-encoding":
+            chunked = b"chunked" in value.lower()
+        elif key == b"connection":
+            token = value.lower()
+            keep_alive = b"close" not in token and (keep_alive or b"keep-alive" in token)
+        elif key == b"expect" and value.lower() == b"100-continue":
+            expect = True
+    if not chunked and length > max_body:
+        raise _Reject(413, f"request body too large ({length} bytes; limit {max_body})", close=True)
+    return _Head(method, target, raw_headers, forward, lookup, keep_alive, length, chunked, expect, end + 4)
 
 
 def _dechunk(buffer: bytearray, start: int, limit: int) -> tuple[bytes, int] | None:
