@@ -315,8 +315,13 @@ class Exchange:
             self.held.append(raw)
             self.copy.append(payload)
         else:
-            self.copy.append(payload)
+            if self.calls or self.response_is_json:  # a body nobody parses is not kept (downloads, streams)
+                self.copy.append(payload)
             self._emit(raw)
+
+    @property
+    def response_is_json(self) -> bool:
+        return self.response is not None and self.response.content_type.startswith(b"application/json")
 
     def _emit_sse(self, raw: bytes) -> None:
         if self.pending_head:
@@ -348,8 +353,11 @@ class Exchange:
             waits += self._fail_calls("transport_error", NO_ANSWER)
             self._after(waits)
             if self.hold:
+                self.held.append(raw)
                 self._emit(b"".join(self.held))
                 self.head_sent = True
+            else:
+                self._emit(raw)  # the last chunk (and trailers) of a chunked body
         self._after(self._fail_calls("transport_error", NO_ANSWER))
         self._finish(response.keep_alive)
 
