@@ -19,16 +19,16 @@ import logging
 import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_plus
 
 from proxy.capture import PendingCall, Session
+from proxy.http_wire import chunk, error_response
 from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message, parse_body
-from proxy.security import TOKEN_HEADER
+from proxy.ordered_output import OrderedOutput
 from proxy.sse import SSEParser, encode_event
-from proxy.tags import HEADER_KEYS, Tags
+from proxy.tags import Tags
 from proxy.upstream_conn import UpstreamConnection
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
-from recordings.redact import REDACTED, SECRET_KEYS
+from recordings.redact import redact_url
 
 if TYPE_CHECKING:
     from proxy.http_proxy import ClientProtocol, Request
@@ -36,86 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("finmcp.proxy.http")
 
 HOLD_LIMIT = 1024 * 1024
-HOP_BY_HOP = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"proxy-connection",
-        b"te",
-        b"trailer",
-        b"transfer-encoding",
-        b"upgrade",
-        b"host",
-        b"content-length",
-        b"expect",
-        TOKEN_HEADER,
-        *HEADER_KEYS,
-    }
-)
 NO_ANSWER = "upstream response ended without an answer"
-REASONS = {
-    200: b"OK",
-    400: b"Bad Request",
-    401: b"Unauthorized",
-    403: b"Forbidden",
-    404: b"Not Found",
-    413: b"Payload Too Large",
-    421: b"Misdirected Request",
-    431: b"Request Header Fields Too Large",
-    502: b"Bad Gateway",
-    504: b"Gateway Timeout",
-}
-
-
-def error_response(
-    status: int, message: str, request_ids: list[Any] | None, close: bool = False
-) -> tuple[bytes, bytes]:
-    """A JSON-RPC error answer (one per request id; ``id: null`` when none) -> ``(whole response, body)``."""
-    ids = request_ids or [None]
-    bodies = [error_message(i, f"finmcp-proxy: {message}") for i in ids]
-    body = bodies[0] if len(bodies) == 1 else b"[" + b",".join(bodies) + b"]"
-    head = b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n" % (
-        status,
-        REASONS.get(status, b"Error"),
-        len(body),
-    )
-    if close:
-        head += b"connection: close\r\n"
-    return head + b"\r\n" + body, body
-
-
-def redact_target(target: str) -> str:
-    """The request target with the values of secret-named query parameters replaced (stored copy only)."""
-    path, sep, query = target.partition("?")
-    if not sep:
-        return target
-    parts = []
-    for item in query.split("&"):
-        name, eq, _value = item.partition("=")
-        if eq and unquote_plus(name).lower() in SECRET_KEYS:
-            item = f"{name}={REDACTED}"
-        parts.append(item)
-    return path + "?" + "&".join(parts)
-
-
-def request_ids(body: bytes) -> list[Any] | None:
-    """The ids of the JSON-RPC requests in a body (None when there are none)."""
-    if not body:
-        return None
-    ids = [m.id for m in parse_body(body) if m.kind == "request"]
-    return ids or None
-
-
-class _Barrier:
-    """Commits that the bytes queued behind it wait for."""
-
-    __slots__ = ("waits",)
-
-    def __init__(self, waits: list[Awaitable[Any]]) -> None:
-        self.waits = waits
-
-    def passed(self) -> bool:
-        return all(future.done() for future in self.waits)  # type: ignore[attr-defined]
 
 
 class Exchange:
@@ -145,7 +66,7 @@ class Exchange:
         self.held: list[bytes] = []
         self.copy: list[bytes] = []
         self.pending_head = b""
-        self.out: list[bytes | _Barrier] = []  # output not written yet, in order
+        self.output = OrderedOutput(conn.write, self._wake)  # bytes and commit barriers, in order
         self.ended = False  # the response is over (complete, failed or answered by the proxy)
         self.keep = False
         self.finishing = False  # the response is over; the exchange ends once its output is written
@@ -239,7 +160,7 @@ class Exchange:
         session = self.session
         assert session is not None
         request = self.request
-        pseudo = [(b":method", request.method), (b":path", redact_target(request.target).encode("latin-1"))]
+        pseudo = [(b":method", request.method), (b":path", redact_url(request.target).encode("latin-1"))]
         headers: list[tuple[bytes, bytes]] | None = pseudo + request.raw_headers
         for msg in self.messages:
             call = self.tracer.client_message(session, self.tags, msg, headers)
@@ -342,7 +263,7 @@ class Exchange:
             if raw and self._unanswered():  # requests still unanswered get an error before the end
                 self._emit_sse(b"")
                 self._after(self._fail_calls("transport_error", NO_ANSWER))
-                self._emit(_chunk(self._sse_errors(NO_ANSWER)))
+                self._emit(chunk(self._sse_errors(NO_ANSWER)))
             self._emit_sse(raw)
             if response.body_mode == "close" and self._unanswered():  # the client reads until close
                 self._after(self._fail_calls("transport_error", NO_ANSWER))
@@ -463,7 +384,7 @@ class Exchange:
         )
         events = self._sse_errors(reason) if streaming_sse else b""
         if events:
-            self._emit(_chunk(events) + b"0\r\n\r\n")
+            self._emit(chunk(events) + b"0\r\n\r\n")
             self._finish(True)
             return
         self._finish(False)
@@ -529,41 +450,17 @@ class Exchange:
     # ---------------------------------------------------------------- output
 
     def _emit(self, data: bytes) -> None:
-        if data:
-            self.out.append(data)
+        self.output.emit(data)
 
     def _after(self, waits: list[Awaitable[Any]]) -> None:
-        """Bytes emitted from now on wait until these rows are committed."""
-        pending = [future for future in waits if not future.done()]  # type: ignore[attr-defined]
-        for future in waits:
-            if future.done():  # type: ignore[attr-defined]
-                _report(future)
-        if pending:
-            self.out.append(_Barrier(pending))
-            for future in pending:
-                future.add_done_callback(self._committed)  # type: ignore[attr-defined]
+        self.output.after(waits)
 
-    def _committed(self, future: asyncio.Future[Any]) -> None:
-        _report(future)
+    def _wake(self) -> None:
         self._guarded(self._flush)
 
     def _flush(self) -> None:
-        """Write everything up to the first barrier still waiting; finish when all is out."""
-        out = self.out
-        if out:
-            ready: list[bytes] = []
-            taken = 0
-            for item in out:
-                if isinstance(item, _Barrier):
-                    if not item.passed():
-                        break
-                else:
-                    ready.append(item)
-                taken += 1
-            del out[:taken]
-            if ready:
-                self.conn.write(ready[0] if len(ready) == 1 else b"".join(ready))
-        if not out and self.finishing and not self.done:
+        """Write what may go out now; once all of it went and the response is over, end the exchange."""
+        if self.output.flush() and self.finishing and not self.done:
             self.done = True
             self.conn.exchange_done(self, self.keep)
 
@@ -571,20 +468,6 @@ class Exchange:
         """The response is over: once the queued output is written, the connection may go on."""
         self.keep = keep
         self.finishing = True
-
-
-def _chunk(data: bytes) -> bytes:
-    """``data`` as one HTTP/1.1 chunk (nothing for no data: an empty chunk would end the body)."""
-    return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
-
-
-def _report(future: Any) -> None:
-    """Log a call row that could not be committed (the response is forwarded all the same)."""
-    if future.cancelled():
-        return
-    exc = future.exception()
-    if exc is not None:
-        log.error("call row not committed before forwarding: %s", exc)
 
 
 def _consume(future: asyncio.Future[Any] | None) -> None:

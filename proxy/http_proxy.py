@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 from proxy.capture import Tracer
 from proxy.eventloop import loop_name
-from proxy.http_exchange import HOP_BY_HOP, Exchange, error_response, request_ids
+from proxy.http_exchange import Exchange
+from proxy.http_wire import HOP_BY_HOP, error_response, request_ids
 from proxy.security import Policy
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
