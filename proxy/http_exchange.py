@@ -211,7 +211,7 @@ class Exchange:
             self.tracer.end_session(self.session.key)
         mode = response.body_mode
         if mode == "none":
-            self._emit(response.head)
+            self.output.emit(response.head)
             self.head_sent = True
             return
         is_sse = response.content_type.startswith(b"text/event-stream")
@@ -222,7 +222,7 @@ class Exchange:
         if self.hold:
             self.held.append(response.head)
         elif not self.pending_head:
-            self._emit(response.head)
+            self.output.emit(response.head)
             self.head_sent = True
         if is_sse:
             self.sse_parser = SSEParser()
@@ -230,7 +230,7 @@ class Exchange:
     def _body(self, raw: bytes, payload: bytes) -> None:
         self._touch()
         if self.sse_parser is not None:
-            self._after(self._sse_events(self.sse_parser.feed(payload)))
+            self.output.after(self._sse_events(self.sse_parser.feed(payload)))
             self._emit_sse(raw)
         elif self.hold:
             self.held.append(raw)
@@ -238,7 +238,7 @@ class Exchange:
         else:
             if self.calls or self.response_is_json:  # a body nobody parses is not kept (downloads, streams)
                 self.copy.append(payload)
-            self._emit(raw)
+            self.output.emit(raw)
 
     @property
     def response_is_json(self) -> bool:
@@ -248,7 +248,7 @@ class Exchange:
         if self.pending_head:
             raw, self.pending_head = self.pending_head + raw, b""
             self.head_sent = True
-        self._emit(raw)
+        self.output.emit(raw)
 
     def _end(self, raw: bytes) -> None:
         """The upstream's response is complete: release the connection, finish the calls, end the output."""
@@ -262,24 +262,24 @@ class Exchange:
         if self.sse_parser is not None:
             if raw and self._unanswered():  # requests still unanswered get an error before the end
                 self._emit_sse(b"")
-                self._after(self._fail_calls("transport_error", NO_ANSWER))
-                self._emit(chunk(self._sse_errors(NO_ANSWER)))
+                self.output.after(self._fail_calls("transport_error", NO_ANSWER))
+                self.output.emit(chunk(self._sse_errors(NO_ANSWER)))
             self._emit_sse(raw)
             if response.body_mode == "close" and self._unanswered():  # the client reads until close
-                self._after(self._fail_calls("transport_error", NO_ANSWER))
-                self._emit(self._sse_errors(NO_ANSWER))
+                self.output.after(self._fail_calls("transport_error", NO_ANSWER))
+                self.output.emit(self._sse_errors(NO_ANSWER))
         elif response.body_mode != "none":
             waits = self._parse_whole(b"".join(self.copy), response)
             # a call this body did not answer fails now, so its row too is committed before the bytes go
             waits += self._fail_calls("transport_error", NO_ANSWER)
-            self._after(waits)
+            self.output.after(waits)
             if self.hold:
                 self.held.append(raw)
-                self._emit(b"".join(self.held))
+                self.output.emit(b"".join(self.held))
                 self.head_sent = True
             else:
-                self._emit(raw)  # the last chunk (and trailers) of a chunked body
-        self._after(self._fail_calls("transport_error", NO_ANSWER))
+                self.output.emit(raw)  # the last chunk (and trailers) of a chunked body
+        self.output.after(self._fail_calls("transport_error", NO_ANSWER))
         self._finish(response.keep_alive)
 
     def _parse_whole(self, body: bytes, response: Response) -> list[Awaitable[Any]]:
@@ -367,12 +367,12 @@ class Exchange:
         self._trace_request()
         if self.deferred:
             self._adopt_session(None)
-        self._after(self._fail_calls("transport_error", reason))
+        self.output.after(self._fail_calls("transport_error", reason))
         if not self.head_sent:
             whole, body = error_response(status, reason, self.request_ids or None)
             for msg in parse_body(body):
                 self.tracer.log(self.session, self.tags, "s2c", msg)
-            self._emit(whole)
+            self.output.emit(whole)
             self._finish(True)
             return
         # the head (and maybe part of an SSE stream) already went out: end the stream with the errors
@@ -384,7 +384,7 @@ class Exchange:
         )
         events = self._sse_errors(reason) if streaming_sse else b""
         if events:
-            self._emit(chunk(events) + b"0\r\n\r\n")
+            self.output.emit(chunk(events) + b"0\r\n\r\n")
             self._finish(True)
             return
         self._finish(False)
@@ -427,7 +427,7 @@ class Exchange:
             self._adopt_session(None)
         for call in list(self.calls.values()):
             if not call.done:
-                _consume(self.tracer.fail(call, "cancelled", "client disconnected before the response"))
+                self.tracer.fail(call, "cancelled", "client disconnected before the response")  # nobody waits
 
     def _guarded(self, step: Any, *args: Any) -> None:
         """Run one step; a bug costs this request (502, connection closed), never the listener."""
@@ -444,16 +444,10 @@ class Exchange:
                 self.upstream = None
             for call in list(self.calls.values()):
                 if not call.done:
-                    _consume(self.tracer.fail(call, "transport_error", f"internal proxy error: {exc!r}"))
+                    self.tracer.fail(call, "transport_error", f"internal proxy error: {exc!r}")
             self.conn.internal_error(self, exc)
 
     # ---------------------------------------------------------------- output
-
-    def _emit(self, data: bytes) -> None:
-        self.output.emit(data)
-
-    def _after(self, waits: list[Awaitable[Any]]) -> None:
-        self.output.after(waits)
 
     def _wake(self) -> None:
         self._guarded(self._flush)
@@ -468,8 +462,3 @@ class Exchange:
         """The response is over: once the queued output is written, the connection may go on."""
         self.keep = keep
         self.finishing = True
-
-
-def _consume(future: asyncio.Future[Any] | None) -> None:
-    if future is not None:
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())

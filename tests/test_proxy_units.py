@@ -267,19 +267,15 @@ def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(tmp_path):
     store = RecordingStore.open(path)
     writer = TraceWriter(store, linger=0.05)
 
-    def committed_messages():
-        with RecordingStore.open(path) as reader:
-            return len(reader.messages())
-
     async def main():
         writer.submit(lambda s: s.log_message(direction="c2s", kind="request", body="{}"))
         assert writer.commits == 0  # queued, not written: nothing has to be durable yet
         urgent = writer.submit(lambda s: s.ensure_run("urgent"), wait=True)
         writer.submit(lambda s: s.log_message(direction="s2c", kind="response", body="{}"))
         await urgent
-        assert writer.commits == 1 and committed_messages() == 1  # the trailing row waits
+        assert writer.commits == 1 and _committed(path)[0] == 1  # the trailing row waits
         await asyncio.sleep(0.1)
-        assert writer.commits == 2 and committed_messages() == 2  # ... at most `linger` seconds
+        assert writer.commits == 2 and _committed(path)[0] == 2  # ... at most `linger` seconds
         many = [writer.submit(lambda s, i=i: s.ensure_run(f"r{i}"), wait=True) for i in range(20)]
         await asyncio.gather(*many)
         assert writer.commits == 3  # awaited rows of one loop iteration share one commit
@@ -444,16 +440,12 @@ def test_deferred_rows_stay_out_of_the_commit_a_response_waits_for(tmp_path):
     store = RecordingStore.open(path)
     writer = TraceWriter(store, linger=0.05)
 
-    def committed():
-        with RecordingStore.open(path) as reader:
-            return len(reader.messages()), [r["run_id"] for r in reader.runs()]
-
     async def main():
         writer.submit(lambda s: s.log_message(direction="c2s", kind="request", body="{}"), defer=True)
         await writer.submit(lambda s: s.ensure_run("call"), wait=True)
-        assert committed() == (0, ["call"])  # the message row waits for the linger flush
+        assert _committed(path) == (0, ["call"])  # the message row waits for the linger flush
         await asyncio.sleep(0.1)
-        assert committed() == (1, ["call"])
+        assert _committed(path) == (1, ["call"])
 
     asyncio.run(main())
     writer.close()
@@ -483,3 +475,9 @@ def test_ordered_output_holds_bytes_behind_a_barrier_until_the_rows_commit():
         assert out.flush() is True and written == [b"head ", b"answer end"]  # one write
 
     asyncio.run(main())
+
+
+def _committed(path) -> tuple[int, list[str]]:
+    """What another connection sees: the number of message rows and the run ids."""
+    with RecordingStore.open(path) as reader:
+        return len(reader.messages()), [r["run_id"] for r in reader.runs()]
