@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from evaluator.argnorm import Canonicalizer
-from evaluator.headline import finmcp_specs, point_values, table_columns
-from evaluator.model import Call, Prediction, Reference, Turn
-from evaluator.official_finmcp import compute_official
-from evaluator.scoring import Scorer, ScoreTable, official_rows
-from evaluator.stats import bootstrap_ci
+from evaluator.inputs.model import Call, Prediction, Reference, Turn
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.finmcp import compute_official
+from evaluator.metrics.headline import finmcp_specs, point_values, table_columns
+from evaluator.metrics.stats import bootstrap_ci
+from evaluator.metrics.table import Scorer, ScoreTable, official_rows
 
 TOOLS = [f"Tool{i:02d}" for i in range(65)]
 KEYS = ("fundCodes", "strategyCode", "keyword", "startDate", "pageSize", "userId")

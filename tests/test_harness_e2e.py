@@ -17,7 +17,7 @@ from evaluator.harness.scoring import score_run
 from evaluator.harness.setup import load_bench
 from evaluator.harness.spawn import SpawnConfig, Stack
 from evaluator.harness.state import RunState
-from evaluator.predictions import load_predictions_db
+from evaluator.inputs.trace_db import load_predictions_db
 
 
 @pytest.fixture(scope="module")

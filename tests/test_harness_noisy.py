@@ -16,10 +16,9 @@ from evaluator.harness.scoring import score_run
 from evaluator.harness.setup import load_bench, stratified_slice
 from evaluator.harness.spawn import SpawnConfig, Stack
 from evaluator.harness.state import RunState
-from evaluator.model import Call, Prediction
-from evaluator.pipeline import EvalOptions, evaluate
-from evaluator.predictions import PredictionSet
-from evaluator.references import ReferenceSet
+from evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
+from evaluator.metrics.options import EvalOptions
+from evaluator.reports.pipeline import evaluate
 
 REFS = stratified_slice(load_benchmark("finmcp-sim"), 200)
 TOOLS = sorted({c.tool for r in load_benchmark("finmcp-sim") for t in r.turns for g in t.calls for c in g})

@@ -15,7 +15,7 @@ from evaluator.harness.session import tagged_url, untagged_url
 from evaluator.harness.setup import load_bench, stratified_slice
 from evaluator.harness.spawn import SpawnConfig, Stack
 from evaluator.harness.state import RunState
-from evaluator.predictions import load_predictions_db
+from evaluator.inputs.trace_db import load_predictions_db
 
 N = 40
 

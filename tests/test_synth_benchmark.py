@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from evaluator.benchmarks import install_recordings, load_benchmark, load_records, manifest
-from evaluator.model import difficulty_from_count
+from evaluator.inputs.model import difficulty_from_count
 from evaluator.synth.extract import extract
 from tool_specs.inventory import load_inventory
 from tool_specs.taxonomy import load_taxonomy

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from evaluator.cli import main as eval_main
-from evaluator.references import load_references
+from evaluator.inputs.references import load_references
 from evaluator.synth.importers import import_fintoolbench, import_official, official_records
 from tool_specs.inventory import load_inventory
 

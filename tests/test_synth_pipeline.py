@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from evaluator.cli import main as eval_main
-from evaluator.model import Call, Reference, Turn
+from evaluator.inputs.model import Call, Reference, Turn
 from evaluator.synth.binders import BindError, StepInputs, bind
 from evaluator.synth.build import Builder
 from evaluator.synth.chains import Chain, Step

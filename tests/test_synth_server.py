@@ -70,7 +70,7 @@ def test_synthesis_through_a_real_server_matches_in_process_synthesis():
 def test_replay_through_proxy_logs_a_trace_equal_to_the_references(recordings_db, tmp_path):
     """Hook for the oracle check through finmcp-proxy; skipped until the proxy package is usable."""
     testing = pytest.importorskip("proxy.testing", reason="finmcp-proxy is not available yet")
-    from evaluator.predictions import load_predictions_db
+    from evaluator.inputs.trace_db import load_predictions_db
     from recordings.canonical import canonical_arguments
     from tool_specs.inventory import load_inventory
 

@@ -180,8 +180,8 @@ def write_report(
     """Score ``run_id`` and write ``report.json``, ``report.md`` and ``report.html`` under ``out``."""
     from evaluator.harness.scoring import score_run
     from evaluator.harness.state import RunState
-    from evaluator.report_html import render_html
-    from evaluator.report_md import render_markdown
+    from evaluator.reports.html import render_html
+    from evaluator.reports.markdown import render_markdown
 
     records = RunState(state).records(run_id)
     report = score_run(bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name)

@@ -191,9 +191,9 @@ def _examples(path: str | None) -> list[str]:
 
         refs = load_benchmark()
     else:
-        from evaluator.references import load_references
+        from evaluator.benchmarks import open_references
 
-        refs = load_references(path).samples
+        refs = open_references(path).samples
     return [r.turns[0].user for r in refs if r.type == "single_tool"][:8]
 
 
@@ -204,9 +204,9 @@ def _graph(args: argparse.Namespace) -> int:
 
     inventory = load_inventory(args.inventory)
     if args.refs:
-        from evaluator.references import load_references
+        from evaluator.benchmarks import open_references
 
-        refs = [r for path in args.refs for r in load_references(path).samples]
+        refs = [r for path in args.refs for r in open_references(path).samples]
     else:
         from evaluator.benchmarks import load_benchmark
 
@@ -258,9 +258,9 @@ def _stats(args: argparse.Namespace) -> int:
     from tool_specs.inventory import load_inventory
 
     if args.refs:
-        from evaluator.references import load_references
+        from evaluator.benchmarks import open_references
 
-        refs = load_references(args.refs).samples
+        refs = open_references(args.refs).samples
     else:
         from evaluator.benchmarks import load_benchmark
 

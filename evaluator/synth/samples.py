@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.model import difficulty_from_count
+from evaluator.inputs.model import difficulty_from_count
 from evaluator.synth.chains import Chain, ChainSampler, Step
 from evaluator.synth.context import CITIES, Persona, SampleContext, make_context
 from evaluator.synth.executor import Executor

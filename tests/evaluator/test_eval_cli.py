@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.cli import main
-from evaluator.references import load_references
+from evaluator.inputs.references import load_references
 
 
 def rows_from_refs(refs, run, drop_every=0, trial=0):
@@ -381,10 +381,9 @@ def test_score_survives_when_every_prediction_is_an_error(tmp_path, demo_refs):
 
 
 def test_score_reads_the_shipped_benchmark_by_name_and_gzipped_files(tmp_path):
-    from evaluator.benchmarks import data_path
-    from evaluator.references import load_references
+    from evaluator.benchmarks import data_path, open_references
 
-    by_name = load_references("finmcp-sim")
+    by_name = open_references("finmcp-sim")
     by_file = load_references(data_path("finmcp-sim", "references"))
     assert len(by_name.samples) == len(by_file.samples) == 613
     bad = tmp_path / "bad.jsonl.gz"

@@ -9,8 +9,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from evaluator.judges import JudgeCache, LLMJudge, build_prompt, make_judge
-from evaluator.official_fintoolbench import (
+from evaluator.inputs.predictions import load_predictions_file
+from evaluator.inputs.references import load_references
+from evaluator.metrics.fintoolbench import (
     compliance_one,
     corrected_pass,
     determine_answer_type,
@@ -20,10 +21,10 @@ from evaluator.official_fintoolbench import (
     official_pass,
     summarize_capability,
 )
-from evaluator.pipeline import EvalOptions, evaluate
-from evaluator.predictions import load_predictions_file
-from evaluator.references import load_references
-from evaluator.rule_judge import RuleJudge, match_domain, match_intent, match_timeliness
+from evaluator.metrics.judges import JudgeCache, LLMJudge, build_prompt, make_judge
+from evaluator.metrics.options import EvalOptions
+from evaluator.metrics.rule_judge import RuleJudge, match_domain, match_intent, match_timeliness
+from evaluator.reports.pipeline import evaluate
 
 
 class Scripted:

@@ -13,10 +13,11 @@ from eval_support import assistant_call, official_sample, predicted_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluator.official_finmcp import compute_official, multiset_counts
-from evaluator.pipeline import EvalOptions, evaluate
-from evaluator.predictions import _from_official
-from evaluator.references import parse_references
+from evaluator.inputs.finmcp_json import official_predictions
+from evaluator.inputs.references import parse_references
+from evaluator.metrics.finmcp import compute_official, multiset_counts
+from evaluator.metrics.options import EvalOptions
+from evaluator.reports.pipeline import evaluate
 
 # ----------------------------------------------------------------- perturbations of gold messages
 
@@ -81,7 +82,7 @@ def perturbed_demo(demo: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _score(records, **opts):
     refs = parse_references([r for r in records if not r.get("error")], "demo")
-    preds = _from_official(records, "demo")
+    preds = official_predictions(records, "demo")
     return evaluate(refs, preds, EvalOptions(bootstrap=opts.get("bootstrap", 0)))
 
 
@@ -187,7 +188,7 @@ def test_error_samples_are_dropped_like_the_official_script(demo_samples):
     # an error flag on a full sample drops it too
     demo_samples[0]["error"] = True
     refs = parse_references(demo_samples, "demo")
-    report = evaluate(refs, _from_official(demo_samples, "demo"), EvalOptions(bootstrap=0))
+    report = evaluate(refs, official_predictions(demo_samples, "demo"), EvalOptions(bootstrap=0))
     assert report["official"]["overall"]["N"] == 5
 
 
@@ -283,7 +284,7 @@ def test_official_numbers_agree_with_an_independent_implementation(samples):
             rec["error"] = True
         records.append(rec)
     refs = parse_references([r for r in records if not r.get("error")], "prop")
-    report = evaluate(refs, _from_official(records, "prop"), EvalOptions(bootstrap=0))
+    report = evaluate(refs, official_predictions(records, "prop"), EvalOptions(bootstrap=0))
     assert report["official"] == independent_official(records)
 
 
@@ -294,7 +295,7 @@ def test_compute_official_on_no_records_is_all_zero():
 def test_official_file_round_trip_through_json(tmp_path, demo_samples):
     path = tmp_path / "pred.json"
     path.write_text(json.dumps(perturbed_demo(demo_samples), ensure_ascii=False), encoding="utf-8")
-    from evaluator.predictions import load_predictions_file
+    from evaluator.inputs.predictions import load_predictions_file
 
     preds = load_predictions_file(path)
     assert preds.format == "finmcp_official" and sorted(preds.by_sample) == [

@@ -8,7 +8,7 @@ import pytest
 from eval_support import official_sample
 
 from evaluator.errors import EvalInputError
-from evaluator.references import load_references, parse_references
+from evaluator.inputs.references import load_references, parse_references
 
 
 def own(sample_id="s1", **over):

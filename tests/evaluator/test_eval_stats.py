@@ -7,7 +7,14 @@ import random
 
 import pytest
 
-from evaluator.stats import MetricSpec, bootstrap_ci, mcnemar, paired_bootstrap, pass_hat_k, percentile
+from evaluator.metrics.stats import (
+    MetricSpec,
+    bootstrap_ci,
+    mcnemar,
+    paired_bootstrap,
+    pass_hat_k,
+    percentile,
+)
 
 MEAN = MetricSpec("mean", ("x",), lambda s, n: s["x"] / n)
 RATIO = MetricSpec("ratio", ("x", "w"), lambda s, n: s["x"] / s["w"] if s["w"] else None)

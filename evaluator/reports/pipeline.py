@@ -3,83 +3,25 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.argnorm import Canonicalizer
-from evaluator.headline import (
+from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
+from evaluator.inputs.pairing import pair_up
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.finmcp import compute_official, paper_emr
+from evaluator.metrics.fintoolbench import evaluate_records
+from evaluator.metrics.headline import (
     finmcp_specs,
     fintoolbench_columns,
     fintoolbench_specs,
     point_values,
     table_columns,
 )
-from evaluator.judges import Judge
-from evaluator.model import Prediction, Reference
-from evaluator.official_finmcp import compute_official, paper_emr
-from evaluator.official_fintoolbench import evaluate_records
-from evaluator.predictions import PredictionSet
-from evaluator.references import ReferenceSet
-from evaluator.scoring import ScoreTable, official_rows, score_pairs
-from evaluator.stats import bootstrap_ci, pass_hat_k
+from evaluator.metrics.options import EvalOptions
+from evaluator.metrics.stats import bootstrap_ci, pass_hat_k
+from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
 
 REPORT_VERSION = 1
-
-
-@dataclass
-class EvalOptions:
-    """Knobs of one evaluation."""
-
-    bootstrap: int = 2000
-    seed: int = 0
-    missing: str = "empty"
-    """'empty': a reference sample without prediction scores as 'no calls'; 'drop': it is left out."""
-    judge: Judge | None = None
-    judge_repeats: int = 3
-    tool_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
-    canon: Canonicalizer | None = None
-
-
-@dataclass
-class Pairing:
-    """References matched with the first trial of their predictions, and what was left out."""
-
-    pairs: list[tuple[Reference, Prediction | None]]
-    dropped: list[dict[str, str]]
-    missing: list[str]
-    unknown: list[str]
-
-
-def pair_up(refs: ReferenceSet, preds: PredictionSet, missing: str = "empty") -> Pairing:
-    """Match every reference with its prediction; drop error / invalid samples like the official script."""
-    first = preds.first_trial()
-    pairs: list[tuple[Reference, Prediction | None]] = []
-    dropped: list[dict[str, str]] = []
-    absent: list[str] = []
-    for ref in refs.samples:
-        pred = first.get(ref.id)
-        if pred is None:
-            absent.append(ref.id)
-            if missing == "drop":
-                dropped.append({"id": ref.id, "reason": "no prediction"})
-                continue
-        elif pred.error:
-            dropped.append({"id": ref.id, "reason": f"error sample: {str(pred.error)[:120]}"})
-            continue
-        elif pred.invalid:
-            dropped.append({"id": ref.id, "reason": pred.invalid})
-            continue
-        pairs.append((ref, pred))
-    known = {r.id for r in refs.samples}
-    unknown = []
-    for sid, trials in preds.by_sample.items():
-        if sid in known:
-            continue
-        if trials and trials[0].error:  # an official error record (it no longer carries its reference)
-            dropped.append({"id": sid, "reason": f"error sample: {str(trials[0].error)[:120]}"})
-        else:
-            unknown.append(sid)
-    return Pairing(pairs, dropped, absent, unknown)
 
 
 def groups_view(turns: list[list[list[Any]]]) -> list[list[list[str]]]:
@@ -127,7 +69,7 @@ def fintoolbench_record(ref: Reference, pred: Prediction | None) -> dict[str, An
 
 def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: EvalOptions) -> dict[str, Any]:
     """Both FinToolBench variants (official and corrected) with CIs and graded records."""
-    from evaluator.rule_judge import RuleJudge
+    from evaluator.metrics.rule_judge import RuleJudge
 
     judge = opts.judge or RuleJudge()
     records = [fintoolbench_record(ref, pred) for ref, pred in pairs]

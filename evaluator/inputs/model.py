@@ -1,4 +1,4 @@
-"""In-memory shapes shared by the evaluator: calls, turns, references and predictions."""
+"""In-memory shapes shared by the evaluator: calls, turns, references and predictions, and their sets."""
 
 from __future__ import annotations
 
@@ -107,3 +107,47 @@ class Prediction:
     def calls(self) -> list[Call]:
         """All calls in order (turns, then groups, then position)."""
         return [c for groups in self.turns for g in groups for c in g]
+
+
+@dataclass
+class ReferenceSet:
+    """Loaded references plus what was noticed while loading them."""
+
+    samples: list[Reference]
+    format: str
+    path: str = ""
+    warnings: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    def by_id(self) -> dict[str, Reference]:
+        """References keyed by sample id."""
+        return {r.id: r for r in self.samples}
+
+
+@dataclass
+class PredictionSet:
+    """Predictions of one run: per sample id, the trials in trial order."""
+
+    by_sample: dict[str, list[Prediction]]
+    format: str
+    source: str
+    run_id: str = ""
+    warnings: list[str] = field(default_factory=list)
+    records: list[Any] | None = None
+    """Raw records of an official FinMCP prediction file (they embed the references)."""
+
+    def first_trial(self) -> dict[str, Prediction]:
+        """The lowest-numbered trial of every sample."""
+        return {sid: trials[0] for sid, trials in self.by_sample.items() if trials}
+
+    def trial_count(self) -> int:
+        """Largest number of trials any sample has."""
+        return max((len(t) for t in self.by_sample.values()), default=0)
+
+
+def add_trial(by_sample: dict[str, list[Prediction]], pred: Prediction) -> None:
+    """Add ``pred`` to its sample's trials, kept in trial order."""
+    trials = by_sample.setdefault(pred.sample_id, [])
+    trials.append(pred)
+    if len(trials) > 1:
+        trials.sort(key=lambda p: p.trial)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.official_finmcp import OFFICIAL_KEYS
+from evaluator.metrics.finmcp import OFFICIAL_KEYS
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
 TABLE2 = (

@@ -6,8 +6,8 @@ import math
 from html import escape
 from typing import Any
 
-from evaluator.official_finmcp import OFFICIAL_KEYS
-from evaluator.report_md import TABLE2, TYPE_ORDER, fmt, official_cells
+from evaluator.metrics.finmcp import OFFICIAL_KEYS
+from evaluator.reports.markdown import TABLE2, TYPE_ORDER, fmt, official_cells
 
 MAX_SAMPLES = 2000
 COLORS = ("#2b6cb0", "#38a169", "#dd6b20", "#805ad5", "#e53e3e")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.argnorm import Canonicalizer
-from evaluator.headline import finmcp_specs, table_columns
-from evaluator.pipeline import EvalOptions, pair_up
-from evaluator.predictions import PredictionSet
-from evaluator.references import ReferenceSet
-from evaluator.scoring import score_pairs
-from evaluator.stats import mcnemar, paired_bootstrap
+from evaluator.inputs.model import PredictionSet, ReferenceSet
+from evaluator.inputs.pairing import pair_up
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.headline import finmcp_specs, table_columns
+from evaluator.metrics.options import EvalOptions
+from evaluator.metrics.stats import mcnemar, paired_bootstrap
+from evaluator.metrics.table import score_pairs
 
 PAIRED_METRICS = (
     "official.macro_Precision",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from evaluator.argnorm import Canonicalizer
-from evaluator.matching import match_calls
-from evaluator.model import Groups
+from evaluator.inputs.model import Groups
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.matching import match_calls
 
 
 class ExtendedCounts(NamedTuple):

@@ -199,7 +199,7 @@ class LLMJudge:
 def make_judge(kind: str, url: str | None = None, model: str | None = None, cache_path: str | None = None):
     """'rules' (offline, default) or 'llm' (needs ``url`` and ``model``)."""
     if kind == "rules":
-        from evaluator.rule_judge import RuleJudge
+        from evaluator.metrics.rule_judge import RuleJudge
 
         return RuleJudge()
     if kind == "llm":

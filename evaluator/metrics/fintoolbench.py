@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluator.judges import Judge
+from evaluator.metrics.judges import Judge
 
 ERROR_WORDS = ("error", "exception", "traceback")
 DIMENSIONS = (
