@@ -21,7 +21,7 @@ from typing import Any
 from evaluator.agents.base import ToolCall, TurnContext, TurnResult
 from evaluator.agents.bm25 import ToolRetriever
 from evaluator.agents.history import call_id
-from evaluator.agents.llm_client import ChatClient, LlmError
+from evaluator.llm import ChatClient, LlmError
 
 TAGS_SYSTEM_NOTE = (
     "Each tool lists financial_tags: how fresh its data is (timeliness), what it does (intent_type) "

@@ -67,8 +67,8 @@ def make_agent(args: argparse.Namespace) -> Any:
         return OracleAgent()
     if args.agent == "noisy":
         return NoisyAgent(NoiseRates.parse(args.noise), args.seed)
-    from evaluator.agents.llm_client import ChatClient, LlmError
     from evaluator.agents.openai_agent import OpenAIAgent
+    from evaluator.llm import ChatClient, LlmError
 
     if not args.model or not args.base_url:
         raise EvalInputError("--agent openai needs --model NAME and --base-url URL")

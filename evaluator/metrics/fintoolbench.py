@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluator.metrics.judges import Judge
+from evaluator.metrics.judges import AskRecorder, Judge
 
 ERROR_WORDS = ("error", "exception", "traceback")
 DIMENSIONS = (
@@ -342,3 +342,17 @@ def evaluate_records(
     """Graded records and ``{"cap": {...}, "com": {...}}`` for a whole run."""
     results = [evaluate_record(r, judge, tool_meta, repeat_k, corrected) for r in records]
     return results, {"cap": summarize_capability(results), "com": summarize_compliance(results)}
+
+
+def prefetch_judgments(
+    judge: Judge, records: list[dict[str, Any]], tool_meta: dict[str, dict[str, Any]], repeat_k: int = 3
+) -> None:
+    """Let a judge that can (an LLM judge's ``prefetch``) ask every judgment of both variants at once;
+    grading then reads the replies from its cache. Other judges are left alone."""
+    prefetch = getattr(judge, "prefetch", None)
+    if prefetch is None:
+        return
+    recorder = AskRecorder()
+    for corrected in (False, True):
+        evaluate_records(records, recorder, tool_meta, repeat_k, corrected)
+    prefetch(recorder.asks)

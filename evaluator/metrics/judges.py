@@ -9,17 +9,14 @@ so a judge that returns garbage simply yields skipped verdicts.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import sqlite3
 import threading
-import time
-import urllib.error
-import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 from evaluator.errors import EvalInputError
+from evaluator.llm import ChatClient, LlmError
 
 
 class Judge(Protocol):
@@ -132,72 +129,77 @@ class JudgeCache:
 
 
 class LLMJudge:
-    """An OpenAI-compatible ``/chat/completions`` judge; failed calls reply '' (the verdict is skipped)."""
+    """An OpenAI-compatible ``/chat/completions`` judge (:class:`evaluator.llm.ChatClient`).
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key_env: str = "OPENAI_API_KEY",
-        cache: JudgeCache | None = None,
-        temperature: float = 0.8,
-        timeout: float = 60.0,
-        retries: int = 3,
-    ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise EvalInputError(f"judge URL must start with http:// or https://, got {base_url!r}")
-        self.url = base_url.rstrip("/")
-        if not self.url.endswith("/chat/completions"):
-            self.url += "/chat/completions"
-        self.model = model
-        self.name = f"llm:{model}"
-        self._key_env = api_key_env
+    A failed request replies '' (the verdict is skipped) and is never cached; a non-empty reply is
+    cached under (model, repeat index, prompt). :meth:`prefetch` asks many judgments concurrently.
+    """
+
+    def __init__(self, chat: ChatClient, cache: JudgeCache | None = None, concurrency: int = 4) -> None:
+        self.chat = chat
+        self.model = chat.model
+        self.name = f"llm:{chat.model}"
         self.cache = cache or JudgeCache(None)
-        self.temperature = temperature
-        self.timeout = timeout
-        self.retries = retries
-        self.calls = 0
+        self.concurrency = concurrency
 
     def ask(self, kind: str, fields: dict[str, Any], repeat: int) -> str:
+        """The reply text for one judgment: cached, else asked now ('' when the request failed)."""
         prompt = build_prompt(kind, fields)
         key = JudgeCache.key(self.model, prompt, repeat)
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        reply = self._post(prompt)
-        if reply:
-            self.cache.put(key, reply)
+        try:
+            reply = _reply_text(self.chat.chat(_messages(prompt)))
+        except LlmError:
+            return ""
+        self._keep(key, reply)
         return reply
 
-    def _post(self, prompt: str) -> str:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "messages": [{"role": "user", "content": prompt}],
-                "temperature": self.temperature,
-                "max_tokens": 500,
-            }
-        ).encode()
-        headers = {"Content-Type": "application/json"}
-        token = os.environ.get(self._key_env)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        for attempt in range(self.retries):
-            self.calls += 1
-            try:
-                request = urllib.request.Request(self.url, body, headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    data = json.loads(response.read())
-                content = data["choices"][0]["message"].get("content")
-                return content if isinstance(content, str) else ""
-            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError):
-                if attempt + 1 < self.retries:
-                    time.sleep(min(2.0, 0.2 * 2**attempt))
+    def prefetch(self, asks: Iterable[tuple[str, dict[str, Any], int]]) -> None:
+        """Ask every (kind, fields, repeat) judgment not cached yet, ``concurrency`` requests at a time,
+        and cache the replies; failed requests are left out, so :meth:`ask` tries them again."""
+        todo: dict[str, str] = {}
+        for kind, fields, repeat in asks:
+            prompt = build_prompt(kind, fields)
+            key = JudgeCache.key(self.model, prompt, repeat)
+            if key not in todo and self.cache.get(key) is None:
+                todo[key] = prompt
+        replies = self.chat.chat_many([_messages(p) for p in todo.values()], self.concurrency)
+        for key, reply in zip(todo, replies, strict=True):
+            if not isinstance(reply, LlmError):
+                self._keep(key, _reply_text(reply))
+
+    def _keep(self, key: str, reply: str) -> None:
+        if reply:  # an empty answer is not worth keeping: the next run asks again
+            self.cache.put(key, reply)
+
+
+class AskRecorder:
+    """A judge that only notes what it is asked (and replies ''), to learn a run's judgments up front."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.asks: list[tuple[str, dict[str, Any], int]] = []
+
+    def ask(self, kind: str, fields: dict[str, Any], repeat: int) -> str:
+        """Note the judgment; the empty reply makes the verdict skipped."""
+        self.asks.append((kind, dict(fields), repeat))
         return ""
 
 
+def _messages(prompt: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": prompt}]
+
+
+def _reply_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
 def make_judge(kind: str, url: str | None = None, model: str | None = None, cache_path: str | None = None):
-    """'rules' (offline, default) or 'llm' (needs ``url`` and ``model``)."""
+    """'rules' (offline, default) or 'llm' (needs ``url`` and ``model``; temperature 0.8, 500 tokens)."""
     if kind == "rules":
         from evaluator.metrics.rule_judge import RuleJudge
 
@@ -205,5 +207,11 @@ def make_judge(kind: str, url: str | None = None, model: str | None = None, cach
     if kind == "llm":
         if not url or not model:
             raise EvalInputError("--judge llm needs --judge-url and --judge-model")
-        return LLMJudge(url, model, cache=JudgeCache(cache_path))
+        try:
+            chat = ChatClient(
+                url, model, temperature=0.8, max_tokens=500, backoff=0.2, url_label="--judge-url"
+            )
+        except LlmError as exc:
+            raise EvalInputError(str(exc)) from None
+        return LLMJudge(chat, JudgeCache(cache_path))
     raise EvalInputError(f"unknown judge {kind!r}: use 'rules' or 'llm'")

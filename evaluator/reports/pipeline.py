@@ -9,7 +9,7 @@ from evaluator.inputs.model import Prediction, PredictionSet, Reference, Referen
 from evaluator.inputs.pairing import pair_up
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.finmcp import compute_official, paper_emr
-from evaluator.metrics.fintoolbench import evaluate_records
+from evaluator.metrics.fintoolbench import evaluate_records, prefetch_judgments
 from evaluator.metrics.headline import (
     finmcp_specs,
     fintoolbench_columns,
@@ -79,6 +79,7 @@ def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: Eva
         "judge_repeats": opts.judge_repeats,
         "tool_metadata": len(opts.tool_meta),
     }
+    prefetch_judgments(judge, records, opts.tool_meta, opts.judge_repeats)
     for variant, corrected in (("fintoolbench", False), ("fintoolbench_corrected", True)):
         results, metrics = evaluate_records(records, judge, opts.tool_meta, opts.judge_repeats, corrected)
         cols = fintoolbench_columns(results)
