@@ -92,51 +92,15 @@ def test_score_repeated_trials_reports_pass_k(tmp_path, demo_refs, trace_db):
     refs = load_references(demo_refs)
     db = trace_db(rows_from_refs(refs, "r", trial=0) + rows_from_refs(refs, "r", drop_every=4, trial=1))
     out = tmp_path / "o"
-    assert (
-        main(
-            [
-                "score",
-                "--refs",
-                str(demo_refs),
-                "--db",
-                str(db),
-                "--run",
-                "r",
-                "--out",
-                str(out),
-                "--format",
-                "json",
-                "--bootstrap",
-                "0",
-            ]
-        )
-        == 0
-    )
+    score_r = ["score", "--refs", str(demo_refs), "--db", str(db), "--run", "r"]
+    score_r += ["--out", str(out), "--bootstrap", "0"]
+    assert main([*score_r, "--format", "json"]) == 0
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     trials = report["trials"]
     assert trials["trials"] == 2 and trials["pass_hat_k"]["pass^1"] > trials["pass_hat_k"]["pass^2"]
     assert trials["official_by_trial"]["0"]["macro_F1"] == 1.0 > trials["official_by_trial"]["1"]["macro_F1"]
     assert not (out / "report.html").exists()
-    assert (
-        main(
-            [
-                "score",
-                "--refs",
-                str(demo_refs),
-                "--db",
-                str(db),
-                "--run",
-                "r",
-                "--out",
-                str(out),
-                "--format",
-                "html",
-                "--bootstrap",
-                "0",
-            ]
-        )
-        == 0
-    )
+    assert main([*score_r, "--format", "html"]) == 0
     assert "pass^2" in (out / "report.html").read_text(encoding="utf-8")
 
 
@@ -260,47 +224,28 @@ def test_cli_errors_exit_2_with_a_clear_message(argv, message, demo_refs, trace_
     assert message in err and "Traceback" not in err
 
 
-def test_cli_bad_reference_names_sample_and_field(tmp_path, trace_db, capsys):
+def _one_call_run(tmp_path, trace_db, tool: str) -> tuple[str, str]:
+    """A one-sample reference file whose only call is ``tool``, and a trace DB with run A."""
     refs = tmp_path / "refs.json"
-    refs.write_text(
-        json.dumps(
-            [
-                {
-                    "id": "x1",
-                    "type": "single_tool",
-                    "scenario": "s",
-                    "turns": [{"user": "q", "calls": [[{"tool": ""}]]}],
-                }
-            ]
-        )
-    )
-    db = trace_db([{"run": "A", "sample": "x1", "tool": "T"}])
-    assert main(["score", "--refs", str(refs), "--db", str(db), "--run", "A"]) == 2
+    sample = {
+        "id": "x1",
+        "type": "single_tool",
+        "scenario": "s",
+        "turns": [{"user": "q", "calls": [[{"tool": tool}]]}],
+    }
+    refs.write_text(json.dumps([sample]))
+    return str(refs), str(trace_db([{"run": "A", "sample": "x1", "tool": "T"}]))
+
+
+def test_cli_bad_reference_names_sample_and_field(tmp_path, trace_db, capsys):
+    refs, db = _one_call_run(tmp_path, trace_db, "")
+    assert main(["score", "--refs", refs, "--db", db, "--run", "A"]) == 2
     assert "sample 'x1': field 'turns[0].calls[0][0].tool'" in capsys.readouterr().err
 
 
 def test_cli_inventory_rejects_unknown_reference_tools(tmp_path, trace_db, capsys):
-    try:
-        from tool_specs.inventory import load_inventory
-
-        load_inventory("finmcp65")
-    except Exception as exc:
-        pytest.skip(f"finmcp65 inventory unavailable: {exc}")
-    refs = tmp_path / "refs.json"
-    refs.write_text(
-        json.dumps(
-            [
-                {
-                    "id": "x1",
-                    "type": "single_tool",
-                    "scenario": "s",
-                    "turns": [{"user": "q", "calls": [[{"tool": "MadeUpTool"}]]}],
-                }
-            ]
-        )
-    )
-    db = trace_db([{"run": "A", "sample": "x1", "tool": "T"}])
-    assert main(["score", "--refs", str(refs), "--db", str(db), "--run", "A", "--inventory", "finmcp65"]) == 2
+    refs, db = _one_call_run(tmp_path, trace_db, "MadeUpTool")
+    assert main(["score", "--refs", refs, "--db", db, "--run", "A", "--inventory", "finmcp65"]) == 2
     assert "unknown tool 'MadeUpTool' (not in inventory 'finmcp65')" in capsys.readouterr().err
 
 

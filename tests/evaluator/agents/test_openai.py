@@ -7,10 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import threading
-import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,6 @@ import pytest
 from evaluator.agents.base import ToolOutcome, TurnContext
 from evaluator.agents.bm25 import ToolRetriever, tokenize
 from evaluator.agents.history import RecordedOutputs, gold_messages
-from evaluator.agents.llm_client import ChatClient, LlmError
 from evaluator.agents.openai_agent import OpenAIAgent
 from evaluator.cli import main
 from evaluator.harness.runner import RunConfig, run_agent
@@ -27,62 +23,9 @@ from evaluator.harness.scoring import score_run
 from evaluator.harness.setup import load_bench
 from evaluator.harness.spawn import SpawnConfig, Stack
 from evaluator.harness.state import RunState
+from evaluator.llm import ChatClient, LlmError
+from tests.evaluator.fake_llm import Reply, completion
 from tool_specs.inventory import load_inventory
-
-Reply = tuple[int, Any, float]
-"""(HTTP status, JSON body, delay in seconds before answering)."""
-
-
-class FakeOpenAI:
-    """A tiny OpenAI-compatible /v1/chat/completions server on 127.0.0.1 that records what it gets."""
-
-    def __init__(self, script: Callable[[dict[str, Any], int], Reply]) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with fake.lock:
-                    fake.requests.append(body)
-                    fake.headers.append(dict(self.headers))
-                    n = len(fake.requests)
-                if self.path != "/v1/chat/completions":
-                    status, reply, delay = 404, {"error": "not found"}, 0.0
-                else:
-                    status, reply, delay = fake.script(body, n)
-                time.sleep(delay)
-                data = json.dumps(reply).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                    pass
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def completion(content: str = "", tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message}]}
 
 
 def tool_call(i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -114,18 +57,15 @@ def bench(tmp_path_factory: pytest.TempPathFactory):
     return load_bench("finmcp-sim", tmp_path_factory.mktemp("bench"), limit=24)
 
 
-def test_openai_agent_through_proxy_with_gold_history(bench, tmp_path: Path) -> None:
-    fake = FakeOpenAI(gold_replayer(bench.refs))
+def test_openai_agent_through_proxy_with_gold_history(bench, tmp_path: Path, fake_openai) -> None:
+    fake = fake_openai(gold_replayer(bench.refs))
     db, state = tmp_path / "runs.sqlite", tmp_path / "state.jsonl"
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory)
-    try:
-        with Stack(SpawnConfig(db=db, recordings=bench.recordings, miss="strict")) as stack:
-            agent = OpenAIAgent(ChatClient(fake.url, "scripted", api_key_env=None))
-            config = RunConfig("llm", stack.proxy_base, state, db, concurrency=4, progress=False)
-            summary = asyncio.run(run_agent(bench.refs, agent, config, outputs))
-            asyncio.run(agent.aclose())
-    finally:
-        fake.close()
+    with Stack(SpawnConfig(db=db, recordings=bench.recordings, miss="strict")) as stack:
+        agent = OpenAIAgent(ChatClient(fake.url, "scripted", api_key_env=None))
+        config = RunConfig("llm", stack.proxy_base, state, db, concurrency=4, progress=False)
+        summary = asyncio.run(run_agent(bench.refs, agent, config, outputs))
+        asyncio.run(agent.aclose())
     assert summary.done == len(bench.refs) and not summary.errors
     # the calls reached the server through the proxy, tagged
     with sqlite3.connect(db) as con:
@@ -184,7 +124,7 @@ def test_gold_history_shape(bench) -> None:
     assert gold_messages(ref, 0) == [{"role": "user", "content": first.user}]
 
 
-def test_retries_timeouts_and_errors() -> None:
+def test_retries_timeouts_and_errors(fake_openai) -> None:
     def script(body: dict[str, Any], n: int) -> Reply:
         mode = body["messages"][0]["content"]
         if mode == "flaky":
@@ -193,33 +133,30 @@ def test_retries_timeouts_and_errors() -> None:
             return 200, completion("late"), 1.0
         return 400, {"error": {"message": "bad request"}}, 0.0
 
-    fake = FakeOpenAI(script)
+    fake = fake_openai(script)
+    waits: list[float] = []
 
     async def go() -> None:
-        chat = ChatClient(fake.url, "m", api_key_env=None, timeout=0.3, retries=2, backoff=0.01)
+        chat = ChatClient(fake.url, "m", api_key_env=None, timeout=0.3, retries=2, sleep=waits.append)
         try:
             message = await chat.complete([{"role": "user", "content": "flaky"}], [])
             assert message["content"] == "fine" and len(fake.requests) == 3
-            start = time.monotonic()
             with pytest.raises(LlmError, match="3 attempt.*timed out"):
                 await chat.complete([{"role": "user", "content": "slow"}], [])
-            assert time.monotonic() - start < 3.0 and len(fake.requests) == 6
+            assert len(fake.requests) == 6 and len(waits) == 4  # two waits per retried request
             with pytest.raises(LlmError, match="HTTP 400"):
                 await chat.complete([{"role": "user", "content": "bad"}], [])
-            assert len(fake.requests) == 7  # a client error is not retried
+            assert len(fake.requests) == 7 and len(waits) == 4  # a client error is not retried
         finally:
             await chat.aclose()
 
-    try:
-        asyncio.run(go())
-    finally:
-        fake.close()
+    asyncio.run(go())
     with pytest.raises(LlmError, match="base-url"):
         ChatClient("127.0.0.1:8000", "m")
 
 
-def test_api_key_only_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = FakeOpenAI(lambda body, n: (200, completion("hi"), 0.0))
+def test_api_key_only_from_the_environment(monkeypatch: pytest.MonkeyPatch, fake_openai) -> None:
+    fake = fake_openai(lambda body, n: (200, completion("hi"), 0.0))
     monkeypatch.setenv("FINMCP_TEST_KEY", "sk-test-123")
 
     async def go(env: str | None) -> None:
@@ -227,11 +164,8 @@ def test_api_key_only_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
         await chat.complete([{"role": "user", "content": "x"}], [])
         await chat.aclose()
 
-    try:
-        asyncio.run(go("FINMCP_TEST_KEY"))
-        asyncio.run(go(None))
-    finally:
-        fake.close()
+    asyncio.run(go("FINMCP_TEST_KEY"))
+    asyncio.run(go(None))
     assert fake.headers[0].get("authorization") == "Bearer sk-test-123"
     assert "authorization" not in {k.lower() for k in fake.headers[1]}
 
@@ -253,30 +187,27 @@ def _ctx(bench, session: _StubSession) -> TurnContext:
     return TurnContext(ref, 0, 0, tools, gold_messages(ref, 0), session)
 
 
-def test_call_and_step_caps(bench) -> None:
+def test_call_and_step_caps(bench, fake_openai) -> None:
     def greedy(body: dict[str, Any], n: int) -> Reply:
         if not body.get("tools"):
             return 200, completion("final answer"), 0.0
         calls = [tool_call(i, "GetFundDiagnosis", {"fundNameOrCode": "000001"}) for i in range(2)]
         return 200, completion(tool_calls=calls), 0.0
 
-    fake = FakeOpenAI(greedy)
-    try:
-        session = _StubSession()
-        agent = OpenAIAgent(ChatClient(fake.url, "m", api_key_env=None), max_calls=5)
-        result = asyncio.run(agent.run_turn(_ctx(bench, session)))
-        assert session.calls_made == 5 and session.steps[-1] == ["GetFundDiagnosis"]
-        assert result.stopped == "max_calls" and result.answer == "final answer"
-        assert fake.requests[-1].get("tools") is None
-        session = _StubSession()
-        agent = OpenAIAgent(ChatClient(fake.url, "m", api_key_env=None), max_calls=20, max_steps=2)
-        result = asyncio.run(agent.run_turn(_ctx(bench, session)))
-        assert session.steps == [["GetFundDiagnosis"] * 2] * 2 and result.stopped == "max_steps"
-    finally:
-        fake.close()
+    fake = fake_openai(greedy)
+    session = _StubSession()
+    agent = OpenAIAgent(ChatClient(fake.url, "m", api_key_env=None), max_calls=5)
+    result = asyncio.run(agent.run_turn(_ctx(bench, session)))
+    assert session.calls_made == 5 and session.steps[-1] == ["GetFundDiagnosis"]
+    assert result.stopped == "max_calls" and result.answer == "final answer"
+    assert fake.requests[-1].get("tools") is None
+    session = _StubSession()
+    agent = OpenAIAgent(ChatClient(fake.url, "m", api_key_env=None), max_calls=20, max_steps=2)
+    result = asyncio.run(agent.run_turn(_ctx(bench, session)))
+    assert session.steps == [["GetFundDiagnosis"] * 2] * 2 and result.stopped == "max_steps"
 
 
-def test_bm25_top_k_and_tag_injection(bench) -> None:
+def test_bm25_top_k_and_tag_injection(bench, fake_openai) -> None:
     tools = list(load_inventory("finmcp65").mcp_tools)
     retriever = ToolRetriever(tools)
     for tool in tools[:: max(1, len(tools) // 10)]:
@@ -285,32 +216,28 @@ def test_bm25_top_k_and_tag_injection(bench) -> None:
     assert tokenize("GetFundDiagnosis 基金诊断") == [
         "get", "fund", "diagnosis", "getfunddiagnosis", "基", "金", "诊", "断", "基金", "金诊", "诊断"
     ]  # fmt: skip
-    fake = FakeOpenAI(lambda body, n: (200, completion("no tools needed"), 0.0))
-    try:
-        agent = OpenAIAgent(ChatClient(fake.url, "m", api_key_env=None), top_k=5, inject_tags=True)
-        asyncio.run(agent.run_turn(_ctx(bench, _StubSession())))
-    finally:
-        fake.close()
+    fake = fake_openai(lambda body, n: (200, completion("no tools needed"), 0.0))
+    agent = OpenAIAgent(ChatClient(fake.url, "m", api_key_env=None), top_k=5, inject_tags=True)
+    asyncio.run(agent.run_turn(_ctx(bench, _StubSession())))
     sent = fake.requests[0]
     assert len(sent["tools"]) == 5
     assert all("financial_tags" in t["function"]["description"] for t in sent["tools"])
     assert sent["messages"][0]["role"] == "system"
 
 
-def test_endpoint_error_is_recorded_per_sample(bench, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_endpoint_error_is_recorded_per_sample(
+    bench, tmp_path: Path, capsys: pytest.CaptureFixture, fake_openai
+) -> None:
     refs = bench.refs[:8]
     bad = refs[3]
-    fake = FakeOpenAI(gold_replayer(refs, fail_on={bad.turns[0].user}))
+    fake = fake_openai(gold_replayer(refs, fail_on={bad.turns[0].user}))
     db = tmp_path / "runs.sqlite"
     ids = [arg for r in refs for arg in ("--sample", r.id)]
-    try:
-        status = main(
-            ["run", "--agent", "openai", "--model", "scripted", "--base-url", fake.url, "--spawn", "--run", "e",
-             "--db", str(db), "--recordings", str(bench.recordings), "--llm-retries", "0", "--no-progress",
-             "--out", str(tmp_path / "rep"), "--bootstrap", "0", *ids]
-        )  # fmt: skip
-    finally:
-        fake.close()
+    status = main(
+        ["run", "--agent", "openai", "--model", "scripted", "--base-url", fake.url, "--spawn", "--run", "e",
+         "--db", str(db), "--recordings", str(bench.recordings), "--llm-retries", "0", "--no-progress",
+         "--out", str(tmp_path / "rep"), "--bootstrap", "0", *ids]
+    )  # fmt: skip
     assert status == 0
     printed = capsys.readouterr().out
     assert f"failed {bad.id}#0" in printed and "HTTP 400" in printed

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,22 @@ def _done_lines(path: Path) -> int:
     return len(RunState(path).finished("r")) if path.is_file() else 0
 
 
+def _wait_until_settled(proxy_base: str, db: Path, seconds: float = 30.0) -> None:
+    """Poll until the proxy has no call awaiting its answer and has written a row for every call it saw
+    (the calls in flight when the client was killed)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with urllib.request.urlopen(f"{proxy_base}/healthz", timeout=5) as response:
+            health = json.load(response)
+        with sqlite3.connect(db) as con:
+            rows = con.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        if health["pending"] == 0 and rows >= health["calls"]:
+            return
+        assert time.monotonic() < deadline, f"the proxy did not settle: {health}, {rows} rows"
+        time.sleep(0.02)
+
+
+@pytest.mark.slow  # a crash test: SIGKILL of a run halfway
 def test_kill_then_resume_runs_only_missing_samples(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     bench = load_bench("finmcp-sim", tmp_path, limit=N)
     db = tmp_path / "runs.sqlite"
@@ -43,7 +61,7 @@ def test_kill_then_resume_runs_only_missing_samples(tmp_path: Path, capsys: pyte
         child.wait(timeout=10)
         before = RunState(state).finished("r")
         assert N // 3 <= len(before) < N, "the run was not killed halfway"
-        time.sleep(0.3)  # let the proxy finish answering calls in flight
+        _wait_until_settled(stack.proxy_base, db)
         with sqlite3.connect(db) as con:
             last_id = con.execute("SELECT MAX(id) FROM calls").fetchone()[0]
             traced = {r[0] for r in con.execute("SELECT DISTINCT sample_id FROM calls WHERE run_id = 'r'")}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from eval_support import official_sample
 
 from evaluator.errors import EvalInputError
 from evaluator.inputs.references import load_references, parse_references
+from tests.evaluator.eval_support import official_sample
+from tool_specs.inventory import load_inventory
 
 
 def own(sample_id="s1", **over):
@@ -92,12 +93,7 @@ def test_unknown_tool_names_against_a_given_inventory():
 
 
 def test_unknown_tool_names_against_the_real_inventory():
-    try:
-        from tool_specs.inventory import load_inventory
-
-        names = load_inventory("finmcp65").names
-    except Exception as exc:  # the lead wires the inventories; skip until they load
-        pytest.skip(f"finmcp65 inventory unavailable: {exc}")
+    names = load_inventory("finmcp65").names
     bad = own(turns=[{"user": "q", "calls": [[{"tool": "NoSuchTool"}]], "assistant": ""}])
     assert "unknown tool 'NoSuchTool'" in errors_of([bad], known_tools=names, inventory_name="finmcp65")
 

@@ -9,7 +9,6 @@ from collections import Counter, defaultdict
 from typing import Any
 
 import pytest
-from eval_support import assistant_call, official_sample, predicted_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from evaluator.inputs.references import parse_references
 from evaluator.metrics.finmcp import compute_official, multiset_counts
 from evaluator.metrics.options import EvalOptions
 from evaluator.reports.pipeline import evaluate
+from tests.evaluator.eval_support import assistant_call, official_sample, predicted_messages
 
 # ----------------------------------------------------------------- perturbations of gold messages
 

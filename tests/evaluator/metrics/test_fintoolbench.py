@@ -4,13 +4,13 @@ the rule judge and the cached OpenAI-compatible judge (against a loopback server
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import sqlite3
 
 import pytest
 
 from evaluator.inputs.predictions import load_predictions_file
 from evaluator.inputs.references import load_references
+from evaluator.llm import ChatClient
 from evaluator.metrics.fintoolbench import (
     compliance_one,
     corrected_pass,
@@ -25,6 +25,7 @@ from evaluator.metrics.judges import JudgeCache, LLMJudge, build_prompt, make_ju
 from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.rule_judge import RuleJudge, match_domain, match_intent, match_timeliness
 from evaluator.reports.pipeline import evaluate
+from tests.evaluator.fake_llm import completion
 
 
 class Scripted:
@@ -266,60 +267,48 @@ def test_rule_compliance_rules():
 # ------------------------------------------------------------------ LLM judge over loopback
 
 
-class _Handler(BaseHTTPRequestHandler):
-    hits = 0
-    status = 200
+JUDGE_REPLY = '{"score": 1, "label": "correct", "reason": "ok"}'
 
-    def do_POST(self):  # noqa: N802
-        type(self).hits += 1
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+
+def _judge_server(fake_openai, status: int = 200):
+    def script(body, n):
         assert body["messages"][0]["role"] == "user"
-        if type(self).status != 200:
-            self.send_response(type(self).status)
-            self.end_headers()
-            return
-        reply = {"choices": [{"message": {"content": '{"score": 1, "label": "correct", "reason": "ok"}'}}]}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        assert body["temperature"] == 0.8 and body["max_tokens"] == 500
+        if status != 200:
+            return status, {"error": "down"}, 0.0
+        return 200, completion(JUDGE_REPLY), 0.0
 
-    def log_message(self, *args):
-        pass
+    return fake_openai(script)
 
 
-@pytest.fixture
-def llm_server():
-    _Handler.hits, _Handler.status = 0, 200
-    server = HTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+def _judge(url: str, cache: JudgeCache | None = None, retries: int = 0) -> LLMJudge:
+    chat = ChatClient(url, "m", temperature=0.8, max_tokens=500, retries=retries, sleep=lambda s: None)
+    return LLMJudge(chat, cache)
 
 
-def test_llm_judge_repeats_are_cached_per_repeat(llm_server, tmp_path):
+def test_llm_judge_repeats_are_cached_per_repeat(fake_openai, tmp_path):
+    server = _judge_server(fake_openai)
     cache_path = tmp_path / "judge.sqlite"
-    judge = LLMJudge(llm_server, "m", cache=JudgeCache(cache_path), retries=1)
+    judge = _judge(server.url, JudgeCache(cache_path))
     fields = {"question": "q", "answer": "a", "gold": "1", "answer_type": "numeric"}
     assert judge_score(judge, "q", "a", "1", "numeric", 3) == (1.0, "correct", "ok")
-    assert _Handler.hits == 3  # three repeated judgments of the same prompt
+    assert len(server.requests) == 3  # three repeated judgments of the same prompt
     judge_score(judge, "q", "a", "1", "numeric", 3)
-    assert _Handler.hits == 3  # all cached
-    again = LLMJudge(llm_server, "m", cache=JudgeCache(cache_path), retries=1)
+    assert len(server.requests) == 3  # all cached
+    again = _judge(server.url, JudgeCache(cache_path))
     assert again.ask("score", fields, 2).startswith('{"score": 1')
-    assert _Handler.hits == 3  # the SQLite cache survives a new judge
+    assert len(server.requests) == 3  # the SQLite cache survives a new judge
 
 
-def test_llm_judge_failures_skip_the_verdict(llm_server):
-    _Handler.status = 500
-    judge = LLMJudge(llm_server, "m", retries=2)
+def test_llm_judge_failures_skip_the_verdict(fake_openai, tmp_path):
+    server = _judge_server(fake_openai, status=500)
+    cache_path = tmp_path / "judge.sqlite"
+    judge = _judge(server.url, JudgeCache(cache_path), retries=1)
     assert judge.ask("score", {"answer_type": "numeric"}, 0) == ""
-    assert _Handler.hits == 2
+    assert len(server.requests) == 2  # one retry
     assert judge_score(judge, "q", "a", "1", "numeric", 1) == (None, None, "")
+    with sqlite3.connect(cache_path) as con:  # a failure is never cached as an empty answer
+        assert con.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 0
 
 
 def test_make_judge_and_prompts():

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 
+import pytest
+
 from evaluator.benchmarks import data_path
 from evaluator.synth.build import MANIFEST_FILE, RECORDINGS_FILE, REFERENCES_FILE, build, gzip_bytes
 
 
+@pytest.mark.slow  # rebuilds the whole benchmark
 def test_full_rebuild_is_byte_identical(tmp_path):
     manifest = build(0, tmp_path, progress=False)
     assert (tmp_path / REFERENCES_FILE).read_bytes() == data_path("finmcp-sim", "references").read_bytes()

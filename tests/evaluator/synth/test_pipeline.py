@@ -90,6 +90,15 @@ def test_chain_stages_parallel_and_sequential():
     assert again.to_json() == chain.to_json()
 
 
+def _execute(builder, chain: Chain, ctx):
+    """Run ``chain`` in one turn with the builder's in-process executor."""
+    world = builder.simulator.world
+    stages = [chain.stages()]
+    return anyio.run(
+        execute, chain, stages, ctx, builder.executor, "t", builder.inventory, world, rng_for(0, "r")
+    )
+
+
 def test_planner_passes_real_entities_and_parallel_groups(builder):
     steps = [
         Step("SearchFunds"),
@@ -99,17 +108,7 @@ def test_planner_passes_real_entities_and_parallel_groups(builder):
     for parallel, expected_groups in ((True, 2), (False, 3)):
         chain = Chain("FundResearchAndDiagnosis", "FundSearch", list(steps), parallel)
         ctx = make_context(builder.simulator.world, rng_for(0, "t", 1))
-        traj = anyio.run(
-            execute,
-            chain,
-            [chain.stages()],
-            ctx,
-            builder.executor,
-            "t",
-            builder.inventory,
-            builder.simulator.world,
-            rng_for(0, "r"),
-        )
+        traj = _execute(builder, chain, ctx)
         assert traj.failure is None
         groups = traj.turns[0]
         assert len(groups) == expected_groups
@@ -125,17 +124,7 @@ def test_verification_rejects_failed_calls_and_missing_data_flow(builder):
         "FundSearch",
         [Step("SearchFunds"), Step("BatchGetFundsDetail", {"fund_code": 0})],
     )
-    traj = anyio.run(
-        execute,
-        chain,
-        [chain.stages()],
-        ctx,
-        builder.executor,
-        "t",
-        builder.inventory,
-        builder.simulator.world,
-        rng_for(0, "r"),
-    )
+    traj = _execute(builder, chain, ctx)
     assert traj.failure and "returned no fund_code" in traj.failure
     spec = builder.inventory.get("BatchGetFundsDetail")
     with pytest.raises(BindError, match="step 3 returned no fund_code"):

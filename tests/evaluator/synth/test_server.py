@@ -7,10 +7,14 @@ import json
 import pytest
 
 from evaluator.benchmarks import install_recordings, load_benchmark, load_records
+from evaluator.inputs.trace_db import load_predictions_db
 from evaluator.synth.build import Builder, Quotas
 from evaluator.synth.executor import McpExecutor
 from evaluator.synth.replay import replay_all
+from proxy.testing import ProxyProcess
+from recordings.canonical import canonical_arguments
 from server.testing import ServerProcess
+from tool_specs.inventory import load_inventory
 
 SLICE_IDS = [f"sim-multi-{n:04d}" for n in range(1, 249, 25)] + [
     f"sim-turn-{n:04d}" for n in range(1, 219, 40)
@@ -24,22 +28,28 @@ def recordings_db(tmp_path_factory):
     return path
 
 
-def _text(result):
-    return "".join(b.get("text", "") for b in result["content"])
-
-
-def test_every_reference_replays_through_the_server_in_strict_mode(recordings_db):
-    refs = load_benchmark("finmcp-sim")
-    args = [
+def _strict_server(recordings: object) -> list[str]:
+    """finmcp-server arguments: finmcp65 replaying ``recordings`` only (a miss is an error), no latency."""
+    return [
         "--inventory",
         "finmcp65",
         "--recordings",
-        str(recordings_db),
+        str(recordings),
         "--miss",
         "strict",
         "--latency",
         "none",
     ]
+
+
+def _text(result):
+    return "".join(b.get("text", "") for b in result["content"])
+
+
+@pytest.mark.slow  # replays the whole benchmark through a server process
+def test_every_reference_replays_through_the_server_in_strict_mode(recordings_db):
+    refs = load_benchmark("finmcp-sim")
+    args = _strict_server(recordings_db)
     with ServerProcess(args) as server:
         results = replay_all(refs, McpExecutor(server.url))
         health = server.health()
@@ -68,28 +78,15 @@ def test_synthesis_through_a_real_server_matches_in_process_synthesis():
 
 
 def test_replay_through_proxy_logs_a_trace_equal_to_the_references(recordings_db, tmp_path):
-    """Hook for the oracle check through finmcp-proxy; skipped until the proxy package is usable."""
-    testing = pytest.importorskip("proxy.testing", reason="finmcp-proxy is not available yet")
-    from evaluator.inputs.trace_db import load_predictions_db
-    from recordings.canonical import canonical_arguments
-    from tool_specs.inventory import load_inventory
+    """The oracle replayed through finmcp-proxy logs groups equal to the references'."""
 
     inventory = load_inventory("finmcp65")
     refs = [r for r in load_benchmark("finmcp-sim") if r.id in set(SLICE_IDS)]
     db = tmp_path / "runs.sqlite"
-    args = [
-        "--inventory",
-        "finmcp65",
-        "--recordings",
-        str(recordings_db),
-        "--miss",
-        "strict",
-        "--latency",
-        "none",
-    ]
+    args = _strict_server(recordings_db)
     with (
         ServerProcess(args) as server,
-        testing.ProxyProcess(["--upstream", server.url, "--db", str(db)]) as proxy,
+        ProxyProcess(["--upstream", server.url, "--db", str(db)]) as proxy,
     ):
         template = proxy.base + "/r/{run}/s/{sample}/t/{turn}/mcp"
         replay_all(refs, McpExecutor(proxy.url, "oracle", template))
