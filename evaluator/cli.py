@@ -115,7 +115,9 @@ def _references(args: argparse.Namespace, preds: Any, inventory: Any):
     known = inventory.names if inventory is not None else None
     name = args.inventory or ""
     if args.refs:
-        return open_references(args.refs, known, name, args.skip_invalid)
+        return open_references(
+            args.refs, known_tools=known, inventory_name=name, skip_invalid=args.skip_invalid
+        )
     if preds is not None and preds.records is not None:  # an official file embeds its references
         records = [r for r in preds.records if isinstance(r, dict) and not r.get("error")]
         return parse_references(records, preds.source, known, name, args.skip_invalid)

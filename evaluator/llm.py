@@ -28,6 +28,7 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -45,6 +46,32 @@ class LlmError(Exception):
     """The endpoint gave no usable completion (after retries)."""
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a failed request is retried: at most ``retries`` times, waiting ``backoff * 2**(n-1)`` seconds
+    before retry *n* (capped at ``max_backoff``, stretched by up to ``jitter``), or what the server's
+    ``Retry-After`` says, unless that is longer than ``max_retry_after`` (then it gives up)."""
+
+    retries: int = 2
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    jitter: float = 0.1
+    max_retry_after: float = 120.0
+
+    def wait(self, attempt: int, payload: bytes, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry ``attempt`` (1-based) of the request ``payload``: the server's
+        ``retry_after`` when it gave one, else the backoff with a jitter drawn from payload and attempt."""
+        if retry_after is not None:
+            if retry_after > self.max_retry_after:
+                raise LlmError(
+                    f"the server asks to retry after {retry_after:g} s (more than {self.max_retry_after:g} s)"
+                )
+            return retry_after
+        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        draw = random.Random(zlib.crc32(payload) * 64 + attempt).random()
+        return base * (1.0 + self.jitter * draw)
+
+
 class ChatClient:
     """A chat-completions endpoint: ``chat(messages, tools)`` returns the first choice's ``message``."""
 
@@ -54,40 +81,19 @@ class ChatClient:
         model: str,
         api_key_env: str | None = "OPENAI_API_KEY",
         timeout: float = 60.0,
-        retries: int = 2,
-        backoff: float = 0.5,
+        retry: RetryPolicy = RetryPolicy(),
         temperature: float | None = None,
         max_tokens: int | None = None,
         *,
-        max_backoff: float = 8.0,
-        jitter: float = 0.1,
-        max_retry_after: float = 120.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         url_label: str = "--base-url",
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise LlmError(
-                f"{url_label} {base_url!r}: expected an http(s):// URL such as http://127.0.0.1:8000/v1"
-            )
-        url = base_url.rstrip("/")
-        self.url = url if url.endswith("/chat/completions") else url + "/chat/completions"
-        self.model = model
-        self.timeout = timeout
-        self.retries = max(0, retries)
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.jitter = jitter
-        self.max_retry_after = max_retry_after
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.sleep = sleep
-        self.clock = clock
-        key = os.environ.get(api_key_env) if api_key_env else None
-        headers = {"content-type": "application/json"}
-        if key:
-            headers["authorization"] = f"Bearer {key}"
-        self.http = httpx2.Client(timeout=timeout, headers=headers, trust_env=False)
+        self.url = endpoint_url(base_url, url_label)
+        self.model, self.timeout, self.retry = model, timeout, retry
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.sleep, self.clock = sleep, clock
+        self.http = httpx2.Client(timeout=timeout, headers=_headers(api_key_env), trust_env=False)
         self.requests = 0
         """HTTP requests sent so far (attempts, retries included)."""
         self._lock = threading.Lock()
@@ -111,9 +117,12 @@ class ChatClient:
         payload = json.dumps(self.body(messages, tools), ensure_ascii=False).encode("utf-8")
         last = ""
         hint: float | None = None
-        for attempt in range(self.retries + 1):
+        for attempt in range(self.retry.retries + 1):
             if attempt:
-                self.sleep(self.wait(attempt, payload, hint))
+                try:
+                    self.sleep(self.retry.wait(attempt, payload, hint))
+                except LlmError as exc:
+                    raise LlmError(f"{self.url}: {exc}") from None
             hint = None
             with self._lock:
                 self.requests += 1
@@ -134,7 +143,7 @@ class ChatClient:
             if status >= 400:
                 raise LlmError(f"{self.url}: HTTP {status}: {response.text[:300]}")
             return _message(response, self.url)
-        raise LlmError(f"{self.url}: no completion after {self.retries + 1} attempt(s): {last}")
+        raise LlmError(f"{self.url}: no completion after {self.retry.retries + 1} attempt(s): {last}")
 
     async def complete(self, messages: Messages, tools: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         """:meth:`chat` awaited from asyncio (it runs on the client's worker threads)."""
@@ -158,21 +167,6 @@ class ChatClient:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm") as pool:
             return list(pool.map(one, conversations))
 
-    # ------------------------------------------------------------------ waiting
-    def wait(self, attempt: int, payload: bytes, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry ``attempt`` (1-based): the server's ``retry_after`` when it gave
-        one, else exponential backoff with deterministic jitter."""
-        if retry_after is not None:
-            if retry_after > self.max_retry_after:
-                raise LlmError(
-                    f"{self.url}: the server asks to retry after {retry_after:g} s "
-                    f"(more than {self.max_retry_after:g} s)"
-                )
-            return retry_after
-        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-        draw = random.Random(zlib.crc32(payload) * 64 + attempt).random()
-        return base * (1.0 + self.jitter * draw)
-
     # ------------------------------------------------------------------ lifecycle
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -190,6 +184,23 @@ class ChatClient:
     async def aclose(self) -> None:
         """:meth:`close` from asyncio."""
         self.close()
+
+
+def endpoint_url(base_url: str, label: str = "--base-url") -> str:
+    """The ``/chat/completions`` URL of an OpenAI-compatible base URL (kept when already given)."""
+    if not base_url.startswith(("http://", "https://")):
+        raise LlmError(f"{label} {base_url!r}: expected an http(s):// URL such as http://127.0.0.1:8000/v1")
+    url = base_url.rstrip("/")
+    return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+
+def _headers(api_key_env: str | None) -> dict[str, str]:
+    """JSON content type, and a bearer token when the environment variable ``api_key_env`` holds one."""
+    key = os.environ.get(api_key_env) if api_key_env else None
+    headers = {"content-type": "application/json"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    return headers
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:

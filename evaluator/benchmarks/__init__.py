@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Collection
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -62,19 +61,13 @@ def is_shipped(source: str | Path) -> bool:
     return isinstance(source, str) and source in BENCHMARKS and not Path(source).exists()
 
 
-def open_references(
-    source: str | Path,
-    known_tools: Collection[str] | None = None,
-    inventory_name: str = "",
-    skip_invalid: bool = False,
-) -> ReferenceSet:
+def open_references(source: str | Path, **validation: Any) -> ReferenceSet:
     """References of a shipped benchmark named ``source`` (see :func:`is_shipped`), else of the file
-    ``source``; validated as :func:`evaluator.inputs.references.load_references` does."""
+    ``source``; ``validation`` (``known_tools``, ``inventory_name``, ``skip_invalid``) as for
+    :func:`evaluator.inputs.references.load_references`."""
     if is_shipped(source):
-        return parse_references(
-            load_records(str(source)), str(source), known_tools, inventory_name, skip_invalid
-        )
-    return load_references(source, known_tools, inventory_name, skip_invalid)
+        return parse_references(load_records(str(source)), str(source), **validation)
+    return load_references(source, **validation)
 
 
 def recordings_text(name: str = "finmcp-sim") -> str:

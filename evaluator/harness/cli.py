@@ -68,7 +68,7 @@ def make_agent(args: argparse.Namespace) -> Any:
     if args.agent == "noisy":
         return NoisyAgent(NoiseRates.parse(args.noise), args.seed)
     from evaluator.agents.openai_agent import OpenAIAgent
-    from evaluator.llm import ChatClient, LlmError
+    from evaluator.llm import ChatClient, LlmError, RetryPolicy
 
     if not args.model or not args.base_url:
         raise EvalInputError("--agent openai needs --model NAME and --base-url URL")
@@ -82,7 +82,7 @@ def make_agent(args: argparse.Namespace) -> Any:
             args.model,
             args.api_key_env,
             args.llm_timeout,
-            args.llm_retries,
+            RetryPolicy(retries=max(0, args.llm_retries)),
             temperature=args.temperature,
         )
     except LlmError as exc:

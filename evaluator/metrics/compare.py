@@ -9,7 +9,7 @@ from evaluator.inputs.pairing import pair_up
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.headline import finmcp_specs, table_columns
 from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.stats import mcnemar, paired_bootstrap
+from evaluator.metrics.stats import Bootstrap, mcnemar
 from evaluator.metrics.table import score_pairs
 
 PAIRED_METRICS = (
@@ -50,6 +50,6 @@ def compare_runs(
         "only_b": len(tb) - len(common),
         "bootstrap": opts.bootstrap,
         "seed": opts.seed,
-        "paired_bootstrap": paired_bootstrap(sub_a, sub_b, specs, strata, opts.bootstrap, opts.seed),
+        "paired_bootstrap": Bootstrap(strata, opts.bootstrap, opts.seed).paired(sub_a, sub_b, specs),
         "mcnemar": {name: mcnemar(sub_a[col], sub_b[col]) for name, col in MCNEMAR_METRICS},
     }

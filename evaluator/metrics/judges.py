@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluator.errors import EvalInputError
-from evaluator.llm import ChatClient, LlmError
+from evaluator.llm import ChatClient, LlmError, RetryPolicy
 
 
 class Judge(Protocol):
@@ -208,8 +208,9 @@ def make_judge(kind: str, url: str | None = None, model: str | None = None, cach
         if not url or not model:
             raise EvalInputError("--judge llm needs --judge-url and --judge-model")
         try:
+            retry = RetryPolicy(backoff=0.2)
             chat = ChatClient(
-                url, model, temperature=0.8, max_tokens=500, backoff=0.2, url_label="--judge-url"
+                url, model, retry=retry, temperature=0.8, max_tokens=500, url_label="--judge-url"
             )
         except LlmError as exc:
             raise EvalInputError(str(exc)) from None

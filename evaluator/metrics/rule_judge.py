@@ -40,6 +40,9 @@ _UNIT = {
 }
 _PUNCT_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 _LIST_SPLIT_RE = re.compile(r"[、,，;；/]|\band\b|和|及|与")
+_MACRO_INDICATORS = ["gdp", "cpi", "ppi", "pmi", "inflation", "unemployment"]
+"""Indicator words that mark both a periodic timeliness need and the macro domain."""
+
 _CHOICE_RE = re.compile(r"(?<![A-Za-z])([A-E])(?![A-Za-z])")
 
 
@@ -198,12 +201,7 @@ TIMELINESS_WORDS = {
     "periodic": [
         "monthly",
         "quarterly",
-        "gdp",
-        "cpi",
-        "ppi",
-        "pmi",
-        "inflation",
-        "unemployment",
+        *_MACRO_INDICATORS,
         "月度",
         "季度",
         "统计局",
@@ -302,12 +300,7 @@ DOMAIN_WORDS = {
         "以太坊",
     ],
     "macro": [
-        "gdp",
-        "cpi",
-        "ppi",
-        "pmi",
-        "inflation",
-        "unemployment",
+        *_MACRO_INDICATORS,
         "macro",
         "宏观",
         "通胀",

@@ -1,4 +1,4 @@
-"""Statistics: stratified bootstrap CIs, paired bootstrap, McNemar's test and pass^k.
+"""Statistics: stratified bootstrap CIs and paired differences (:class:`Bootstrap`), McNemar's test and pass^k.
 
 Every metric is a function of column *sums* (and the sample count), so one resample costs one index draw
 and one pass over each needed column: no match is ever recomputed.
@@ -11,8 +11,9 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Any
 
-Sums = Mapping[str, float]
+Sums = Mapping[Any, float]
 
 
 @dataclass(frozen=True)
@@ -51,91 +52,97 @@ def _draws(groups: list[list[int]], rng: random.Random, n_boot: int):
         yield idx
 
 
-def _sums(getter: Callable, columns: Mapping[str, Sequence[float]], needed: Sequence[str], one: bool):
+def _sums(getter: Callable, columns: Mapping[Any, Sequence[float]], needed: Sequence[Any], one: bool):
     if one:  # itemgetter with a single index returns the item, not a tuple
         return {c: float(getter(columns[c])) for c in needed}
     return {c: sum(getter(columns[c])) for c in needed}
 
 
-def bootstrap_ci(
-    columns: Mapping[str, Sequence[float]],
-    metrics: Sequence[MetricSpec],
-    strata: Sequence[str],
-    n_boot: int = 2000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> dict[str, dict[str, float | None]]:
-    """Percentile CIs of every metric under a bootstrap stratified by ``strata`` (e.g. sample type)."""
-    n = len(strata)
-    out: dict[str, dict[str, float | None]] = {}
-    if n == 0 or n_boot <= 0:
-        return {m.name: {"lo": None, "hi": None, "n_boot": 0} for m in metrics}
-    needed = sorted({c for m in metrics for c in m.columns})
-    dist: dict[str, list[float]] = {m.name: [] for m in metrics}
-    rng = random.Random(seed)
-    for idx in _draws(strata_indices(strata), rng, n_boot):
-        sums = _sums(itemgetter(*idx), columns, needed, n == 1)
-        for m in metrics:
-            value = m.fn(sums, n)
-            if value is not None:
-                dist[m.name].append(value)
-    alpha = (1 - level) / 2
-    for m in metrics:
-        values = sorted(dist[m.name])
-        out[m.name] = {
-            "lo": percentile(values, alpha) if values else None,
-            "hi": percentile(values, 1 - alpha) if values else None,
-            "n_boot": len(values),
-        }
-    return out
+Intervals = dict[str, dict[str, float | None]]
 
 
-def paired_bootstrap(
-    columns_a: Mapping[str, Sequence[float]],
-    columns_b: Mapping[str, Sequence[float]],
-    metrics: Sequence[MetricSpec],
-    strata: Sequence[str],
-    n_boot: int = 2000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> dict[str, dict[str, float | None]]:
-    """Difference B - A of each metric on the same resampled samples: observed, CI and two-sided p."""
-    n = len(strata)
-    needed = sorted({c for m in metrics for c in m.columns})
-    full_a = {c: float(sum(columns_a[c])) for c in needed}
-    full_b = {c: float(sum(columns_b[c])) for c in needed}
-    diffs: dict[str, list[float]] = {m.name: [] for m in metrics}
-    rng = random.Random(seed)
-    if n:
-        for idx in _draws(strata_indices(strata), rng, n_boot):
-            getter = itemgetter(*idx)
-            sa = _sums(getter, columns_a, needed, n == 1)
-            sb = _sums(getter, columns_b, needed, n == 1)
+@dataclass(frozen=True)
+class Bootstrap:
+    """A stratified bootstrap: ``n_boot`` resamples, each stratum of ``strata`` (e.g. sample types)
+    resampled to its own size with ``random.Random(seed).choices``; percentile intervals at ``level``."""
+
+    strata: Sequence[str]
+    n_boot: int = 2000
+    seed: int = 0
+    level: float = 0.95
+
+    def distributions(
+        self, columns: Mapping[Any, Sequence[float]], metrics: Sequence[MetricSpec]
+    ) -> dict[str, list[float]]:
+        """The sorted resampled values of every metric (undefined values left out)."""
+        n = len(self.strata)
+        dist: dict[str, list[float]] = {m.name: [] for m in metrics}
+        if n == 0 or self.n_boot <= 0:
+            return dist
+        needed = sorted({c for m in metrics for c in m.columns})
+        for idx in _draws(strata_indices(self.strata), random.Random(self.seed), self.n_boot):
+            sums = _sums(itemgetter(*idx), columns, needed, n == 1)
             for m in metrics:
-                va, vb = m.fn(sa, n), m.fn(sb, n)
-                if va is not None and vb is not None:
-                    diffs[m.name].append(vb - va)
-    alpha = (1 - level) / 2
-    out = {}
-    for m in metrics:
-        va, vb = m.fn(full_a, n) if n else None, m.fn(full_b, n) if n else None
-        values = sorted(diffs[m.name])
-        if values:
-            below = sum(1 for d in values if d <= 0) / len(values)
-            above = sum(1 for d in values if d >= 0) / len(values)
-            p_value = min(1.0, 2 * min(below, above))
-        else:
-            p_value = None
-        out[m.name] = {
-            "a": va,
-            "b": vb,
-            "diff": None if va is None or vb is None else vb - va,
+                value = m.fn(sums, n)
+                if value is not None:
+                    dist[m.name].append(value)
+        return {name: sorted(values) for name, values in dist.items()}
+
+    def bounds(self, values: Sequence[float]) -> dict[str, float | None]:
+        """``lo`` and ``hi`` percentiles of sorted resampled values (None when there are none)."""
+        alpha = (1 - self.level) / 2
+        return {
             "lo": percentile(values, alpha) if values else None,
             "hi": percentile(values, 1 - alpha) if values else None,
-            "p_value": p_value,
-            "n_boot": len(values),
         }
-    return out
+
+    def ci(self, columns: Mapping[str, Sequence[float]], metrics: Sequence[MetricSpec]) -> Intervals:
+        """Percentile CIs of every metric."""
+        dist = self.distributions(columns, metrics)
+        return {name: {**self.bounds(values), "n_boot": len(values)} for name, values in dist.items()}
+
+    def paired(
+        self,
+        columns_a: Mapping[str, Sequence[float]],
+        columns_b: Mapping[str, Sequence[float]],
+        metrics: Sequence[MetricSpec],
+    ) -> Intervals:
+        """Difference B - A of each metric on the same resampled samples: observed, CI and two-sided p."""
+        n = len(self.strata)
+        needed = sorted({c for m in metrics for c in m.columns})
+        merged = {(side, c): cols[c] for side, cols in (("a", columns_a), ("b", columns_b)) for c in needed}
+        dist = self.distributions(merged, [_difference(m, needed) for m in metrics])
+        full_a = {c: float(sum(columns_a[c])) for c in needed}
+        full_b = {c: float(sum(columns_b[c])) for c in needed}
+        out = {}
+        for m in metrics:
+            va, vb = m.fn(full_a, n) if n else None, m.fn(full_b, n) if n else None
+            values = dist[m.name]
+            p_value = None
+            if values:
+                below = sum(1 for d in values if d <= 0) / len(values)
+                above = sum(1 for d in values if d >= 0) / len(values)
+                p_value = min(1.0, 2 * min(below, above))
+            out[m.name] = {
+                "a": va,
+                "b": vb,
+                "diff": None if va is None or vb is None else vb - va,
+                **self.bounds(values),
+                "p_value": p_value,
+                "n_boot": len(values),
+            }
+        return out
+
+
+def _difference(metric: MetricSpec, needed: Sequence[str]) -> MetricSpec:
+    """``metric`` as B - A over sums keyed ('a', column) / ('b', column); undefined when either side is."""
+
+    def fn(sums: Sums, n: int) -> float | None:
+        va = metric.fn({c: sums[("a", c)] for c in needed}, n)
+        vb = metric.fn({c: sums[("b", c)] for c in needed}, n)
+        return None if va is None or vb is None else vb - va
+
+    return MetricSpec(metric.name, tuple((side, c) for side in "ab" for c in needed), fn)
 
 
 def mcnemar(success_a: Sequence[int], success_b: Sequence[int]) -> dict[str, float | int]:

@@ -18,7 +18,7 @@ from evaluator.metrics.headline import (
     table_columns,
 )
 from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.stats import bootstrap_ci, pass_hat_k
+from evaluator.metrics.stats import Bootstrap, pass_hat_k
 from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
 
 REPORT_VERSION = 1
@@ -86,7 +86,7 @@ def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: Eva
         specs = fintoolbench_specs(variant)
         out[variant] = {
             "metrics": metrics,
-            "ci": bootstrap_ci(cols, specs, strata, opts.bootstrap, opts.seed),
+            "ci": Bootstrap(strata, opts.bootstrap, opts.seed).ci(cols, specs),
             "records": results,
         }
     return out
@@ -165,7 +165,7 @@ def finmcp_block(table: ScoreTable, opts: EvalOptions, benchmark: str) -> dict[s
     cols = table_columns(table)
     n = len(table)
     headline = point_values(cols, specs, n)
-    ci = bootstrap_ci(cols, specs, table.meta["type"], opts.bootstrap, opts.seed)
+    ci = Bootstrap(table.meta["type"], opts.bootstrap, opts.seed).ci(cols, specs)
     out: dict[str, Any] = {
         "headline": {k: {"value": v, **ci[k]} for k, v in headline.items()},
         "first_error_histogram": first_error_histogram(table),
@@ -205,7 +205,7 @@ def by_group(table: ScoreTable, key: str, opts: EvalOptions | None = None) -> di
         out[value] = {"N": len(idx), **point_values(sub, specs, len(idx))}
         if opts is not None and opts.bootstrap > 0:
             strata = [table.meta["type"][i] for i in idx]
-            out[value]["ci"] = bootstrap_ci(sub, ci_specs, strata, opts.bootstrap, opts.seed)
+            out[value]["ci"] = Bootstrap(strata, opts.bootstrap, opts.seed).ci(sub, ci_specs)
     return out
 
 

@@ -49,26 +49,17 @@ class Accepted:
     calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
+@dataclass
 class Synthesizer:
     """Builds samples of every type against one executor."""
 
-    def __init__(
-        self,
-        seed: int,
-        inventory: Inventory,
-        taxonomy: Taxonomy,
-        world: World,
-        sampler: ChainSampler,
-        executor: Executor,
-        query_writer: Any = None,
-    ) -> None:
-        self.seed = seed
-        self.inventory = inventory
-        self.taxonomy = taxonomy
-        self.world = world
-        self.sampler = sampler
-        self.executor = executor
-        self.query_writer = query_writer
+    seed: int
+    inventory: Inventory
+    taxonomy: Taxonomy
+    world: World
+    sampler: ChainSampler
+    executor: Executor
+    query_writer: Any = None
 
     # ------------------------------------------------------------------ single / multi tool
     async def single_tool(self, sub: str, sample_id: str) -> Accepted:
@@ -81,8 +72,8 @@ class Synthesizer:
             traj = await self._run(chain, [chain.stages()], ctx, sample_id, rng)
             if traj.failure or len(traj.calls()) != 1:
                 continue
-            parts = [(tool, False)]
-            return self._single_turn_record(sample_id, "single_tool", chain, ctx, traj, parts, rng, attempt)
+            user = self._query(chain, ctx, [(tool, False)], rng)
+            return self.accept_single_turn(sample_id, "single_tool", chain, ctx, traj, user, attempt)
         raise RuntimeError(f"{sample_id}: no valid single-tool sample for {sub} in {MAX_ATTEMPTS} attempts")
 
     async def multi_tool(self, sub: str, sample_id: str, want_parallel: bool) -> Accepted:
@@ -97,10 +88,8 @@ class Synthesizer:
             if traj.failure or len(calls) < 2:
                 continue
             parallel = any(len(g) > 1 for g in traj.turns[0])
-            parts = chain_parts(chain)
-            accepted = self._single_turn_record(
-                sample_id, "multi_tool", chain, ctx, traj, parts, rng, attempt
-            )
+            user = self._query(chain, ctx, chain_parts(chain), rng)
+            accepted = self.accept_single_turn(sample_id, "multi_tool", chain, ctx, traj, user, attempt)
             if parallel == want_parallel:
                 return accepted
             fallback = fallback or accepted
@@ -108,20 +97,12 @@ class Synthesizer:
             return fallback
         raise RuntimeError(f"{sample_id}: no valid multi-tool sample for {sub} in {MAX_ATTEMPTS} attempts")
 
-    def _single_turn_record(
-        self,
-        sample_id: str,
-        stype: str,
-        chain: Chain,
-        ctx: SampleContext,
-        traj: Trajectory,
-        parts: list[tuple[str, bool]],
-        rng: random.Random,
-        attempt: int,
-    ) -> Accepted:
+    def _query(
+        self, chain: Chain, ctx: SampleContext, parts: list[tuple[str, bool]], rng: random.Random
+    ) -> tuple[str, str]:
+        """The (Chinese, English) user message for ``parts``, ending with the user id."""
         zh, en = write_query(chain, ctx, parts, rng, self.query_writer)
-        user = (with_user_id(zh, ctx, "zh"), with_user_id(en, ctx, "en"))
-        return self.accept_single_turn(sample_id, stype, chain, ctx, traj, user, attempt)
+        return with_user_id(zh, ctx, "zh"), with_user_id(en, ctx, "en")
 
     def accept_single_turn(
         self,

@@ -16,7 +16,7 @@ from evaluator.inputs.fintoolbench_jsonl import result_prediction
 from evaluator.inputs.model import PredictionSet
 from evaluator.inputs.pairing import pair_up
 from evaluator.inputs.references import parse_references
-from evaluator.llm import ChatClient, LlmError, parse_retry_after
+from evaluator.llm import ChatClient, LlmError, RetryPolicy, parse_retry_after
 from evaluator.metrics.judges import JudgeCache, LLMJudge
 from evaluator.metrics.options import EvalOptions
 from evaluator.reports.pipeline import run_fintoolbench
@@ -31,9 +31,11 @@ def user(text: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": text}]
 
 
-def client(url: str, waits: list[float], **kw: Any) -> ChatClient:
+def client(url: str, waits: list[float], retry: RetryPolicy | None = None, **kw: Any) -> ChatClient:
     """A client that records the waits it would sleep instead of sleeping."""
-    return ChatClient(url, "m", api_key_env=None, sleep=waits.append, clock=lambda: NOW, **kw)
+    return ChatClient(
+        url, "m", api_key_env=None, retry=retry or RetryPolicy(), sleep=waits.append, clock=lambda: NOW, **kw
+    )
 
 
 def scripted(*replies: Reply):
@@ -50,7 +52,7 @@ def test_retry_after_seconds_then_503_then_200(fake_openai) -> None:
         )
     )
     waits: list[float] = []
-    chat = client(server.url, waits, retries=3, backoff=0.5, jitter=0.1)
+    chat = client(server.url, waits, RetryPolicy(retries=3, backoff=0.5, jitter=0.1))
     assert chat.chat(user("hi"))["content"] == "hello"
     assert len(server.requests) == 3 and chat.requests == 3
     assert server.requests[0] == server.requests[1] == server.requests[2]  # the same body every time
@@ -70,7 +72,7 @@ def test_retry_after_http_date_and_too_long(fake_openai) -> None:
     far = fake_openai(scripted((429, {"error": "quota"}, 0.0, {"Retry-After": "3600"})))
     waits.clear()
     with pytest.raises(LlmError, match="retry after 3600 s"):
-        client(far.url, waits, retries=5, max_retry_after=60).chat(user("x"))
+        client(far.url, waits, RetryPolicy(retries=5, max_retry_after=60)).chat(user("x"))
     assert len(far.requests) == 1 and waits == []  # no wait of an hour, no further attempt
 
 
@@ -84,17 +86,15 @@ def test_parse_retry_after() -> None:
 
 
 def test_backoff_is_exponential_capped_and_its_jitter_deterministic() -> None:
-    chat = ChatClient("http://127.0.0.1:9/v1", "m", backoff=0.5, max_backoff=2.0, jitter=0.2)
+    policy = RetryPolicy(backoff=0.5, max_backoff=2.0, jitter=0.2)
     payload = b'{"model": "m"}'
-    waits = [chat.wait(n, payload) for n in (1, 2, 3, 4, 5)]
-    assert waits == [chat.wait(n, payload) for n in (1, 2, 3, 4, 5)]  # the same request waits the same
+    waits = [policy.wait(n, payload) for n in (1, 2, 3, 4, 5)]
+    assert waits == [policy.wait(n, payload) for n in (1, 2, 3, 4, 5)]  # the same request waits the same
     for wait, base in zip(waits, (0.5, 1.0, 2.0, 2.0, 2.0), strict=True):
         assert base <= wait <= base * 1.2
-    assert [chat.wait(n, b'{"model": "other"}') for n in (1, 2)] != waits[:2]  # other requests spread
-    no_jitter = ChatClient("http://127.0.0.1:9/v1", "m", backoff=0.5, jitter=0.0)
+    assert [policy.wait(n, b'{"model": "other"}') for n in (1, 2)] != waits[:2]  # other requests spread
+    no_jitter = RetryPolicy(backoff=0.5, jitter=0.0)
     assert [no_jitter.wait(n, payload) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
-    chat.close()
-    no_jitter.close()
 
 
 def test_connection_errors_are_retried_then_raised() -> None:
@@ -102,7 +102,7 @@ def test_connection_errors_are_retried_then_raised() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     waits: list[float] = []
-    chat = client(f"http://127.0.0.1:{port}/v1", waits, retries=2)
+    chat = client(f"http://127.0.0.1:{port}/v1", waits, RetryPolicy(retries=2))
     with pytest.raises(LlmError, match="no completion after 3 attempt"):
         chat.chat(user("x"))
     assert chat.requests == 3 and len(waits) == 2
@@ -113,7 +113,7 @@ def test_client_errors_and_garbage_are_not_retried(fake_openai) -> None:
         lambda body, n: (404 if body["messages"][0]["content"] == "a" else 200, {"x": 1}, 0.0)
     )
     waits: list[float] = []
-    chat = client(server.url, waits, retries=3)
+    chat = client(server.url, waits, RetryPolicy(retries=3))
     with pytest.raises(LlmError, match="HTTP 404"):
         chat.chat(user("a"))
     with pytest.raises(LlmError, match="not a chat completion"):
@@ -151,7 +151,7 @@ def test_chat_many_has_several_requests_in_flight(fake_openai) -> None:
         return 200, completion(body["messages"][0]["content"].upper()), 0.0
 
     server = fake_openai(script)
-    chat = client(server.url, [], retries=0)
+    chat = client(server.url, [], RetryPolicy(retries=0))
     replies = chat.chat_many([user(t) for t in ("a", "b", "c", "d")], concurrency=4)
     assert [r["content"] for r in replies] == ["A", "B", "C", "D"]  # in input order
     assert server.max_in_flight == 4
@@ -182,7 +182,7 @@ def test_judge_prefetch_is_concurrent_and_caches_only_answers(fake_openai, tmp_p
         return 200, completion('{"match": "yes", "reason": "fits"}'), 0.0
 
     server = fake_openai(script)
-    chat = client(server.url, [], retries=0, temperature=0.8, max_tokens=500)
+    chat = client(server.url, [], RetryPolicy(retries=0), temperature=0.8, max_tokens=500)
     cache_path = tmp_path / "judge.sqlite"
     judge = LLMJudge(chat, JudgeCache(cache_path), concurrency=3)
     asks = [("intent", {"question": "q", "tool_name": name, "tag": "informational"}, 0) for name in "ab"]
@@ -260,7 +260,7 @@ def test_pipeline_prefetch_gives_the_sequential_numbers(fake_openai) -> None:
 
 def test_synthesis_replies_do_not_cache_failures(fake_openai) -> None:
     server = fake_openai(scripted((500, {"error": "down"}, 0.0), (200, completion("yes"), 0.0)))
-    replies = PromptReplies(client(server.url, [], retries=0, temperature=0))
+    replies = PromptReplies(client(server.url, [], RetryPolicy(retries=0), temperature=0))
     assert replies.ask("Can A feed B?") == ""  # failed: no answer, and nothing cached
     assert replies.cache == {}
     assert replies.ask("Can A feed B?") == "yes"

@@ -23,7 +23,7 @@ from evaluator.harness.scoring import score_run
 from evaluator.harness.setup import load_bench
 from evaluator.harness.spawn import SpawnConfig, Stack
 from evaluator.harness.state import RunState
-from evaluator.llm import ChatClient, LlmError
+from evaluator.llm import ChatClient, LlmError, RetryPolicy
 from tests.evaluator.fake_llm import Reply, completion
 from tool_specs.inventory import load_inventory
 
@@ -137,7 +137,9 @@ def test_retries_timeouts_and_errors(fake_openai) -> None:
     waits: list[float] = []
 
     async def go() -> None:
-        chat = ChatClient(fake.url, "m", api_key_env=None, timeout=0.3, retries=2, sleep=waits.append)
+        chat = ChatClient(
+            fake.url, "m", api_key_env=None, timeout=0.3, retry=RetryPolicy(2), sleep=waits.append
+        )
         try:
             message = await chat.complete([{"role": "user", "content": "flaky"}], [])
             assert message["content"] == "fine" and len(fake.requests) == 3

@@ -10,7 +10,7 @@ import pytest
 
 from evaluator.inputs.predictions import load_predictions_file
 from evaluator.inputs.references import load_references
-from evaluator.llm import ChatClient
+from evaluator.llm import ChatClient, RetryPolicy
 from evaluator.metrics.fintoolbench import (
     compliance_one,
     corrected_pass,
@@ -282,7 +282,9 @@ def _judge_server(fake_openai, status: int = 200):
 
 
 def _judge(url: str, cache: JudgeCache | None = None, retries: int = 0) -> LLMJudge:
-    chat = ChatClient(url, "m", temperature=0.8, max_tokens=500, retries=retries, sleep=lambda s: None)
+    chat = ChatClient(
+        url, "m", temperature=0.8, max_tokens=500, retry=RetryPolicy(retries), sleep=lambda s: None
+    )
     return LLMJudge(chat, cache)
 
 

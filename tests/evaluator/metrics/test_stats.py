@@ -8,10 +8,9 @@ import random
 import pytest
 
 from evaluator.metrics.stats import (
+    Bootstrap,
     MetricSpec,
-    bootstrap_ci,
     mcnemar,
-    paired_bootstrap,
     pass_hat_k,
     percentile,
 )
@@ -30,9 +29,9 @@ def test_bootstrap_is_seeded_and_covers_the_estimate():
     rng = random.Random(3)
     cols = {"x": [1 if rng.random() < 0.3 else 0 for _ in range(400)]}
     strata = ["a"] * 200 + ["b"] * 200
-    first = bootstrap_ci(cols, [MEAN], strata, 500, seed=7)
-    assert first == bootstrap_ci(cols, [MEAN], strata, 500, seed=7)
-    assert first != bootstrap_ci(cols, [MEAN], strata, 500, seed=8)
+    first = Bootstrap(strata, 500, seed=7).ci(cols, [MEAN])
+    assert first == Bootstrap(strata, 500, seed=7).ci(cols, [MEAN])
+    assert first != Bootstrap(strata, 500, seed=8).ci(cols, [MEAN])
     value = sum(cols["x"]) / 400
     assert first["mean"]["lo"] < value < first["mean"]["hi"]
     assert first["mean"]["hi"] - first["mean"]["lo"] < 0.15 and first["mean"]["n_boot"] == 500
@@ -41,25 +40,25 @@ def test_bootstrap_is_seeded_and_covers_the_estimate():
 def test_bootstrap_keeps_stratum_sizes():
     strata = ["single"] * 3 + ["multi"] * 5 + ["turn"] * 2
     cols = {"x": [1 if s == "multi" else 0 for s in strata]}
-    ci = bootstrap_ci(cols, [MEAN], strata, 300, seed=1)["mean"]
+    ci = Bootstrap(strata, 300, seed=1).ci(cols, [MEAN])["mean"]
     assert ci["lo"] == ci["hi"] == 0.5  # each resample has exactly five 'multi' samples
 
 
 def test_undefined_values_are_left_out_and_tiny_inputs_work():
     cols = {"x": [1, 0], "w": [0, 0]}
-    assert bootstrap_ci(cols, [RATIO], ["a", "a"], 100)["ratio"] == {"lo": None, "hi": None, "n_boot": 0}
-    one = bootstrap_ci({"x": [1]}, [MEAN], ["a"], 50)["mean"]
+    assert Bootstrap(["a", "a"], 100).ci(cols, [RATIO])["ratio"] == {"lo": None, "hi": None, "n_boot": 0}
+    one = Bootstrap(["a"], 50).ci({"x": [1]}, [MEAN])["mean"]
     assert (one["lo"], one["hi"]) == (1.0, 1.0)
-    assert bootstrap_ci({"x": []}, [MEAN], [], 50)["mean"]["n_boot"] == 0
+    assert Bootstrap([], 50).ci({"x": []}, [MEAN])["mean"]["n_boot"] == 0
 
 
 def test_paired_bootstrap_difference():
     rng = random.Random(5)
     a = {"x": [rng.random() * 0.5 for _ in range(300)]}
-    same = paired_bootstrap(a, a, [MEAN], ["t"] * 300, 300, seed=2)["mean"]
+    same = Bootstrap(["t"] * 300, 300, seed=2).paired(a, a, [MEAN])["mean"]
     assert same["diff"] == 0 and same["lo"] == same["hi"] == 0 and same["p_value"] == 1.0
     b = {"x": [v + 0.1 for v in a["x"]]}
-    better = paired_bootstrap(a, b, [MEAN], ["t"] * 300, 300, seed=2)["mean"]
+    better = Bootstrap(["t"] * 300, 300, seed=2).paired(a, b, [MEAN])["mean"]
     assert better["diff"] == pytest.approx(0.1) and better["lo"] > 0 and better["p_value"] == 0.0
 
 
