@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from evaluator.argnorm import Canonicalizer
-from evaluator.headline import finmcp_specs, point_values, table_columns
-from evaluator.model import Call, Prediction, Reference, Turn
-from evaluator.official_finmcp import compute_official
-from evaluator.scoring import Scorer, ScoreTable, official_rows
-from evaluator.stats import bootstrap_ci
+from evaluator.inputs.model import Call, Prediction, Reference, Turn
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.finmcp import compute_official
+from evaluator.metrics.headline import finmcp_specs, point_values, table_columns
+from evaluator.metrics.stats import Bootstrap
+from evaluator.metrics.table import Scorer, ScoreTable, official_rows
 
 TOOLS = [f"Tool{i:02d}" for i in range(65)]
 KEYS = ("fundCodes", "strategyCode", "keyword", "startDate", "pageSize", "userId")
@@ -159,7 +159,7 @@ def bench_613(n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     cols = table_columns(table)
     point_values(cols, specs, len(table))
     t1 = time.perf_counter()
-    bootstrap_ci(cols, specs, table.meta["type"], n_boot, seed)
+    Bootstrap(table.meta["type"], n_boot, seed).ci(cols, specs)
     t2 = time.perf_counter()
     base_boot = max(20, n_boot // 20)
     t3 = time.perf_counter()

@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _predictions(args: argparse.Namespace, run: str | None, preds: str | None):
-    from evaluator.predictions import load_predictions_db, load_predictions_file
+    from evaluator.inputs.predictions import load_predictions_file
+    from evaluator.inputs.trace_db import load_predictions_db
 
     if preds:
         return load_predictions_file(preds, run, args.turn_base)
@@ -108,12 +109,15 @@ def _predictions(args: argparse.Namespace, run: str | None, preds: str | None):
 
 
 def _references(args: argparse.Namespace, preds: Any, inventory: Any):
-    from evaluator.references import load_references, parse_references
+    from evaluator.benchmarks import open_references
+    from evaluator.inputs.references import parse_references
 
     known = inventory.names if inventory is not None else None
     name = args.inventory or ""
     if args.refs:
-        return load_references(args.refs, known, name, args.skip_invalid)
+        return open_references(
+            args.refs, known_tools=known, inventory_name=name, skip_invalid=args.skip_invalid
+        )
     if preds is not None and preds.records is not None:  # an official file embeds its references
         records = [r for r in preds.records if isinstance(r, dict) and not r.get("error")]
         return parse_references(records, preds.source, known, name, args.skip_invalid)
@@ -123,9 +127,9 @@ def _references(args: argparse.Namespace, preds: Any, inventory: Any):
 
 
 def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool):
-    from evaluator.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.official_fintoolbench import load_tool_metadata, tool_metadata_from_inventory
-    from evaluator.pipeline import EvalOptions
+    from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from evaluator.metrics.fintoolbench import load_tool_metadata, tool_metadata_from_inventory
+    from evaluator.metrics.options import EvalOptions
 
     if args.bootstrap < 0:
         raise EvalInputError("--bootstrap must be >= 0")
@@ -143,7 +147,7 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
         canon=Canonicalizer(inventory_schema_lookup(schema_inv) if schema_inv is not None else None),
     )
     if fintool:
-        from evaluator.judges import make_judge
+        from evaluator.metrics.judges import make_judge
 
         if getattr(args, "judge_repeats", 3) < 1:
             raise EvalInputError("--judge-repeats must be >= 1")
@@ -180,9 +184,9 @@ def _write(out: str | None, stem: str, formats: list[str], report: dict[str, Any
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from evaluator.pipeline import evaluate
-    from evaluator.report_html import render_html
-    from evaluator.report_md import render_markdown
+    from evaluator.reports.html import render_html
+    from evaluator.reports.markdown import render_markdown
+    from evaluator.reports.pipeline import evaluate
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
@@ -199,8 +203,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evaluator.compare import compare_runs
-    from evaluator.report_md import render_compare_markdown
+    from evaluator.metrics.compare import compare_runs
+    from evaluator.reports.markdown import render_compare_markdown
 
     formats = [f for f in _formats(args.format) if f != "html"] or ["md"]
     if args.preds:

@@ -8,7 +8,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
-from evaluator.predictions import load_predictions_file
+from evaluator.inputs.predictions import load_predictions_file
 from proxy.cli import main as proxy_main
 from proxy.testing import ProxyProcess
 from recordings import RecordingStore

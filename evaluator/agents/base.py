@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evaluator.model import Reference
+from evaluator.inputs.model import Reference
 
 
 @dataclass(slots=True)

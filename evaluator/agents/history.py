@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from evaluator.model import Call, Reference
+from evaluator.inputs.model import Call, Reference
 
 OutputLookup = Callable[[str, dict[str, Any]], str | None]
 """(tool, arguments) -> the gold output text, or None when unknown."""

@@ -16,12 +16,13 @@ With ``top_k``, only the K tools BM25 ranks best for the user message are offere
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.agents.base import ToolCall, TurnContext, TurnResult
 from evaluator.agents.bm25 import ToolRetriever
 from evaluator.agents.history import call_id
-from evaluator.agents.llm_client import ChatClient, LlmError
+from evaluator.llm import ChatClient, LlmError
 
 TAGS_SYSTEM_NOTE = (
     "Each tool lists financial_tags: how fresh its data is (timeliness), what it does (intent_type) "
@@ -59,25 +60,17 @@ def parse_arguments(text: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@dataclass
 class OpenAIAgent:
     """Chat-completions tool loop (see the module docstring)."""
 
-    def __init__(
-        self,
-        chat: ChatClient,
-        max_calls: int = 20,
-        max_steps: int | None = None,
-        top_k: int | None = None,
-        inject_tags: bool = False,
-        name: str = "openai",
-    ) -> None:
-        self.chat = chat
-        self.max_calls = max_calls
-        self.max_steps = max_steps
-        self.top_k = top_k
-        self.inject_tags = inject_tags
-        self.name = name
-        self._retriever: tuple[int, ToolRetriever] | None = None
+    chat: ChatClient
+    max_calls: int = 20
+    max_steps: int | None = None
+    top_k: int | None = None
+    inject_tags: bool = False
+    name: str = "openai"
+    _retriever: tuple[int, ToolRetriever] | None = field(default=None, init=False, repr=False)
 
     def offered_tools(self, tools: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
         """All tools, or the BM25 top-K for ``query`` when ``top_k`` is set and smaller than the list."""

@@ -1,8 +1,10 @@
 """Benchmarks shipped with finmcp (``finmcp-sim``): references and their recordings, as package data.
 
-``load_benchmark("finmcp-sim")`` returns validated :class:`evaluator.model.Reference` objects;
+``load_benchmark("finmcp-sim")`` returns validated :class:`evaluator.inputs.model.Reference` objects;
 ``install_recordings(path)`` builds a recordings SQLite file (for ``finmcp-server --recordings``) from
-the shipped responses JSONL.
+the shipped responses JSONL. ``open_references(source)`` is how the command lines read ``--refs`` /
+``--bench``: a shipped benchmark by name (when no file of that name exists) or a references file.
+This package depends on the references reader, never the other way round.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
-from evaluator.model import Reference
+from evaluator.inputs.model import Reference, ReferenceSet
+from evaluator.inputs.references import load_references, parse_references
 
 BENCHMARKS = {
     "finmcp-sim": {
@@ -46,12 +49,25 @@ def load_records(name: str = "finmcp-sim") -> list[dict[str, Any]]:
 
 def load_benchmark(name: str = "finmcp-sim") -> list[Reference]:
     """The benchmark's references, validated against its inventory's tool names."""
-    from evaluator.references import parse_references
     from tool_specs.inventory import load_inventory
 
     inventory = load_inventory(_entry(name)["inventory"])
     refs = parse_references(load_records(name), f"benchmark {name}", inventory.names, inventory.name)
     return refs.samples
+
+
+def is_shipped(source: str | Path) -> bool:
+    """True when ``source`` names a shipped benchmark and no file of that name exists."""
+    return isinstance(source, str) and source in BENCHMARKS and not Path(source).exists()
+
+
+def open_references(source: str | Path, **validation: Any) -> ReferenceSet:
+    """References of a shipped benchmark named ``source`` (see :func:`is_shipped`), else of the file
+    ``source``; ``validation`` (``known_tools``, ``inventory_name``, ``skip_invalid``) as for
+    :func:`evaluator.inputs.references.load_references`."""
+    if is_shipped(source):
+        return parse_references(load_records(str(source)), str(source), **validation)
+    return load_references(source, **validation)
 
 
 def recordings_text(name: str = "finmcp-sim") -> str:

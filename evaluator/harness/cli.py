@@ -67,8 +67,8 @@ def make_agent(args: argparse.Namespace) -> Any:
         return OracleAgent()
     if args.agent == "noisy":
         return NoisyAgent(NoiseRates.parse(args.noise), args.seed)
-    from evaluator.agents.llm_client import ChatClient, LlmError
     from evaluator.agents.openai_agent import OpenAIAgent
+    from evaluator.llm import ChatClient, LlmError, RetryPolicy
 
     if not args.model or not args.base_url:
         raise EvalInputError("--agent openai needs --model NAME and --base-url URL")
@@ -82,7 +82,7 @@ def make_agent(args: argparse.Namespace) -> Any:
             args.model,
             args.api_key_env,
             args.llm_timeout,
-            args.llm_retries,
+            RetryPolicy(retries=max(0, args.llm_retries)),
             temperature=args.temperature,
         )
     except LlmError as exc:
@@ -180,8 +180,8 @@ def write_report(
     """Score ``run_id`` and write ``report.json``, ``report.md`` and ``report.html`` under ``out``."""
     from evaluator.harness.scoring import score_run
     from evaluator.harness.state import RunState
-    from evaluator.report_html import render_html
-    from evaluator.report_md import render_markdown
+    from evaluator.reports.html import render_html
+    from evaluator.reports.markdown import render_markdown
 
     records = RunState(state).records(run_id)
     report = score_run(bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name)

@@ -23,7 +23,7 @@ from evaluator.errors import EvalInputError
 from evaluator.harness.mcp_client import McpHttpClient, SdkSessions
 from evaluator.harness.session import HarnessSession, tagged_url, untagged_url
 from evaluator.harness.state import RunState
-from evaluator.model import Reference
+from evaluator.inputs.model import Reference
 from evaluator.synth.progress import Progress
 
 PARTIAL_SUFFIX = "~partial"

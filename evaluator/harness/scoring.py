@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
-from evaluator.model import Prediction, Reference
-from evaluator.predictions import PredictionSet, load_predictions_db
-from evaluator.references import ReferenceSet
+from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
+from evaluator.inputs.trace_db import load_predictions_db
 
 LEADERBOARD = (
     ("TF1", "official.macro_F1"),
@@ -40,8 +39,7 @@ def run_predictions(
         pred = next((p for p in trials if p.trial == trial), None)
         if pred is None:
             pred = Prediction(sample, [], trial=trial, run_id=run_id)
-            trials.append(pred)
-            trials.sort(key=lambda p: p.trial)
+            add_trial(preds.by_sample, pred)
         if record.get("status") == "error":
             pred.error = record.get("error") or "harness error"
         answers = record.get("answers") or []
@@ -61,8 +59,9 @@ def score_run(
     refs_name: str = "",
 ) -> dict[str, Any]:
     """The evaluator's full report dict for one run."""
-    from evaluator.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.pipeline import EvalOptions, evaluate
+    from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from evaluator.metrics.options import EvalOptions
+    from evaluator.reports.pipeline import evaluate
 
     preds = run_predictions(db_path, run_id, state_records)
     canon = Canonicalizer(inventory_schema_lookup(inventory) if inventory is not None else None)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
-from evaluator.model import Reference
+from evaluator.inputs.model import Reference
 
 
 @dataclass
@@ -43,7 +43,7 @@ def load_bench(
             rec_path = workdir / f"{bench}.recordings.sqlite"
             install_recordings(rec_path, bench).close()
     else:
-        from evaluator.references import load_references
+        from evaluator.inputs.references import load_references
 
         if not Path(bench).is_file():
             raise EvalInputError(

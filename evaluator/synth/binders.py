@@ -128,26 +128,30 @@ def _codes(entities: Entities, entity: str, limit: int) -> list[str]:
     return [v for v in values if isinstance(v, str)][:limit]
 
 
+def _upstream(inputs: StepInputs, entity: str, limit: int, tool: str) -> tuple[list[str], list] | None:
+    """Up to ``limit`` values of ``entity`` from the step that supplies it, with the (step, entity, value)
+    triples used; None when no step supplies it, a BindError when that step returned none."""
+    src = inputs.get(entity)
+    if src is None:
+        return None
+    codes = _codes(src[1], entity, limit)
+    if not codes:
+        raise BindError(f"{tool}: step {src[0]} returned no {entity}")
+    return codes, [(src[0], entity, c) for c in codes]
+
+
 def _fund_codes(inputs: StepInputs, ctx: SampleContext, limit: int, tool: str) -> tuple[list[str], list]:
     for entity in ("portfolio_weights", "fund_code"):
-        src = inputs.get(entity)
-        if src is not None:
-            codes = _codes(src[1], entity, limit)
-            if not codes:
-                raise BindError(f"{tool}: step {src[0]} returned no {entity}")
-            return codes, [(src[0], entity, c) for c in codes]
+        found = _upstream(inputs, entity, limit, tool)
+        if found is not None:
+            return found
     pool = ctx.qdii_funds if tool == "getQdFundAreaAllocation" else ctx.funds
     return [c for c, _ in pool[:limit]], []
 
 
 def _strategy_codes(inputs: StepInputs, ctx: SampleContext, limit: int, tool: str) -> tuple[list[str], list]:
-    src = inputs.get("strategy_code")
-    if src is not None:
-        codes = _codes(src[1], "strategy_code", limit)
-        if not codes:
-            raise BindError(f"{tool}: step {src[0]} returned no strategy_code")
-        return codes, [(src[0], "strategy_code", c) for c in codes]
-    return [c for c, _ in ctx.strategies[:limit]], []
+    found = _upstream(inputs, "strategy_code", limit, tool)
+    return found if found is not None else ([c for c, _ in ctx.strategies[:limit]], [])
 
 
 def _one_of(values: list[str], per_entity: int) -> list[str]:
@@ -208,25 +212,19 @@ def bind(
             out.append(Binding(args, [u for u in used if u[2] == code]))
         return out
     if tool == "GetAnnouncementContent":
-        src = inputs.get("announcement_id")
-        if src is None:
+        found = _upstream(inputs, "announcement_id", max(1, per_entity), tool)
+        if found is None:
             ann = world.fund_announcements(ctx.fund[0])
             return [Binding({"announcementId": ann[0]["id"] if ann else "800000000001"})]
-        ids = _codes(src[1], "announcement_id", max(1, per_entity))
-        if not ids:
-            raise BindError(f"{tool}: step {src[0]} returned no announcement_id")
-        return [Binding({"announcementId": i}, [(src[0], "announcement_id", i)]) for i in ids]
+        return [Binding({"announcementId": i}, [u]) for i, u in zip(*found, strict=True)]
     if tool == "GetCompositeModel":
-        src = inputs.get("asset_plan_id")
-        if src is None:
+        found = _upstream(inputs, "asset_plan_id", 1, tool)
+        if found is None:
             from server.sim.qieman.planning import HORIZONS
 
             plan = world.asset_allocation_plan(ctx.target_return, ctx.drawdown, HORIZONS[ctx.horizon])
             return [Binding({"assetPlanId": plan["plan_id"]})]
-        ids = _codes(src[1], "asset_plan_id", 1)
-        if not ids:
-            raise BindError(f"{tool}: step {src[0]} returned no asset_plan_id")
-        return [Binding({"assetPlanId": ids[0]}, [(src[0], "asset_plan_id", ids[0])])]
+        return [Binding({"assetPlanId": found[0][0]}, found[1])]
     if tool == "GetFundLatestProfit":
         return [_latest_profit(ctx, inputs, world)]
     if tool == "RenderEchart":
@@ -237,25 +235,14 @@ def bind(
 
 
 def _latest_profit(ctx: SampleContext, inputs: StepInputs, world: World) -> Binding:
-    used: list[tuple[int, str, Any]] = []
     user = world.user(ctx.user_id)
-    src = inputs.get("service_account_id")
-    if src is not None:
-        accounts = _codes(src[1], "service_account_id", 5)
-        if not accounts:
-            raise BindError(f"GetFundLatestProfit: step {src[0]} returned no service_account_id")
-        used += [(src[0], "service_account_id", a) for a in accounts]
-    else:
-        accounts = [s["account_id"] for s in user.sub_accounts]
-    src = inputs.get("fund_code")
-    if src is not None:
-        funds = _codes(src[1], "fund_code", 20)
-        if not funds:
-            raise BindError(f"GetFundLatestProfit: step {src[0]} returned no fund_code")
-        used += [(src[0], "fund_code", f) for f in funds]
-    else:
-        funds = sorted({p["fund_code"] for p in user.positions})[:20] or [ctx.fund[0]]
-    return Binding({"userId": ctx.user_id, "serviceAccountIdList": accounts, "fundCodeList": funds}, used)
+    tool = "GetFundLatestProfit"
+    own_accounts = [s["account_id"] for s in user.sub_accounts]
+    accounts, used_accounts = _upstream(inputs, "service_account_id", 5, tool) or (own_accounts, [])
+    held = sorted({p["fund_code"] for p in user.positions})[:20] or [ctx.fund[0]]
+    funds, used_funds = _upstream(inputs, "fund_code", 20, tool) or (held, [])
+    args = {"userId": ctx.user_id, "serviceAccountIdList": accounts, "fundCodeList": funds}
+    return Binding(args, used_accounts + used_funds)
 
 
 def _echart(inputs: StepInputs, ctx: SampleContext) -> Binding:

@@ -148,10 +148,12 @@ def run(args: argparse.Namespace) -> int:
         builder = _builder(args)
         writer = None
         if args.llm_url:
-            from evaluator.synth.llm import LlmClient, LlmQueryWriter
+            from evaluator.synth.llm import LlmQueryWriter, PromptReplies
 
             examples = _examples(args.examples)
-            writer = LlmQueryWriter(LlmClient(args.llm_url, args.llm_model), builder.inventory, examples)
+            writer = LlmQueryWriter(
+                PromptReplies.connect(args.llm_url, args.llm_model), builder.inventory, examples
+            )
         queries = write_queries(builder, _read_jsonl(args.chains), writer)
         _write_jsonl(args.out, queries)
         print(f"wrote {len(queries)} queries to {args.out}")
@@ -191,9 +193,9 @@ def _examples(path: str | None) -> list[str]:
 
         refs = load_benchmark()
     else:
-        from evaluator.references import load_references
+        from evaluator.benchmarks import open_references
 
-        refs = load_references(path).samples
+        refs = open_references(path).samples
     return [r.turns[0].user for r in refs if r.type == "single_tool"][:8]
 
 
@@ -204,9 +206,9 @@ def _graph(args: argparse.Namespace) -> int:
 
     inventory = load_inventory(args.inventory)
     if args.refs:
-        from evaluator.references import load_references
+        from evaluator.benchmarks import open_references
 
-        refs = [r for path in args.refs for r in load_references(path).samples]
+        refs = [r for path in args.refs for r in open_references(path).samples]
     else:
         from evaluator.benchmarks import load_benchmark
 
@@ -214,9 +216,9 @@ def _graph(args: argparse.Namespace) -> int:
     candidates = mine_candidates(refs)
     judge = None
     if args.llm_url:
-        from evaluator.synth.llm import LlmClient, LlmEdgeJudge
+        from evaluator.synth.llm import LlmEdgeJudge, PromptReplies
 
-        judge = LlmEdgeJudge(LlmClient(args.llm_url, args.llm_model), inventory)
+        judge = LlmEdgeJudge(PromptReplies.connect(args.llm_url, args.llm_model), inventory)
     typed = DependencyGraph.from_inventory(inventory)
     graph = validate_candidates(candidates, typed, judge)
     traces = sum(1 for r in refs if r.type == "multi_tool")
@@ -258,9 +260,9 @@ def _stats(args: argparse.Namespace) -> int:
     from tool_specs.inventory import load_inventory
 
     if args.refs:
-        from evaluator.references import load_references
+        from evaluator.benchmarks import open_references
 
-        refs = load_references(args.refs).samples
+        refs = open_references(args.refs).samples
     else:
         from evaluator.benchmarks import load_benchmark
 

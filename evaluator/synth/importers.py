@@ -1,7 +1,7 @@
 """Importers: official FinMCP-Bench files and FinToolBench questions become reference sets.
 
 - Official FinMCP-Bench JSON (``benchmark_final.json`` and friends, ``demo_infer.json``): parsed by
-  ``evaluator.references`` and written in the project's own format (scenario ids resolved through the
+  ``evaluator.inputs.references`` and written in the project's own format (scenario ids resolved through the
   taxonomy, the original ``scenery`` kept); the tool outputs in their messages become
   ``imported:<file>`` recordings (``recordings.import_finmcp``).
 - FinToolBench questions JSONL: validated and written back in its native form with explicit ids (the
@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.model import Reference
-from evaluator.references import load_references, read_records
+from evaluator.inputs.model import Reference
+from evaluator.inputs.records import read_records
+from evaluator.inputs.references import load_references
 from tool_specs.inventory import load_inventory
 from tool_specs.taxonomy import load_taxonomy
 

@@ -1,51 +1,53 @@
 """Optional LLM helpers over any OpenAI-compatible ``/chat/completions`` endpoint (never required).
 
-- :class:`LlmEdgeJudge`: asks whether tool A's output can feed tool B (graph validation).
+- :class:`PromptReplies`: reply texts of a :class:`evaluator.llm.ChatClient` (temperature 0), cached in
+  memory per prompt; a failed request replies '' and is not cached;
+- :class:`LlmEdgeJudge`: asks whether tool A's output can feed tool B (graph validation);
 - :class:`LlmQueryWriter`: writes a user query for a chain, with real single-tool queries as
   in-context examples.
-The API key is read from ``OPENAI_API_KEY``; replies are cached in memory per prompt.
+The API key is read from ``OPENAI_API_KEY``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import urllib.request
 from typing import Any
 
+from evaluator.errors import EvalInputError
+from evaluator.llm import ChatClient, LlmError
 from evaluator.synth.chains import Chain
 from evaluator.synth.context import SampleContext
 from evaluator.synth.texts import compose
 from tool_specs.inventory import Inventory
 
 
-class LlmClient:
-    """Minimal chat-completions client (temperature 0 for reproducibility)."""
+class PromptReplies:
+    """``ask(prompt)`` is the model's reply text ('' on failure); successful replies are cached."""
 
-    def __init__(self, url: str, model: str, timeout: float = 60.0) -> None:
-        self.url = url.rstrip("/")
-        self.model = model
-        self.timeout = timeout
+    def __init__(self, chat: ChatClient) -> None:
+        self.chat = chat
         self.cache: dict[str, str] = {}
 
-    def chat(self, prompt: str, system: str = "") -> str:
-        """The reply text for one prompt ('' on failure)."""
+    @classmethod
+    def connect(cls, url: str, model: str, timeout: float = 60.0) -> PromptReplies:
+        """A client for ``url`` at temperature 0 (for reproducibility); a bad URL is an input error."""
+        try:
+            return cls(ChatClient(url, model, timeout=timeout, temperature=0, url_label="--llm-url"))
+        except LlmError as exc:
+            raise EvalInputError(str(exc)) from None
+
+    def ask(self, prompt: str, system: str = "") -> str:
+        """The reply text for one prompt ('' on failure, which is not cached)."""
         if prompt in self.cache:
             return self.cache[prompt]
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": prompt}
         ]
-        body = json.dumps({"model": self.model, "messages": messages, "temperature": 0}).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if os.environ.get("OPENAI_API_KEY"):
-            headers["Authorization"] = f"Bearer {os.environ['OPENAI_API_KEY']}"
-        request = urllib.request.Request(f"{self.url}/chat/completions", body, headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (user-given URL)
-                data = json.loads(response.read())
-            text = str(data["choices"][0]["message"]["content"] or "")
-        except (OSError, ValueError, KeyError, IndexError):
-            text = ""
+            message = self.chat.chat(messages)
+        except LlmError:
+            return ""
+        text = str(message.get("content") or "")
         self.cache[prompt] = text
         return text
 
@@ -53,8 +55,8 @@ class LlmClient:
 class LlmEdgeJudge:
     """``judge(a, b)`` is True when the model answers yes: A's output can supply B's input."""
 
-    def __init__(self, client: LlmClient, inventory: Inventory) -> None:
-        self.client = client
+    def __init__(self, replies: PromptReplies, inventory: Inventory) -> None:
+        self.replies = replies
         self.inventory = inventory
 
     def __call__(self, a: str, b: str) -> bool:
@@ -64,14 +66,14 @@ class LlmEdgeJudge:
             f"B's input schema: {json.dumps(tb.input_schema, ensure_ascii=False)[:1500]}\n"
             "Can an output of A supply an argument of B in a realistic request? Answer yes or no."
         )
-        return self.client.chat(prompt).strip().lower().startswith("yes")
+        return self.replies.ask(prompt).strip().lower().startswith("yes")
 
 
 class LlmQueryWriter:
     """Writes (zh, en) queries for a chain; falls back to the templates when the reply is empty."""
 
-    def __init__(self, client: LlmClient, inventory: Inventory, examples: list[str]) -> None:
-        self.client = client
+    def __init__(self, replies: PromptReplies, inventory: Inventory, examples: list[str]) -> None:
+        self.replies = replies
         self.inventory = inventory
         self.examples = examples[:8]
 
@@ -89,8 +91,8 @@ class LlmQueryWriter:
             f"needs these tools in this order:\n{tools}\nUse these entities: {json.dumps(facts, ensure_ascii=False)}. "
             "Reply with the query only."
         )
-        zh = self.client.chat(prompt).strip()
+        zh = self.replies.ask(prompt).strip()
         if not zh:
             return compose(parts, ctx, "zh", []), compose(parts, ctx, "en", [])
-        en = self.client.chat(f"Translate into English, reply with the translation only:\n{zh}").strip()
+        en = self.replies.ask(f"Translate into English, reply with the translation only:\n{zh}").strip()
         return zh, en or compose(parts, ctx, "en", [])

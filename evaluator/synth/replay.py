@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from evaluator.model import Reference
+from evaluator.inputs.model import Reference
 from evaluator.synth.executor import Executor
 
 

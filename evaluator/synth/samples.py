@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.model import difficulty_from_count
+from evaluator.inputs.model import difficulty_from_count
 from evaluator.synth.chains import Chain, ChainSampler, Step
 from evaluator.synth.context import CITIES, Persona, SampleContext, make_context
 from evaluator.synth.executor import Executor
@@ -49,26 +49,17 @@ class Accepted:
     calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
+@dataclass
 class Synthesizer:
     """Builds samples of every type against one executor."""
 
-    def __init__(
-        self,
-        seed: int,
-        inventory: Inventory,
-        taxonomy: Taxonomy,
-        world: World,
-        sampler: ChainSampler,
-        executor: Executor,
-        query_writer: Any = None,
-    ) -> None:
-        self.seed = seed
-        self.inventory = inventory
-        self.taxonomy = taxonomy
-        self.world = world
-        self.sampler = sampler
-        self.executor = executor
-        self.query_writer = query_writer
+    seed: int
+    inventory: Inventory
+    taxonomy: Taxonomy
+    world: World
+    sampler: ChainSampler
+    executor: Executor
+    query_writer: Any = None
 
     # ------------------------------------------------------------------ single / multi tool
     async def single_tool(self, sub: str, sample_id: str) -> Accepted:
@@ -81,8 +72,8 @@ class Synthesizer:
             traj = await self._run(chain, [chain.stages()], ctx, sample_id, rng)
             if traj.failure or len(traj.calls()) != 1:
                 continue
-            parts = [(tool, False)]
-            return self._single_turn_record(sample_id, "single_tool", chain, ctx, traj, parts, rng, attempt)
+            user = self._query(chain, ctx, [(tool, False)], rng)
+            return self.accept_single_turn(sample_id, "single_tool", chain, ctx, traj, user, attempt)
         raise RuntimeError(f"{sample_id}: no valid single-tool sample for {sub} in {MAX_ATTEMPTS} attempts")
 
     async def multi_tool(self, sub: str, sample_id: str, want_parallel: bool) -> Accepted:
@@ -97,10 +88,8 @@ class Synthesizer:
             if traj.failure or len(calls) < 2:
                 continue
             parallel = any(len(g) > 1 for g in traj.turns[0])
-            parts = _parts(chain)
-            accepted = self._single_turn_record(
-                sample_id, "multi_tool", chain, ctx, traj, parts, rng, attempt
-            )
+            user = self._query(chain, ctx, chain_parts(chain), rng)
+            accepted = self.accept_single_turn(sample_id, "multi_tool", chain, ctx, traj, user, attempt)
             if parallel == want_parallel:
                 return accepted
             fallback = fallback or accepted
@@ -108,31 +97,26 @@ class Synthesizer:
             return fallback
         raise RuntimeError(f"{sample_id}: no valid multi-tool sample for {sub} in {MAX_ATTEMPTS} attempts")
 
-    def _single_turn_record(
+    def _query(
+        self, chain: Chain, ctx: SampleContext, parts: list[tuple[str, bool]], rng: random.Random
+    ) -> tuple[str, str]:
+        """The (Chinese, English) user message for ``parts``, ending with the user id."""
+        zh, en = write_query(chain, ctx, parts, rng, self.query_writer)
+        return with_user_id(zh, ctx, "zh"), with_user_id(en, ctx, "en")
+
+    def accept_single_turn(
         self,
         sample_id: str,
         stype: str,
         chain: Chain,
         ctx: SampleContext,
         traj: Trajectory,
-        parts: list[tuple[str, bool]],
-        rng: random.Random,
+        user: tuple[str, str],
         attempt: int,
     ) -> Accepted:
-        connectors = [rng.randrange(4) for _ in parts[1:]]
-        if self.query_writer is not None:
-            zh, en = self.query_writer.write(chain, ctx, parts)
-        else:
-            zh, en = compose(parts, ctx, "zh", connectors), compose(parts, ctx, "en", connectors)
-        groups = traj.turns[0]
-        turn = {
-            "user": with_user_id(zh, ctx, "zh"),
-            "user_en": with_user_id(en, ctx, "en"),
-            "calls": _groups_json(groups),
-            "assistant": summarize([(c.tool, c.result) for g in groups for c in g]),
-        }
-        record = self._record(sample_id, stype, chain, [turn], ctx, attempt)
-        return Accepted(record, _bake_list(traj))
+        """The accepted sample of a one-turn trajectory asked by ``user`` (Chinese, English)."""
+        turn = tool_turn(user[0], user[1], traj.turns[0])
+        return Accepted(self.record(sample_id, stype, chain, [turn], ctx, attempt), bake_list(traj))
 
     # ------------------------------------------------------------------ multi-turn
     async def dialogue(self, sub: str, sample_id: str) -> Accepted:
@@ -150,7 +134,7 @@ class Synthesizer:
             if traj.failure:
                 continue
             turns = self._dialogue_turns(plan, chain, ctx, traj, rng)
-            record = self._record(sample_id, "multi_turn", chain, turns, ctx, attempt)
+            record = self.record(sample_id, "multi_turn", chain, turns, ctx, attempt)
             persona = ctx.persona
             record["persona"] = persona.to_json()
             record["task_info"] = {
@@ -158,7 +142,7 @@ class Synthesizer:
                 "instruction": f"你是住在{persona.city}的{persona.name}。你想要{persona.goal}。",
                 "outputs": [],
             }
-            return Accepted(record, _bake_list(traj))
+            return Accepted(record, bake_list(traj))
         raise RuntimeError(f"{sample_id}: no valid dialogue for {sub} in {MAX_ATTEMPTS} attempts")
 
     def _dialogue_turns(
@@ -198,8 +182,7 @@ class Synthesizer:
                 zh += f"我的用户id是{ctx.user_id}。"
                 en += f" My user id is {ctx.user_id}."
                 said_user_id = True
-            reply = summarize([(c.tool, c.result) for g in groups for c in g])
-            turns.append(_turn(zh, en, _groups_json(groups), reply))
+            turns.append(tool_turn(zh, en, groups))
         return turns
 
     # ------------------------------------------------------------------ shared
@@ -215,7 +198,7 @@ class Synthesizer:
             chain, turn_stages, ctx, self.executor, sample_id, self.inventory, self.world, rng
         )
 
-    def _record(
+    def record(
         self,
         sample_id: str,
         stype: str,
@@ -224,6 +207,7 @@ class Synthesizer:
         ctx: SampleContext,
         attempt: int,
     ) -> dict[str, Any]:
+        """A sample's reference record in the shipped format (with chain, user id and attempt)."""
         total = sum(len(g) for t in turns for g in t["calls"])
         return {
             "id": sample_id,
@@ -263,16 +247,35 @@ def _turn(user: str, user_en: str, calls: list[list[dict[str, Any]]], assistant:
     return {"user": user, "user_en": user_en, "calls": calls, "assistant": assistant}
 
 
-def _groups_json(groups: list[list[Any]]) -> list[list[dict[str, Any]]]:
+def tool_turn(user: str, user_en: str, groups: list[list[Any]]) -> dict[str, Any]:
+    """A turn whose executed call groups answer ``user``; the reply is a template summary of the outputs."""
+    reply = summarize([(c.tool, c.result) for g in groups for c in g])
+    return _turn(user, user_en, groups_json(groups), reply)
+
+
+def groups_json(groups: list[list[Any]]) -> list[list[dict[str, Any]]]:
+    """Executed call groups as reference calls (tool, arguments, chain step)."""
     return [[{"tool": c.tool, "arguments": c.arguments, "step": c.step} for c in g] for g in groups]
 
 
-def _bake_list(traj: Trajectory) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def bake_list(traj: Trajectory) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(tool, arguments, result) of every call of a trajectory, to bake as recordings."""
     return [(c.tool, c.arguments, c.result) for c in traj.calls()]
 
 
-def _parts(chain: Chain) -> list[tuple[str, bool]]:
+def chain_parts(chain: Chain) -> list[tuple[str, bool]]:
+    """The query parts of a chain: each tool once, and whether it follows an earlier step."""
     return _dedupe([(s.tool, bool(s.sources)) for s in chain.steps])
+
+
+def write_query(
+    chain: Chain, ctx: SampleContext, parts: list[tuple[str, bool]], rng: random.Random, writer: Any = None
+) -> tuple[str, str]:
+    """A (Chinese, English) query for ``parts``: from the templates, or from ``writer`` (e.g. an LLM)."""
+    connectors = [rng.randrange(4) for _ in parts[1:]]
+    if writer is not None:
+        return writer.write(chain, ctx, parts)
+    return compose(parts, ctx, "zh", connectors), compose(parts, ctx, "en", connectors)
 
 
 def _dedupe(parts: list[tuple[str, bool]]) -> list[tuple[str, bool]]:

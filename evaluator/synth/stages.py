@@ -15,9 +15,8 @@ from evaluator.synth.chains import Chain
 from evaluator.synth.context import make_context
 from evaluator.synth.progress import Progress
 from evaluator.synth.rng import rng_for
-from evaluator.synth.samples import Accepted, _bake_list, _groups_json, _parts
-from evaluator.synth.summary import summarize
-from evaluator.synth.texts import compose, with_user_id
+from evaluator.synth.samples import Accepted, chain_parts, write_query
+from evaluator.synth.texts import with_user_id
 from evaluator.synth.trajectory import execute
 
 
@@ -39,13 +38,8 @@ def write_queries(builder: Builder, chains: list[dict[str, Any]], writer: Any = 
     for rec in chains:
         chain = Chain.from_json(rec["scenario"], rec["sub_scenario"], rec["chain"])
         ctx = make_context(builder.simulator.world, rng_for(builder.seed, "ctx", rec["id"]))
-        parts = _parts(chain)
-        rng = rng_for(builder.seed, "query", rec["id"])
-        connectors = [rng.randrange(4) for _ in parts[1:]]
-        if writer is not None:
-            zh, en = writer.write(chain, ctx, parts)
-        else:
-            zh, en = compose(parts, ctx, "zh", connectors), compose(parts, ctx, "en", connectors)
+        parts = chain_parts(chain)
+        zh, en = write_query(chain, ctx, parts, rng_for(builder.seed, "query", rec["id"]), writer)
         out.append({**rec, "query": {"zh": with_user_id(zh, ctx, "zh"), "en": with_user_id(en, ctx, "en")}})
     return out
 
@@ -77,17 +71,9 @@ def run_trajectories(
                 if traj.failure:
                     dropped.append({"id": rec["id"], "reason": traj.failure})
                     continue
-                groups = traj.turns[0]
-                calls = sum(len(g) for g in groups)
-                turn = {
-                    "user": rec["query"]["zh"],
-                    "user_en": rec["query"]["en"],
-                    "calls": _groups_json(groups),
-                    "assistant": summarize([(c.tool, c.result) for g in groups for c in g]),
-                }
-                stype = "single_tool" if calls == 1 else "multi_tool"
-                record = builder.synth._record(rec["id"], stype, chain, [turn], ctx, 0)
-                kept.append(Accepted(record, _bake_list(traj)))
+                stype = "single_tool" if len(traj.calls()) == 1 else "multi_tool"
+                user = (rec["query"]["zh"], rec["query"]["en"])
+                kept.append(builder.synth.accept_single_turn(rec["id"], stype, chain, ctx, traj, user, 0))
         return kept, dropped
 
     return anyio.run(main)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.model import Reference
+from evaluator.inputs.model import Reference
 from evaluator.synth.binders import ACCEPTS, StepInputs, bind
 from evaluator.synth.context import make_context
 from evaluator.synth.extract import extract

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import write_trace_db
+
+from tests.evaluator.eval_support import write_trace_db
+from tests.evaluator.fake_llm import FakeOpenAI, Script
 
 
 @pytest.fixture
@@ -26,3 +29,18 @@ def trace_db(tmp_path: Path):
         return write_trace_db(tmp_path / f"runs{counter['n']}.sqlite", rows)
 
     return make
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[Callable[[Script], FakeOpenAI]]:
+    """Factory: fake_openai(script) -> a fake OpenAI-compatible server on loopback, closed afterwards."""
+    servers: list[FakeOpenAI] = []
+
+    def start(script: Script) -> FakeOpenAI:
+        server = FakeOpenAI(script)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()

@@ -1,0 +1,55 @@
+"""Paired comparison of two runs on the same samples: paired bootstrap (F1s) and McNemar (EMR)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.inputs.model import PredictionSet, ReferenceSet
+from evaluator.inputs.pairing import pair_up
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.headline import finmcp_specs, table_columns
+from evaluator.metrics.options import EvalOptions
+from evaluator.metrics.stats import Bootstrap, mcnemar
+from evaluator.metrics.table import score_pairs
+
+PAIRED_METRICS = (
+    "official.macro_Precision",
+    "official.macro_Recall",
+    "official.macro_F1",
+    "official.micro_F1",
+    "extended.exact_call_f1",
+    "extended.arg_f1_micro",
+    "extended.dep_f1_micro",
+)
+MCNEMAR_METRICS = (("paper.EMR", "emr"), ("official.consist", "consist"), ("extended.emr_lenient", "emr_seq"))
+
+
+def compare_runs(
+    refs: ReferenceSet, preds_a: PredictionSet, preds_b: PredictionSet, opts: EvalOptions | None = None
+) -> dict[str, Any]:
+    """Compare run B against run A on the samples both runs scored."""
+    opts = opts or EvalOptions()
+    canon = opts.canon or Canonicalizer()
+    pa = pair_up(refs, preds_a, opts.missing)
+    pb = pair_up(refs, preds_b, opts.missing)
+    ta, tb = score_pairs(pa.pairs, canon), score_pairs(pb.pairs, canon)
+    pos_a = {sid: i for i, sid in enumerate(ta.meta["id"])}
+    pos_b = {sid: i for i, sid in enumerate(tb.meta["id"])}
+    common = [sid for sid in ta.meta["id"] if sid in pos_b]
+    ia, ib = [pos_a[s] for s in common], [pos_b[s] for s in common]
+    cols_a, cols_b = table_columns(ta), table_columns(tb)
+    sub_a = {c: [col[i] for i in ia] for c, col in cols_a.items()}
+    sub_b = {c: [col[i] for i in ib] for c, col in cols_b.items()}
+    strata = [ta.meta["type"][i] for i in ia]
+    specs = [m for m in finmcp_specs(ta.args_known and tb.args_known) if m.name in PAIRED_METRICS]
+    return {
+        "a": preds_a.run_id or preds_a.source,
+        "b": preds_b.run_id or preds_b.source,
+        "paired_samples": len(common),
+        "only_a": len(ta) - len(common),
+        "only_b": len(tb) - len(common),
+        "bootstrap": opts.bootstrap,
+        "seed": opts.seed,
+        "paired_bootstrap": Bootstrap(strata, opts.bootstrap, opts.seed).paired(sub_a, sub_b, specs),
+        "mcnemar": {name: mcnemar(sub_a[col], sub_b[col]) for name, col in MCNEMAR_METRICS},
+    }

@@ -1,0 +1,23 @@
+"""The knobs of one evaluation (bootstrap, seed, missing-prediction policy, judge, tool metadata)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.judges import Judge
+
+
+@dataclass
+class EvalOptions:
+    """Knobs of one evaluation."""
+
+    bootstrap: int = 2000
+    seed: int = 0
+    missing: str = "empty"
+    """'empty': a reference sample without prediction scores as 'no calls'; 'drop': it is left out."""
+    judge: Judge | None = None
+    judge_repeats: int = 3
+    tool_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    canon: Canonicalizer | None = None

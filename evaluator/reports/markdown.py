@@ -1,0 +1,204 @@
+"""Markdown report: a type x metric table like FinMCP-Bench's Table 2, the official block, breakdowns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.metrics.finmcp import OFFICIAL_KEYS
+
+TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
+TABLE2 = (
+    ("TR", "official.macro_Recall"),
+    ("TP", "official.macro_Precision"),
+    ("TF1", "official.macro_F1"),
+    ("micro F1", "official.micro_F1"),
+    ("consist", "official.consist_mean"),
+    ("EMR (paper)", "paper.EMR"),
+    ("EMR lenient", "extended.emr_lenient"),
+    ("exact-call F1", "extended.exact_call_f1"),
+    ("arg F1", "extended.arg_f1_micro"),
+    ("dep F1", "extended.dep_f1_micro"),
+)
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """A number with fixed decimals; 'n/a' for None."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def official_cells(numbers: dict[str, Any]) -> list[str]:
+    """An official result dict as table cells (the script's 0 for empty denominators shown as 0.0000)."""
+    return [str(numbers[k]) if k == "N" else fmt(float(numbers[k])) for k in OFFICIAL_KEYS]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _table2(report: dict[str, Any]) -> list[str]:
+    by_type = report.get("by_type", {})
+    headline = report.get("headline", {})
+    cols = [(label, key) for label, key in TABLE2 if key in headline]
+    rows = []
+    for t in [t for t in TYPE_ORDER if t in by_type] + [t for t in by_type if t not in TYPE_ORDER]:
+        rows.append([t, str(by_type[t]["N"])] + [fmt(by_type[t].get(k)) for _, k in cols])
+    n = report["coverage"]["scored"]
+    rows.append(["**overall**", str(n)] + [fmt(headline[k]["value"]) for _, k in cols])
+    return _table(["type", "N"] + [c for c, _ in cols], rows)
+
+
+def _official(block: dict[str, Any], title: str) -> list[str]:
+    out = [f"## {title}", ""]
+    header = ["group", "value", *OFFICIAL_KEYS]
+    rows = [["overall", ""] + official_cells(block["overall"])]
+    for group in ("level1", "difficulty", "task"):
+        for value, numbers in block.get(group, {}).items():
+            rows.append([group, value] + official_cells(numbers))
+    return out + _table(header, rows) + [""]
+
+
+def _headline(report: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, h in report.get("headline", {}).items():
+        ci = f"[{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if h.get("lo") is not None else "n/a"
+        rows.append([name, fmt(h.get("value")), ci])
+    return (
+        ["## Headline numbers with 95% bootstrap CIs (stratified by type)", ""]
+        + _table(["metric", "value", "95% CI"], rows)
+        + [""]
+    )
+
+
+def _breakdown(report: dict[str, Any], key: str, title: str) -> list[str]:
+    groups = report.get(key, {})
+    if not groups:
+        return []
+    cols = [(label, k) for label, k in TABLE2 if k in report.get("headline", {})]
+    rows = [[g, str(v["N"])] + [fmt(v.get(k)) for _, k in cols] for g, v in groups.items()]
+    return [f"## By {title}", ""] + _table([title, "N"] + [c for c, _ in cols], rows) + [""]
+
+
+def _fintoolbench(block: dict[str, Any]) -> list[str]:
+    out = [
+        "## FinToolBench",
+        "",
+        f"Judge: `{block['judge']}` (repeats {block['judge_repeats']}); tools with metadata: {block['tool_metadata']}.",
+        "",
+    ]
+    names = ("tir", "tesr", "cer", "soft_score", "css", "tmr", "imr", "dmr")
+    rows = []
+    for variant in ("fintoolbench", "fintoolbench_corrected"):
+        m = block[variant]["metrics"]
+        values = {**m.get("cap", {}), **m.get("com", {})}
+        ci = block[variant]["ci"]
+        rows.append(
+            [variant]
+            + [
+                fmt(values.get(n))
+                + (
+                    f" [{fmt(ci[f'{variant}.{n}']['lo'], 3)}, {fmt(ci[f'{variant}.{n}']['hi'], 3)}]"
+                    if ci.get(f"{variant}.{n}", {}).get("lo") is not None
+                    else ""
+                )
+                for n in names
+            ]
+        )
+    return (
+        out
+        + _table(["variant", *(n.upper() if n != "soft_score" else "SoftScore" for n in names)], rows)
+        + [""]
+    )
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The whole Markdown report."""
+    inputs, cov = report["inputs"], report["coverage"]
+    lines = [
+        f"# finmcp-eval report ({report['benchmark']})",
+        "",
+        f"- references: `{inputs['references']}` ({inputs['reference_format']}), {cov['references']} samples",
+        f"- predictions: `{inputs['predictions']}` ({inputs['prediction_format']})"
+        + (f", run `{inputs['run_id']}`" if inputs.get("run_id") else ""),
+        f"- scored: {cov['scored']}; missing predictions: {cov['missing_predictions']} "
+        f"(policy: {inputs['missing']}); dropped: {len(cov['dropped'])}",
+        f"- bootstrap: {inputs['bootstrap']} resamples, seed {inputs['seed']}",
+        "",
+        "TR/TP/TF1 are the official script's macro recall/precision/F1; consist is its ordered-list match. "
+        "EMR (paper) ignores order inside parallel groups. `extended.*` numbers are finmcp's own.",
+        "",
+        "## Results by sample type",
+        "",
+        *_table2(report),
+        "",
+    ]
+    if "official" in report:
+        lines += _official(
+            report["official"], "Official FinMCP-Bench evaluation (exact, rounded like the script)"
+        )
+    if "tool_selection" in report:
+        lines += _official(
+            report["tool_selection"], "Tool selection (FinMCP formulas on select_tools; not official)"
+        )
+    lines += _headline(report)
+    lines += _breakdown(report, "by_scenario", "scenario")
+    lines += _breakdown(report, "by_difficulty", "difficulty")
+    hist = report.get("first_error_histogram")
+    if hist:
+        lines += (
+            ["## First wrong reference group", ""]
+            + _table(list(hist), [[str(v) for v in hist.values()]])
+            + [""]
+        )
+    if "trials" in report:
+        t = report["trials"]
+        lines += [f"## Repeated trials ({t['trials']})", ""]
+        lines += _table(list(t["pass_hat_k"]), [[fmt(v) for v in t["pass_hat_k"].values()]]) + [""]
+    if "fintoolbench" in report:
+        lines += _fintoolbench(report["fintoolbench"])
+    if cov["dropped"]:
+        lines += (
+            ["## Dropped samples", ""] + [f"- `{d['id']}`: {d['reason']}" for d in cov["dropped"][:50]] + [""]
+        )
+    if report.get("warnings"):
+        lines += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"][:50]] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_compare_markdown(result: dict[str, Any]) -> str:
+    """Markdown of a paired comparison of two runs."""
+    lines = [
+        f"# finmcp-eval compare: A = `{result['a']}` vs B = `{result['b']}`",
+        "",
+        f"Paired samples: {result['paired_samples']}; bootstrap {result['bootstrap']} (seed {result['seed']}).",
+        "",
+        "## Paired bootstrap (B - A)",
+        "",
+    ]
+    rows = [
+        [
+            name,
+            fmt(d["a"]),
+            fmt(d["b"]),
+            fmt(d["diff"]),
+            f"[{fmt(d['lo'])}, {fmt(d['hi'])}]",
+            fmt(d["p_value"]),
+        ]
+        for name, d in result["paired_bootstrap"].items()
+    ]
+    lines += _table(["metric", "A", "B", "B - A", "95% CI", "p"], rows) + ["", "## McNemar", ""]
+    rows = [
+        [name, str(m["a_only"]), str(m["b_only"]), fmt(m["p_value"]), m["method"]]
+        for name, m in result["mcnemar"].items()
+    ]
+    lines += _table(["metric", "A only", "B only", "p", "method"], rows)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,233 @@
+"""Put references and predictions together and compute every number of a report (a JSON-ready dict)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
+from evaluator.inputs.pairing import pair_up
+from evaluator.metrics.argnorm import Canonicalizer
+from evaluator.metrics.finmcp import compute_official, paper_emr
+from evaluator.metrics.fintoolbench import evaluate_records, prefetch_judgments
+from evaluator.metrics.headline import (
+    finmcp_specs,
+    fintoolbench_columns,
+    fintoolbench_specs,
+    point_values,
+    table_columns,
+)
+from evaluator.metrics.options import EvalOptions
+from evaluator.metrics.stats import Bootstrap, pass_hat_k
+from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
+
+REPORT_VERSION = 1
+
+
+def groups_view(turns: list[list[list[Any]]]) -> list[list[list[str]]]:
+    """Tool names per turn and group (for per-sample rows and the HTML alignment view)."""
+    return [[[c.tool for c in g] for g in groups] for groups in turns]
+
+
+def fintoolbench_record(ref: Reference, pred: Prediction | None) -> dict[str, Any]:
+    """The FinToolBench result record of a sample: the raw one when read from a result file, else one
+    synthesised from the trace (step = group index + 1 within the sample's single turn)."""
+    if pred is not None and pred.record is not None:
+        record = dict(pred.record)
+        if record.get("ground_truth") is None:
+            record["ground_truth"] = ref.ground_truth
+        if not (record.get("question") or record.get("query")):
+            record["question"] = ref.question
+        return record
+    calls = []
+    answer = pred.answer if pred is not None else None
+    if pred is not None:
+        step = 0
+        for groups in pred.turns:
+            for group in groups:
+                step += 1
+                for c in group:
+                    calls.append(
+                        {
+                            "step": step,
+                            "tool_name": c.tool,
+                            "parameters": c.arguments,
+                            "output": c.output,
+                            "status": c.status,
+                        }
+                    )
+    return {
+        "id": ref.id,
+        "question": ref.question,
+        "execution_result": answer or "",
+        "ground_truth": ref.ground_truth,
+        "tool_calls": calls,
+        "error": None,
+        "_answer_known": answer is not None,
+    }
+
+
+def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: EvalOptions) -> dict[str, Any]:
+    """Both FinToolBench variants (official and corrected) with CIs and graded records."""
+    from evaluator.metrics.rule_judge import RuleJudge
+
+    judge = opts.judge or RuleJudge()
+    records = [fintoolbench_record(ref, pred) for ref, pred in pairs]
+    strata = [ref.type for ref, _ in pairs]
+    out: dict[str, Any] = {
+        "judge": judge.name,
+        "judge_repeats": opts.judge_repeats,
+        "tool_metadata": len(opts.tool_meta),
+    }
+    prefetch_judgments(judge, records, opts.tool_meta, opts.judge_repeats)
+    for variant, corrected in (("fintoolbench", False), ("fintoolbench_corrected", True)):
+        results, metrics = evaluate_records(records, judge, opts.tool_meta, opts.judge_repeats, corrected)
+        cols = fintoolbench_columns(results)
+        specs = fintoolbench_specs(variant)
+        out[variant] = {
+            "metrics": metrics,
+            "ci": Bootstrap(strata, opts.bootstrap, opts.seed).ci(cols, specs),
+            "records": results,
+        }
+    return out
+
+
+def trials_block(refs: ReferenceSet, preds: PredictionSet, canon: Canonicalizer) -> dict[str, Any] | None:
+    """Per-trial official overall numbers and pass^k (success = paper EMR) when a run has repeated trials."""
+    if preds.trial_count() < 2:
+        return None
+    by_id = refs.by_id()
+    successes: list[list[int]] = []
+    per_trial: dict[int, list[tuple[Reference, Prediction]]] = {}
+    for sid, trials in preds.by_sample.items():
+        ref = by_id.get(sid)
+        if ref is None:
+            continue
+        gold = [t.calls for t in ref.turns]
+        ok = [p for p in trials if not p.error and not p.invalid]
+        successes.append([paper_emr(p.turns, gold) for p in ok])
+        for p in ok:
+            per_trial.setdefault(p.trial, []).append((ref, p))
+    overall = {}
+    for trial, pairs in sorted(per_trial.items()):
+        table = score_pairs(pairs, canon)
+        overall[str(trial)] = compute_official(official_rows(table))["overall"]
+    return {"trials": preds.trial_count(), "pass_hat_k": pass_hat_k(successes), "official_by_trial": overall}
+
+
+def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None = None) -> dict[str, Any]:
+    """The whole report dict for one run."""
+    opts = opts or EvalOptions()
+    canon = opts.canon or Canonicalizer()
+    pairing = pair_up(refs, preds, opts.missing)
+    table = score_pairs(pairing.pairs, canon)
+    benchmark = "fintoolbench" if all(r.source == "fintoolbench" for r in refs.samples) else "finmcp"
+    report: dict[str, Any] = {
+        "version": REPORT_VERSION,
+        "benchmark": benchmark,
+        "inputs": {
+            "references": refs.path,
+            "reference_format": refs.format,
+            "predictions": preds.source,
+            "prediction_format": preds.format,
+            "run_id": preds.run_id,
+            "bootstrap": opts.bootstrap,
+            "seed": opts.seed,
+            "missing": opts.missing,
+        },
+        "coverage": {
+            "references": len(refs.samples),
+            "scored": len(table),
+            "missing_predictions": len(pairing.missing),
+            "dropped": pairing.dropped,
+            "skipped_references": refs.skipped,
+            "predictions_not_in_references": pairing.unknown[:100],
+            "predictions_not_in_references_count": len(pairing.unknown),
+        },
+        "warnings": refs.warnings + preds.warnings,
+    }
+    report.update(finmcp_block(table, opts, benchmark))
+    report["by_type"] = by_group(table, "type")
+    report["by_difficulty"] = by_group(table, "difficulty", opts)
+    report["by_scenario"] = by_group(table, "level1")
+    trials = trials_block(refs, preds, canon)
+    if trials is not None:
+        report["trials"] = trials
+    if benchmark == "fintoolbench" or preds.format == "fintoolbench_result":
+        report["fintoolbench"] = run_fintoolbench(pairing.pairs, opts)
+    report["samples"] = sample_rows(table, pairing.pairs, report.get("fintoolbench"))
+    return report
+
+
+def finmcp_block(table: ScoreTable, opts: EvalOptions, benchmark: str) -> dict[str, Any]:
+    """The official block (exact, rounded), the headline numbers (unrounded) and their CIs."""
+    specs = finmcp_specs(table.args_known)
+    cols = table_columns(table)
+    n = len(table)
+    headline = point_values(cols, specs, n)
+    ci = Bootstrap(table.meta["type"], opts.bootstrap, opts.seed).ci(cols, specs)
+    out: dict[str, Any] = {
+        "headline": {k: {"value": v, **ci[k]} for k, v in headline.items()},
+        "first_error_histogram": first_error_histogram(table),
+    }
+    official = compute_official(official_rows(table))
+    if benchmark == "finmcp":
+        out["official"] = official
+    else:  # the FinMCP formulas on FinToolBench's select_tools are not official for that benchmark
+        out["tool_selection"] = official
+    return out
+
+
+def first_error_histogram(table: ScoreTable) -> dict[str, int]:
+    """How many samples first go wrong at reference group 1, 2, ... (>= 6 pooled); 'none' = no error."""
+    hist: dict[str, int] = {}
+    for pos in table.cols["first_error"]:
+        key = "none" if pos == 0 else str(pos) if pos < 6 else ">=6"
+        hist[key] = hist.get(key, 0) + 1
+    order = ["1", "2", "3", "4", "5", ">=6", "none"]
+    return {k: hist[k] for k in order if k in hist}
+
+
+GROUP_CI = ("official.macro_Precision", "official.macro_Recall", "official.macro_F1")
+
+
+def by_group(table: ScoreTable, key: str, opts: EvalOptions | None = None) -> dict[str, dict[str, Any]]:
+    """Headline numbers per value of a meta column; with ``opts``, CIs of TP/TR/TF1 (macro P/R/F1)."""
+    specs = finmcp_specs(table.args_known)
+    ci_specs = [m for m in specs if m.name in GROUP_CI]
+    cols = table_columns(table)
+    groups: dict[str, list[int]] = {}
+    for i, value in enumerate(table.meta[key]):
+        groups.setdefault(value, []).append(i)
+    out = {}
+    for value, idx in groups.items():
+        sub = {c: [col[i] for i in idx] for c, col in cols.items()}
+        out[value] = {"N": len(idx), **point_values(sub, specs, len(idx))}
+        if opts is not None and opts.bootstrap > 0:
+            strata = [table.meta["type"][i] for i in idx]
+            out[value]["ci"] = Bootstrap(strata, opts.bootstrap, opts.seed).ci(sub, ci_specs)
+    return out
+
+
+def sample_rows(
+    table: ScoreTable, pairs: list[tuple[Reference, Prediction | None]], fintool: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """One JSON row per scored sample with its numbers and its reference/predicted groups."""
+    records = fintool["fintoolbench"]["records"] if fintool else None
+    corrected = fintool["fintoolbench_corrected"]["records"] if fintool else None
+    rows = []
+    for i, (ref, pred) in enumerate(pairs):
+        row = table.row(i)
+        row["ref_groups"] = groups_view([t.calls for t in ref.turns])
+        row["pred_groups"] = groups_view(pred.turns) if pred is not None else []
+        if records is not None:
+            r, c = records[i], corrected[i]
+            row["fintoolbench"] = {k: r[k] for k in ("pass", "pass_reason", "score_mean", "compliance")}
+            row["fintoolbench_corrected"] = {k: c[k] for k in ("pass", "pass_reason", "compliance")}
+        rows.append(row)
+    return rows
+
+
+def dumps(report: dict[str, Any]) -> str:
+    """Deterministic JSON text of a report."""
+    return json.dumps(report, ensure_ascii=False, indent=1, sort_keys=False, default=str)
