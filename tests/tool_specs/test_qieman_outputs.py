@@ -22,7 +22,7 @@ from jsonschema.exceptions import SchemaError
 from tool_specs.entities import SOURCE_ENTITIES
 from tool_specs.model import ToolSpec
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 INVENTORY_FILE = REPO / "tool_specs" / "data" / "qieman79.json"
 TAXONOMY_FILE = REPO / "tool_specs" / "data" / "taxonomy.json"
 SAMPLE_FILES = ("demo_infer.json", "train_data_demo.json")

@@ -2,80 +2,41 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import subprocess
 import sys
 from datetime import date
+from pathlib import Path
 
 import pytest
 
 from server.world import World, is_trading_day, trading_days, txn_day_range
 from server.world.navs import max_drawdown
-
-EXTRA_FUNDS = ("161128", "010883", "000216")
-EXTRA_STRATEGIES = ("SI000035", "J7", "LONG_WIN")
-USER = "9b989c9d999f93"
-
-
-def _world(seed: int = 0) -> World:
-    return World(seed, extra_fund_codes=EXTRA_FUNDS, extra_strategy_codes=EXTRA_STRATEGIES)
-
-
-def _snapshot(w: World, order: str) -> str:
-    """JSON of a few hundred entities built in the given order."""
-    funds = w.fund_codes()[::25]  # ~120 funds
-    strategies = w.strategy_codes()[::10]  # ~30 strategies
-    users = w.user_ids(20) + [USER]
-    jobs = [("fund", c) for c in funds] + [("strategy", c) for c in strategies] + [("user", u) for u in users]
-    jobs += [("index", "000300"), ("macro", "CPI同比"), ("news", "2025-09-29")]
-    if order == "reversed":
-        jobs = jobs[::-1]
-    out = {}
-    for kind, key in jobs:
-        if kind == "fund":
-            out[f"fund:{key}"] = w.fund(key).to_dict()
-        elif kind == "strategy":
-            out[f"strategy:{key}"] = w.strategy(key).to_dict()
-        elif kind == "user":
-            out[f"user:{key}"] = w.user(key).to_dict()
-        elif kind == "index":
-            out[f"index:{key}"] = w.index_series(key).to_dict()
-        elif kind == "macro":
-            out[f"macro:{key}"] = w.macro(key)
-        else:
-            out[f"news:{key}"] = w.news_for_day(date.fromisoformat(key))
-    return json.dumps(out, ensure_ascii=False, sort_keys=True)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
+from tests.server.world.snapshot import EXTRA_FUNDS, EXTRA_STRATEGIES, USER, digest, snapshot, world
 
 _SUBPROCESS = """
-import hashlib, sys
-sys.path.insert(0, {tests!r})
-from test_world import _snapshot, _world
-print(hashlib.sha256(_snapshot(_world({seed}), "reversed").encode("utf-8")).hexdigest())
+import sys
+sys.path.insert(0, {repo!r})
+from tests.server.world.snapshot import digest, snapshot, world
+print(digest(snapshot(world({seed}), "reversed")))
 """
 
 
 def test_same_seed_same_bytes_any_order_and_process():
-    forward = _snapshot(_world(0), "forward")
-    assert _snapshot(_world(0), "reversed") == forward
-    tests_dir = str(__import__("pathlib").Path(__file__).parent)
+    forward = snapshot(world(0), "forward")
+    assert snapshot(world(0), "reversed") == forward
+    repo = str(Path(__file__).resolve().parents[3])
     proc = subprocess.run(
-        [sys.executable, "-c", _SUBPROCESS.format(tests=tests_dir, seed=0)],
+        [sys.executable, "-c", _SUBPROCESS.format(repo=repo, seed=0)],
         capture_output=True,
         text=True,
         check=True,
         env={"PYTHONHASHSEED": "12345", "PATH": ""},
     )
-    assert proc.stdout.strip() == _digest(forward)
+    assert proc.stdout.strip() == digest(forward)
 
 
 def test_different_seed_different_world():
-    a, b = _world(0), _world(1)
+    a, b = world(0), world(1)
     assert a.fund_codes() != b.fund_codes()
     assert a.strategy_codes() != b.strategy_codes()
     assert a.user(USER).to_dict() != b.user(USER).to_dict()
@@ -83,7 +44,7 @@ def test_different_seed_different_world():
 
 
 def test_nav_returns_consistent_with_series():
-    w = _world(0)
+    w = world(0)
     checked = 0
     for code in w.fund_codes()[::60]:
         fund = w.fund(code)
@@ -108,7 +69,7 @@ def test_nav_returns_consistent_with_series():
 
 
 def test_nav_series_on_trading_days_and_type_volatility():
-    w = _world(0)
+    w = world(0)
     vols: dict[str, list[float]] = {}
     for code in w.fund_codes()[::15]:
         stub = w.fund_stub(code)
@@ -124,7 +85,7 @@ def test_nav_series_on_trading_days_and_type_volatility():
 
 
 def test_money_fund_yields():
-    w = _world(0)
+    w = world(0)
     code = w.codes_by_type("货币型")[0]
     fund = w.fund(code)
     assert fund.latest["nav"] == 1.0
@@ -133,7 +94,7 @@ def test_money_fund_yields():
 
 
 def test_strategy_weights_sum_to_one_and_tree_consistent():
-    w = _world(0)
+    w = world(0)
     for code in w.strategy_codes()[::15] + ["J7"]:
         st = w.strategy(code)
         assert sum(c["weight_bp"] for c in st.composition) == 10000
@@ -179,7 +140,7 @@ def test_calendar_known_days():
 
 
 def test_unknown_codes_and_bad_ids():
-    w = _world(0)
+    w = world(0)
     unknown = next(f"{n:06d}" for n in range(999999, 0, -1) if f"{n:06d}" not in w.fund_universe())
     assert w.fund(unknown) is None and w.nav_history(unknown) is None
     assert w.strategy("ZH999999X") is None
@@ -191,7 +152,7 @@ def test_unknown_codes_and_bad_ids():
 
 
 def test_extra_codes_resolve_and_leave_the_rest_unchanged():
-    w = _world(0)
+    w = world(0)
     plain = World(0)
     for code in EXTRA_FUNDS:
         assert w.fund(code) is not None and w.fund(code).code == code
@@ -207,7 +168,7 @@ def test_extra_codes_resolve_and_leave_the_rest_unchanged():
 
 
 def test_search_funds_keyword_paging_and_sort():
-    w = _world(0)
+    w = world(0)
     res = w.search_funds("中证红利", size=5)
     assert res["total"] >= 6
     assert all("中证红利" in f["name"] for f in res["funds"])
@@ -229,7 +190,7 @@ def test_search_funds_keyword_paging_and_sort():
 
 
 def test_guess_popular_and_strategy_search():
-    w = _world(0)
+    w = world(0)
     stub = w.fund_stub(w.fund_codes()[42])
     assert w.guess_fund_code(stub.code)[0]["code"] == stub.code
     assert w.guess_fund_code(stub.name)[0]["code"] == stub.code
@@ -240,7 +201,7 @@ def test_guess_popular_and_strategy_search():
 
 
 def test_user_accounts_and_profits_consistent():
-    w = _world(0)
+    w = world(0)
     user = w.user(USER)
     assert user.to_dict() == w.user(USER).to_dict()
     ids = [user.root_account_id, user.wallet_account_id] + [s["account_id"] for s in user.sub_accounts]
@@ -257,7 +218,7 @@ def test_user_accounts_and_profits_consistent():
 
 
 def test_content_search_and_announcements():
-    w = _world(0)
+    w = world(0)
     res = w.search_news("红利", date(2025, 9, 1), date(2025, 9, 30), page=1, size=5)
     assert all("红利" in (i["title"] + i["summary"] + "".join(i["tags"])) for i in res["items"])
     assert all("2025-09-01" <= i["publish_time"][:10] <= "2025-09-30" for i in res["items"])
@@ -271,7 +232,7 @@ def test_content_search_and_announcements():
 
 
 def test_plans_and_composite_models():
-    w = _world(0)
+    w = world(0)
     plan = w.asset_allocation_plan(0.06, 0.05)
     assert plan["plan_id"].startswith("AAP") and len(plan["plan_id"]) == 9
     assert sum(plan["weights"].values()) == pytest.approx(1.0, abs=1e-9)
@@ -282,7 +243,7 @@ def test_plans_and_composite_models():
 
 
 def test_market_data():
-    w = _world(0)
+    w = world(0)
     s = w.index_series("000300")
     assert all(is_trading_day(date.fromisoformat(d)) for d in s.dates[-30:])
     assert 0.0 <= w.valuation("000300")["pe_percentile"] <= 1.0
