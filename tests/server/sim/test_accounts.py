@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, timedelta, timezone
-from functools import cache
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from server.sim import Simulator
 from server.sim.qieman.accounts import china_midnight_ms
-from server.sim.simulator import render_text
 from tool_specs.inventory import load_inventory
 
 CHINA = timezone(timedelta(hours=8))
@@ -24,38 +21,18 @@ USER_TOOLS = (
 )
 
 
-@cache
-def sim() -> Simulator:
-    return Simulator(load_inventory("qieman79"), seed=0)
-
-
-def call(tool: str, args: dict[str, Any]) -> Any:
-    """Simulate one call, check it is a schema-valid success printed as 2-space JSON; return the value."""
-    spec = sim().inventory.get(tool)
-    result = sim().simulate(tool, args)
-    assert result["isError"] is False, result["content"][0]["text"]
-    text = result["content"][0]["text"]
-    value = json.loads(text)
-    assert text == render_text(value)
-    structured = {"result": value} if spec.meta.get("output_wrapped") else value
-    assert result["structuredContent"] == structured
-    errors = list(Draft202012Validator(spec.output_schema).iter_errors(structured))
-    assert not errors, f"{tool} {args}: {errors[0].message} at {list(errors[0].absolute_path)}"
-    return value
-
-
 @pytest.fixture(scope="module")
-def user_ids() -> list[str]:
-    return sim().world.user_ids(12)
+def user_ids(sim) -> list[str]:
+    return sim.world.user_ids(12)
 
 
-def test_every_tool_valid_for_many_users(user_ids):
+def test_every_tool_valid_for_many_users(user_ids, call):
     for uid in user_ids:
         for tool in USER_TOOLS:
             call(tool, {"userId": uid})
 
 
-def test_view_ids_and_products_resolve(user_ids):
+def test_view_ids_and_products_resolve(user_ids, call):
     for uid in user_ids[:6]:
         view = call("GetUserAssetView", {"userId": uid})
         assert view["rootView"]["assetType"] == "ROOT_ACCOUNT"
@@ -74,7 +51,7 @@ def test_view_ids_and_products_resolve(user_ids):
         assert all(i.startswith("SA0A0JT") and len(i) == 15 for i in ids)
 
 
-def test_chain_view_composition_latest_profit(user_ids):
+def test_chain_view_composition_latest_profit(user_ids, call):
     """As in demo sample 2: sub-account ids from the view, fund codes from the held strategies."""
     uid = next(
         u
@@ -105,9 +82,9 @@ def test_chain_view_composition_latest_profit(user_ids):
     assert all(p["fundName"] == names[p["fundCode"]] for p in profits)
 
 
-def test_latest_profit_filters_and_bad_input(user_ids):
+def test_latest_profit_filters_and_bad_input(user_ids, sim, call):
     uid = user_ids[0]
-    user = sim().world.user(uid)
+    user = sim.world.user(uid)
     held = sorted({p["fund_code"] for p in user.positions})
     all_subs = [s["account_id"] for s in user.sub_accounts]
     every = call(
@@ -121,7 +98,7 @@ def test_latest_profit_filters_and_bad_input(user_ids):
         )
         == []
     )
-    not_held = next(c for c in sim().world.fund_codes() if c not in held)
+    not_held = next(c for c in sim.world.fund_codes() if c not in held)
     assert (
         call(
             "GetFundLatestProfit",
@@ -129,13 +106,13 @@ def test_latest_profit_filters_and_bad_input(user_ids):
         )
         == []
     )
-    bad = sim().simulate(
+    bad = sim.simulate(
         "GetFundLatestProfit", {"userId": uid, "serviceAccountIdList": all_subs, "fundCodeList": ["12AB"]}
     )
     assert bad["isError"] and "fundCodeList[0]" in bad["content"][0]["text"]
 
 
-def test_brief_calendar_and_distribution_agree(user_ids):
+def test_brief_calendar_and_distribution_agree(user_ids, call):
     for uid in user_ids[:6]:
         brief = call("GetUserAssetBrief", {"userId": uid})
         calendar = call("GetProfitCalendar", {"userId": uid})
@@ -155,10 +132,10 @@ def test_brief_calendar_and_distribution_agree(user_ids):
         assert abs(sum(n["ratio"] for n in tree) - 1) < 1e-6
 
 
-def test_malformed_user_ids_are_errors():
+def test_malformed_user_ids_are_errors(sim):
     for tool in USER_TOOLS:
         for bad in ("", "XYZ", "9B989C9D999F93", "9b989c9d999f9"):
-            result = sim().simulate(tool, {"userId": bad})
+            result = sim.simulate(tool, {"userId": bad})
             assert result["isError"] is True, (tool, bad)
             assert "userId" in result["content"][0]["text"]
 
@@ -188,7 +165,7 @@ def _real(shared_dir, tool: str) -> list[Any]:
     return outs
 
 
-def test_key_order_matches_real_outputs(shared_dir, user_ids):
+def test_key_order_matches_real_outputs(shared_dir, user_ids, sim, call):
     uid = user_ids[0]
     real_view = _real(shared_dir, "GetUserAssetView")[0]
     view = call("GetUserAssetView", {"userId": uid})
@@ -201,7 +178,7 @@ def test_key_order_matches_real_outputs(shared_dir, user_ids):
     assert view["rootView"]["assetName"] == real_view["rootView"]["assetName"]
     assert view["walletView"]["assetName"] == real_view["walletView"]["assetName"]
     assert list(call("GetUserAssetBrief", {"userId": uid})) == list(_real(shared_dir, "GetUserAssetBrief")[0])
-    user = sim().world.user(uid)
+    user = sim.world.user(uid)
     profits = call(
         "GetFundLatestProfit",
         {

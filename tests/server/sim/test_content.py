@@ -6,37 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from server.sim import Simulator
 from tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("qieman79")
-
-
-@pytest.fixture(scope="module")
-def sim() -> Simulator:
-    return Simulator(INVENTORY, seed=0)
-
-
-def call(sim: Simulator, tool: str, args: dict[str, Any]) -> Any:
-    """Run one call, check text, schema validity and return the JSON value."""
-    result = sim.simulate(tool, args)
-    assert result["isError"] is False, result["content"][0]["text"]
-    text = result["content"][0]["text"]
-    value = json.loads(text)
-    assert text == json.dumps(value, ensure_ascii=False, indent=2)
-    errors = list(
-        Draft202012Validator(INVENTORY.get(tool).output_schema).iter_errors(result["structuredContent"])
-    )
-    assert not errors, f"{tool}: {[e.message for e in errors[:3]]}"
-    return value
-
-
-def error_text(sim: Simulator, tool: str, args: dict[str, Any]) -> str:
-    result = sim.simulate(tool, args)
-    assert result["isError"] is True, f"{tool} {args} should be refused"
-    return result["content"][0]["text"]
 
 
 SEARCHES = {
@@ -48,12 +22,12 @@ SEARCHES = {
 
 
 @pytest.mark.parametrize("tool", sorted(SEARCHES))
-def test_search_pages_newest_first(sim, tool):
+def test_search_pages_newest_first(sim, tool, call):
     items_key, pages_key, time_key = SEARCHES[tool]
     window = {"startDate": "2025-06-01", "endDate": "2025-09-30"}
-    first = call(sim, tool, {**window, "page": 1, "pageSize": 4})["data"]
-    second = call(sim, tool, {**window, "page": 2, "pageSize": 4})["data"]
-    everything = call(sim, tool, {**window, "pageSize": 100})["data"]
+    first = call(tool, {**window, "page": 1, "pageSize": 4})["data"]
+    second = call(tool, {**window, "page": 2, "pageSize": 4})["data"]
+    everything = call(tool, {**window, "pageSize": 100})["data"]
     assert first["total"] == second["total"] == everything["total"] > 8
     assert first[items_key] + second[items_key] == everything[items_key][:8]
     if pages_key:
@@ -64,28 +38,27 @@ def test_search_pages_newest_first(sim, tool):
 
 
 @pytest.mark.parametrize("tool", sorted(SEARCHES))
-def test_search_refuses_bad_windows(sim, tool):
-    assert "startDate" in error_text(sim, tool, {"startDate": "2025-09-10", "endDate": "2025-09-01"})
-    assert "endDate" in error_text(sim, tool, {"endDate": "2025/09/01"})
-    assert "longer than" in error_text(sim, tool, {"startDate": "2019-01-01", "endDate": "2025-09-01"})
-    assert "pageSize" in error_text(sim, tool, {"pageSize": 101})
+def test_search_refuses_bad_windows(sim, tool, error_text):
+    assert "startDate" in error_text(tool, {"startDate": "2025-09-10", "endDate": "2025-09-01"})
+    assert "endDate" in error_text(tool, {"endDate": "2025/09/01"})
+    assert "longer than" in error_text(tool, {"startDate": "2019-01-01", "endDate": "2025-09-01"})
+    assert "pageSize" in error_text(tool, {"pageSize": 101})
 
 
-def test_news_keyword_filter_and_long_range(sim):
+def test_news_keyword_filter_and_long_range(sim, call):
     news = call(
-        sim, "SearchFinancialNews", {"keyword": "降息", "startDate": "2024-01-01", "endDate": "2025-08-28"}
+        "SearchFinancialNews", {"keyword": "降息", "startDate": "2024-01-01", "endDate": "2025-08-28"}
     )
     items = news["data"]["items"]
     assert news["success"] is True and len(items) == 20 and news["data"]["total"] > 20
     assert all("降息" in it["title"] + it["summary"] or "美联储" in it["title"] for it in items)
     assert all(it["publishDate"] <= "2025-08-28 23:59:59" for it in items)
-    nothing = call(sim, "SearchFinancialNews", {"keyword": "完全不会出现的词"})
+    nothing = call("SearchFinancialNews", {"keyword": "完全不会出现的词"})
     assert nothing["data"]["total"] == 0 and nothing["data"]["items"] == []
 
 
-def test_viewpoints_match_topic_words_and_name_real_funds(sim):
+def test_viewpoints_match_topic_words_and_name_real_funds(sim, call):
     bond = call(
-        sim,
         "SearchManagerViewpoint",
         {"keyword": "债券市场", "startDate": "2024-01-01", "endDate": "2025-08-28"},
     )
@@ -95,50 +68,48 @@ def test_viewpoints_match_topic_words_and_name_real_funds(sim):
     for r in rows:
         assert r["fundCode"] in universe and r["representativeFund"]["code"] in universe
         assert universe[r["fundCode"]].company + "基金" == r["companyName"]
-    outlook = call(sim, "SearchManagerViewpoint", {"keyword": "市场展望", "pageSize": 3})
+    outlook = call("SearchManagerViewpoint", {"keyword": "市场展望", "pageSize": 3})
     assert outlook["data"]["pageSize"] == 3 and len(outlook["data"]["list"]) == 3
 
 
-def test_advisor_content_filters_and_empty_answer(sim):
-    assert (
-        call(sim, "searchInvestAdvisorContent", {"keyword": "量子计算", "type": "文章", "pageSize": 5}) == {}
-    )
-    kind = call(sim, "searchInvestAdvisorContent", {"type": "专栏", "pageSize": 50})["data"]["list"]
+def test_advisor_content_filters_and_empty_answer(sim, call, error_text):
+    assert call("searchInvestAdvisorContent", {"keyword": "量子计算", "type": "文章", "pageSize": 5}) == {}
+    kind = call("searchInvestAdvisorContent", {"type": "专栏", "pageSize": 50})["data"]["list"]
     assert kind and all(it["type"] == "专栏" for it in kind)
-    author = call(sim, "searchInvestAdvisorContent", {"author": "且慢投研", "pageSize": 50})["data"]["list"]
+    author = call("searchInvestAdvisorContent", {"author": "且慢投研", "pageSize": 50})["data"]["list"]
     assert author and all(it["author"] == "且慢投研" for it in author)
-    assert "type" in error_text(sim, "searchInvestAdvisorContent", {"type": "视频"})
+    assert "type" in error_text("searchInvestAdvisorContent", {"type": "视频"})
 
 
-def test_ai_analysis_defaults_to_last_week(sim):
-    data = call(sim, "searchRealtimeAiAnalysis", {})["data"]
+def test_ai_analysis_defaults_to_last_week(sim, call):
+    data = call("searchRealtimeAiAnalysis", {})["data"]
     assert data["pageSize"] == 10 and data["items"]
     assert all(it["publishTime"] >= "2025-09-24" for it in data["items"])
     assert {it["impact"] for it in data["items"]} <= {"利好", "利空", "中性"}
 
 
-def test_hot_topics(sim):
-    topics = call(sim, "SearchHotTopic", {})
+def test_hot_topics(sim, call, error_text):
+    topics = call("SearchHotTopic", {})
     assert topics["total"] == len(topics["topics"]) > 3
     heats = [t["heat"] for t in topics["topics"]]
     assert heats == sorted(heats, reverse=True) and [t["rank"] for t in topics["topics"]][:2] == [1, 2]
-    gold = call(sim, "SearchHotTopic", {"keyword": "黄金", "publishedDate": "2025-09-01"})
+    gold = call("SearchHotTopic", {"keyword": "黄金", "publishedDate": "2025-09-01"})
     assert [t["topicName"] for t in gold["topics"]] == ["黄金"]
-    assert "after today" in error_text(sim, "SearchHotTopic", {"publishedDate": "2025-12-01"})
+    assert "after today" in error_text("SearchHotTopic", {"publishedDate": "2025-12-01"})
 
 
-def test_latest_quotations_follow_the_index_series(sim):
-    today = call(sim, "GetLatestQuotations", {})
+def test_latest_quotations_follow_the_index_series(sim, call, error_text):
+    today = call("GetLatestQuotations", {})
     assert today["calDate"] == "2025-09-30"
     hs300 = next(m for m in today["markets"] if m["indexCode"] == "000300")
     world = sim.world.index("000300")
     assert hs300["closePrice"] == world["level"] and hs300["changeRate"] == world["daily_return"]
-    weekend = call(sim, "GetLatestQuotations", {"calDate": "2025-09-28"})
+    weekend = call("GetLatestQuotations", {"calDate": "2025-09-28"})
     assert weekend["calDate"] == "2025-09-26"
     temp = today["marketTemperature"]
     assert 0 <= temp["value"] <= 100 and temp["level"] in ("低估", "正常", "高估")
-    assert "future" in error_text(sim, "GetLatestQuotations", {"calDate": "2025-10-09"})
-    assert "calDate" in error_text(sim, "GetLatestQuotations", {"calDate": "30/09/2025"})
+    assert "future" in error_text("GetLatestQuotations", {"calDate": "2025-10-09"})
+    assert "calDate" in error_text("GetLatestQuotations", {"calDate": "30/09/2025"})
 
 
 def test_same_seed_same_bytes():
@@ -173,13 +144,13 @@ def _recorded(shared_dir, tool: str) -> list[Any]:
     return outputs
 
 
-def test_key_sets_match_recorded_outputs(shared_dir, sim):
+def test_key_sets_match_recorded_outputs(shared_dir, sim, call):
     real_news = _recorded(shared_dir, "SearchFinancialNews")[0]
-    ours = call(sim, "SearchFinancialNews", {"keyword": "市场"})
+    ours = call("SearchFinancialNews", {"keyword": "市场"})
     assert list(ours["data"]) == list(real_news["data"])
     assert ours["data"]["items"][0].keys() == real_news["data"]["items"][0].keys()
     real_view = next(o for o in _recorded(shared_dir, "SearchManagerViewpoint") if o.get("data"))
-    ours_view = call(sim, "SearchManagerViewpoint", {"keyword": "市场展望", "pageSize": 3})
+    ours_view = call("SearchManagerViewpoint", {"keyword": "市场展望", "pageSize": 3})
     assert list(ours_view["data"]) == list(real_view["data"])
     assert ours_view["data"]["list"][0].keys() == real_view["data"]["list"][0].keys()
     assert _recorded(shared_dir, "searchInvestAdvisorContent") == [{}]

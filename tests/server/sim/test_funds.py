@@ -8,7 +8,6 @@ from datetime import date
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from server.sim import Simulator
 from server.world.dates import shift_months
@@ -17,33 +16,6 @@ from tool_specs.inventory import load_inventory
 INVENTORY = load_inventory("qieman79")
 CN_DATE = re.compile(r"^\d{4}年\d{2}月\d{2}日$")
 PCT = re.compile(r"^-?\d+\.\d{2}%$")
-
-
-@pytest.fixture(scope="module")
-def sim() -> Simulator:
-    return Simulator(INVENTORY, seed=0)
-
-
-def call(sim: Simulator, tool: str, args: dict[str, Any]) -> Any:
-    """Run one call, check the MCP result is well formed and valid, return the JSON value."""
-    result = sim.simulate(tool, args)
-    assert result["isError"] is False, result["content"][0]["text"]
-    text = result["content"][0]["text"]
-    value = json.loads(text)
-    assert text == json.dumps(value, ensure_ascii=False, indent=2)
-    spec = INVENTORY.get(tool)
-    structured = result["structuredContent"]
-    if spec.meta.get("output_wrapped"):
-        assert structured == {"result": value}
-    errors = list(Draft202012Validator(spec.output_schema).iter_errors(structured))
-    assert not errors, f"{tool}: {[e.message for e in errors[:3]]}"
-    return value
-
-
-def error_text(sim: Simulator, tool: str, args: dict[str, Any]) -> str:
-    result = sim.simulate(tool, args)
-    assert result["isError"] is True, f"{tool} {args} should be refused"
-    return result["content"][0]["text"]
 
 
 @pytest.fixture(scope="module")
@@ -73,25 +45,25 @@ BATCH_TOOLS = (
 
 @pytest.mark.parametrize("tool", BATCH_TOOLS)
 @pytest.mark.parametrize("kind", ["any", "money", "bond", "index", "qdii"])
-def test_batch_tools_answer_each_known_code_in_order(sim, codes, tool, kind):
+def test_batch_tools_answer_each_known_code_in_order(sim, codes, tool, kind, call):
     wanted = codes[kind]
-    value = call(sim, tool, {"fundCodes": [*wanted, "999999", wanted[0]]})
+    value = call(tool, {"fundCodes": [*wanted, "999999", wanted[0]]})
     assert [e["fundCode"] for e in value] == wanted  # unknown skipped, duplicate dropped
     for entry in value:
         assert entry["url"] == f"https://qieman.com/funds/{entry['fundCode']}"
 
 
 @pytest.mark.parametrize("tool", BATCH_TOOLS)
-def test_batch_tools_refuse_malformed_and_oversized_requests(sim, tool):
-    assert "fundCodes[0]" in error_text(sim, tool, {"fundCodes": ["12345"]})
-    assert "at most 20" in error_text(sim, tool, {"fundCodes": [f"{i:06d}" for i in range(21)]})
-    assert call(sim, tool, {"fundCodes": ["999999"]}) == []
+def test_batch_tools_refuse_malformed_and_oversized_requests(sim, tool, call, error_text):
+    assert "fundCodes[0]" in error_text(tool, {"fundCodes": ["12345"]})
+    assert "at most 20" in error_text(tool, {"fundCodes": [f"{i:06d}" for i in range(21)]})
+    assert call(tool, {"fundCodes": ["999999"]}) == []
 
 
 @pytest.mark.parametrize("op", ["subscribe", "allot", "redeem", "convert"])
-def test_trade_rules_per_operation(sim, codes, op):
+def test_trade_rules_per_operation(sim, codes, op, call):
     wanted = list(dict.fromkeys(codes["any"] + codes["money"]))
-    value = call(sim, "BatchGetFundTradeRules", {"fundCodes": wanted, "op": op})
+    value = call("BatchGetFundTradeRules", {"fundCodes": wanted, "op": op})
     assert [e["fundCode"] for e in value] == wanted
     for entry in value:
         data = entry["data"]
@@ -105,56 +77,54 @@ def test_trade_rules_per_operation(sim, codes, op):
             assert rules is None or "redeemFeeRateRules" in rules
 
 
-def test_trade_rules_after_cut_off_move_to_next_trading_day(sim, codes):
+def test_trade_rules_after_cut_off_move_to_next_trading_day(sim, codes, call, error_text):
     before = call(
-        sim,
         "BatchGetFundTradeRules",
         {"fundCodes": codes["any"][:1], "op": "redeem", "txnTime": "2025-09-29 14:59:59"},
     )
     after = call(
-        sim,
         "BatchGetFundTradeRules",
         {"fundCodes": codes["any"][:1], "op": "redeem", "txnTime": "2025-09-29 15:00:00"},
     )
     assert before[0]["data"]["expectConfirmDate"] < after[0]["data"]["expectConfirmDate"]
     assert "txnTime" in error_text(
-        sim, "BatchGetFundTradeRules", {"fundCodes": codes["any"][:1], "op": "allot", "txnTime": "yesterday"}
+        "BatchGetFundTradeRules", {"fundCodes": codes["any"][:1], "op": "allot", "txnTime": "yesterday"}
     )
 
 
-def test_search_funds_pages_from_zero_and_respects_size(sim):
-    first = call(sim, "SearchFunds", {"keyword": "债", "size": 5})
-    second = call(sim, "SearchFunds", {"keyword": "债", "size": 5, "page": 1})
+def test_search_funds_pages_from_zero_and_respects_size(sim, call):
+    first = call("SearchFunds", {"keyword": "债", "size": 5})
+    second = call("SearchFunds", {"keyword": "债", "size": 5, "page": 1})
     assert first["total"] == second["total"] > 10
     assert len(first["funds"]) == len(second["funds"]) == 5
     assert not {f["fundCode"] for f in first["funds"]} & {f["fundCode"] for f in second["funds"]}
     assert all("债" in f["fundName"] for f in first["funds"] + second["funds"])
     assert all("yearlyRoe" not in f for f in first["funds"])  # printed only when sorting
-    beyond = call(sim, "SearchFunds", {"keyword": "债", "page": 10**4})
+    beyond = call("SearchFunds", {"keyword": "债", "page": 10**4})
     assert beyond == {"funds": [], "total": first["total"]}
 
 
-def test_search_funds_sorting_category_and_status(sim):
-    ranked = call(sim, "SearchFunds", {"category": "货币型", "sortColumn": "七日年化收益率", "size": 10})
+def test_search_funds_sorting_category_and_status(sim, call, error_text):
+    ranked = call("SearchFunds", {"category": "货币型", "sortColumn": "七日年化收益率", "size": 10})
     yields = [f["yearlyRoe"] for f in ranked["funds"]]
     assert yields == sorted(yields, reverse=True) and all(
         f["fundInvestType"] == "04" for f in ranked["funds"]
     )
     up = call(
-        sim, "SearchFunds", {"category": "债券型", "sortColumn": "近一年收益", "sortOrder": "升序", "size": 8}
+        "SearchFunds", {"category": "债券型", "sortColumn": "近一年收益", "sortOrder": "升序", "size": 8}
     )
     returns = [f["returnYear"] for f in up["funds"]]
     assert returns == sorted(returns)
-    open_only = call(sim, "SearchFunds", {"keyword": "混合", "tradeStatus": "暂停申购", "size": 50})
+    open_only = call("SearchFunds", {"keyword": "混合", "tradeStatus": "暂停申购", "size": 50})
     assert open_only["funds"] and all(f["status"] == "5" for f in open_only["funds"])
-    assert call(sim, "SearchFunds", {"keyword": "盈米宝不存在"}) == {"funds": [], "total": 0}
-    assert "tradeStatus" in error_text(sim, "SearchFunds", {"tradeStatus": "随便"})
+    assert call("SearchFunds", {"keyword": "盈米宝不存在"}) == {"funds": [], "total": 0}
+    assert "tradeStatus" in error_text("SearchFunds", {"tradeStatus": "随便"})
 
 
-def test_search_codes_resolve_in_every_fund_tool(sim):
-    found = call(sim, "SearchFunds", {"keyword": "红利", "size": 4})["funds"]
+def test_search_codes_resolve_in_every_fund_tool(sim, call):
+    found = call("SearchFunds", {"keyword": "红利", "size": 4})["funds"]
     wanted = [f["fundCode"] for f in found]
-    detail = call(sim, "BatchGetFundsDetail", {"fundCodes": wanted})
+    detail = call("BatchGetFundsDetail", {"fundCodes": wanted})
     assert [d["data"]["summary"]["fundName"] for d in detail] == [f["fundName"] for f in found]
     assert [d["data"]["summary"]["uiSetupDate"] for d in detail] == [f["setupDate"] for f in found]
     for tool, extra in (
@@ -162,13 +132,13 @@ def test_search_codes_resolve_in_every_fund_tool(sim):
         ("BatchGetFundsFeeRule", {}),
         ("BatchGetFundTradeRules", {"op": "allot"}),
     ):
-        assert [e["fundCode"] for e in call(sim, tool, {"fundCodes": wanted, **extra})] == wanted
+        assert [e["fundCode"] for e in call(tool, {"fundCodes": wanted, **extra})] == wanted
 
 
-def test_detail_agrees_with_nav_history(sim, codes):
+def test_detail_agrees_with_nav_history(sim, codes, call):
     code = codes["any"][0]
-    summary = call(sim, "BatchGetFundsDetail", {"fundCodes": [code]})[0]["data"]["summary"]
-    latest = call(sim, "BatchGetFundNavHistory", {"fundCodes": [code]})[0]["data"]["data"][0]
+    summary = call("BatchGetFundsDetail", {"fundCodes": [code]})[0]["data"]["summary"]
+    latest = call("BatchGetFundNavHistory", {"fundCodes": [code]})[0]["data"]["data"][0]
     assert summary["nav"] == latest["nav"] and summary["navDate"] == latest["navDate"]
     assert summary["dailyReturn"] == latest["dailyReturn"] and PCT.match(summary["oneYearReturn"])
     assert summary["setupDate"] % 1000 == 0 and CN_DATE.match(summary["netAssetUpdateDate"])
@@ -178,33 +148,31 @@ def test_detail_agrees_with_nav_history(sim, codes):
     "dimension,months",
     [("oneMonth", 1), ("quarter", 3), ("halfYear", 6), ("oneYear", 12), ("threeYear", 36)],
 )
-def test_nav_history_windows(sim, codes, dimension, months):
+def test_nav_history_windows(sim, codes, dimension, months, call):
     code = codes["any"][0]
-    data = call(sim, "BatchGetFundNavHistory", {"fundCodes": [code], "dimensionType": dimension})[0]["data"]
+    data = call("BatchGetFundNavHistory", {"fundCodes": [code], "dimensionType": dimension})[0]["data"]
     assert data["curDimensionType"] == dimension and len(data["allDimension"]) == 9
     rows = data["data"]
     dates = [date(int(r["navDate"][:4]), int(r["navDate"][5:7]), int(r["navDate"][8:10])) for r in rows]
     assert dates == sorted(dates, reverse=True)
     assert dates[-1] >= shift_months(dates[0], -months) > dates[-1] - (dates[-2] - dates[-1]) * 5
     assert all(CN_DATE.match(r["navDate"]) and PCT.match(r["dailyReturn"]) for r in rows)
-    asc = call(
-        sim, "BatchGetFundNavHistory", {"fundCodes": [code], "dimensionType": dimension, "isDesc": False}
-    )
+    asc = call("BatchGetFundNavHistory", {"fundCodes": [code], "dimensionType": dimension, "isDesc": False})
     assert asc[0]["data"]["data"] == list(reversed(rows))
 
 
-def test_nav_history_falls_back_to_setup_for_young_funds(sim):
+def test_nav_history_falls_back_to_setup_for_young_funds(sim, call):
     young = next(
         c for c, s in sim.world.fund_universe().items() if date(2024, 1, 1) < s.setup_date < date(2025, 6, 1)
     )
-    data = call(sim, "BatchGetFundNavHistory", {"fundCodes": [young], "dimensionType": "fiveYear"})[0]["data"]
+    data = call("BatchGetFundNavHistory", {"fundCodes": [young], "dimensionType": "fiveYear"})[0]["data"]
     valid = {d["type"]: d["isValid"] for d in data["allDimension"]}
     assert valid["fiveYear"] is False and valid["setupDay"] is True and valid["oneMonth"] is True
     assert data["curDimensionType"] == "setupDay" and data["data"][-1]["dailyReturn"] is None
 
 
-def test_fee_rules_shapes(sim, codes):
-    value = call(sim, "BatchGetFundsFeeRule", {"fundCodes": codes["any"] + codes["money"]})
+def test_fee_rules_shapes(sim, codes, call):
+    value = call("BatchGetFundsFeeRule", {"fundCodes": codes["any"] + codes["money"]})
     for entry in value:
         data = entry["data"]
         first = data["allotFeeRateRules"][0]
@@ -218,58 +186,58 @@ def test_fee_rules_shapes(sim, codes):
         assert run["uiManagerFeeRateText"] == f"{run['managerFeeRate'] * 100:.2f}%/年"
 
 
-def test_holdings_report_dates(sim, codes):
-    latest = call(sim, "BatchGetFundsHolding", {"fundCodes": codes["any"][:1]})[0]["data"]
-    older = call(sim, "BatchGetFundsHolding", {"fundCodes": codes["any"][:1], "reportDate": "2024-12-31"})[0][
+def test_holdings_report_dates(sim, codes, call, error_text):
+    latest = call("BatchGetFundsHolding", {"fundCodes": codes["any"][:1]})[0]["data"]
+    older = call("BatchGetFundsHolding", {"fundCodes": codes["any"][:1], "reportDate": "2024-12-31"})[0][
         "data"
     ]
     assert latest["reportDate"] == "2025-06-30" and older["reportDate"] == "2024-12-31"
     assert {s["changeType"] for s in latest["stockHoldings"]} <= {"新增", "增持", "减持", "不变"}
-    snapped = call(sim, "BatchGetFundsHolding", {"fundCodes": ["000003"], "reportDate": "2024-12-30"})
+    snapped = call("BatchGetFundsHolding", {"fundCodes": ["000003"], "reportDate": "2024-12-30"})
     assert snapped[0]["data"]["reportDate"] == "2024-09-30"
-    unpublished = call(sim, "BatchGetFundsHolding", {"fundCodes": ["000003"], "reportDate": "2025-09-30"})
+    unpublished = call("BatchGetFundsHolding", {"fundCodes": ["000003"], "reportDate": "2025-09-30"})
     assert unpublished[0]["data"] == latest
     assert "reportDate" in error_text(
-        sim, "BatchGetFundsHolding", {"fundCodes": ["000003"], "reportDate": "2025-13-01"}
+        "BatchGetFundsHolding", {"fundCodes": ["000003"], "reportDate": "2025-13-01"}
     )
 
 
-def test_announcements_page_and_resolve(sim, codes):
+def test_announcements_page_and_resolve(sim, codes, call, error_text):
     code = codes["any"][0]
-    everything = call(sim, "GetFundAnnouncements", {"fundCodes": [code], "pageSize": 100})
+    everything = call("GetFundAnnouncements", {"fundCodes": [code], "pageSize": 100})
     total = len(everything["rows"])
     assert total >= 3 and everything["hasMoreRows"] is False and everything["status"] == "查询成功"
-    first = call(sim, "GetFundAnnouncements", {"fundCodes": [code], "pageNum": 1, "pageSize": 2})
-    second = call(sim, "GetFundAnnouncements", {"fundCodes": [code], "pageNum": 2, "pageSize": 2})
+    first = call("GetFundAnnouncements", {"fundCodes": [code], "pageNum": 1, "pageSize": 2})
+    second = call("GetFundAnnouncements", {"fundCodes": [code], "pageNum": 2, "pageSize": 2})
     assert first["rows"] + second["rows"] == everything["rows"][:4] and first["hasMoreRows"] is True
     row = first["rows"][0]
-    content = call(sim, "GetAnnouncementContent", {"announcementId": row["公告ID"]})
+    content = call("GetAnnouncementContent", {"announcementId": row["公告ID"]})
     assert content["公告标题"] == row["公告标题"] and content["基金代码"] == code and content["公告内容"]
-    assert "no announcement" in error_text(sim, "GetAnnouncementContent", {"announcementId": "800000000000"})
-    assert "12-digit" in error_text(sim, "GetAnnouncementContent", {"announcementId": "abc"})
-    assert call(sim, "GetFundAnnouncements", {"fundCodes": ["999999"]})["rows"] == []
+    assert "no announcement" in error_text("GetAnnouncementContent", {"announcementId": "800000000000"})
+    assert "12-digit" in error_text("GetAnnouncementContent", {"announcementId": "abc"})
+    assert call("GetFundAnnouncements", {"fundCodes": ["999999"]})["rows"] == []
 
 
-def test_guess_and_popular(sim, codes):
+def test_guess_and_popular(sim, codes, call):
     stub = sim.world.fund_stub(codes["any"][1])
-    guess = call(sim, "GuessFundCode", {"fundNameOrCode": stub.name})
+    guess = call("GuessFundCode", {"fundNameOrCode": stub.name})
     assert guess["fundCode"] in {c for c, s in sim.world.fund_universe().items() if s.name == stub.name}
-    assert call(sim, "GuessFundCode", {"fundNameOrCode": "zzqqxx"}) == {
+    assert call("GuessFundCode", {"fundNameOrCode": "zzqqxx"}) == {
         "fundCode": "",
         "fundName": "",
         "candidates": [],
     }
-    popular = call(sim, "GetPopularFund", {"size": 4})["funds"]
+    popular = call("GetPopularFund", {"size": 4})["funds"]
     assert [f["rank"] for f in popular] == [1, 2, 3, 4]
-    assert len(call(sim, "GetPopularFund", {})["funds"]) == 6
+    assert len(call("GetPopularFund", {})["funds"]) == 6
 
 
-def test_performance_and_holder_info(sim, codes):
-    perf = call(sim, "GetBatchFundPerformance", {"fundCodes": codes["any"][:1]})[0]["data"]
+def test_performance_and_holder_info(sim, codes, call):
+    perf = call("GetBatchFundPerformance", {"fundCodes": codes["any"][:1]})[0]["data"]
     periods = {p["period"]: p for p in perf["periodReturns"]}
     assert len(periods) == 10 and (perf["maxDrawdown"] is None or perf["maxDrawdown"] <= 0)
     assert periods["oneYear"]["rank"] is None or re.match(r"^\d+/\d+$", periods["oneYear"]["rank"])
-    holders = call(sim, "BatchGetFundsHolderInfo", {"fundCodes": codes["any"][:1]})[0]["data"]
+    holders = call("BatchGetFundsHolderInfo", {"fundCodes": codes["any"][:1]})[0]["data"]
     assert holders["institutionalRatio"] + holders["individualRatio"] == pytest.approx(1.0)
     assert holders["totalShares"] == pytest.approx(sum(c["shares"] for c in holders["shareClasses"]))
 
@@ -277,37 +245,35 @@ def test_performance_and_holder_info(sim, codes):
 # ---------------------------------------------------------------- common tools
 
 
-def test_current_time_and_txn_days(sim):
-    now = call(sim, "GetCurrentTime", {})
+def test_current_time_and_txn_days(sim, call, error_text):
+    now = call("GetCurrentTime", {})
     assert now["currentTime"] == "2025-09-30 10:00:00" and now["weekday"] == "星期二"
-    window = call(sim, "GetTxnDayRange", {"beforeDays": "3", "afterDays": "2"})
+    window = call("GetTxnDayRange", {"beforeDays": "3", "afterDays": "2"})
     assert window["currentTxnDate"] == "2025-09-30" and window["afterTxnDays"] == ["2025-10-09", "2025-10-10"]
     weekend = call(
-        sim, "GetTxnDayRange", {"centerTime": "2025-09-27 10:00:00", "beforeDays": "1", "afterDays": "0"}
+        "GetTxnDayRange", {"centerTime": "2025-09-27 10:00:00", "beforeDays": "1", "afterDays": "0"}
     )
     assert weekend["isTxnDay"] is False and weekend["currentTxnDate"] == "2025-09-29"
     assert weekend["beforeTxnDays"] == ["2025-09-26"] and weekend["afterTxnDays"] == []
-    late = call(
-        sim, "GetTxnDayRange", {"centerTime": "2025-09-29 15:00:00", "beforeDays": "0", "afterDays": "0"}
-    )
+    late = call("GetTxnDayRange", {"centerTime": "2025-09-29 15:00:00", "beforeDays": "0", "afterDays": "0"})
     assert late["currentTxnDate"] == "2025-09-30"
-    assert "beforeDays" in error_text(sim, "GetTxnDayRange", {"beforeDays": "-1", "afterDays": "0"})
+    assert "beforeDays" in error_text("GetTxnDayRange", {"beforeDays": "-1", "afterDays": "0"})
     assert "centerTime" in error_text(
-        sim, "GetTxnDayRange", {"centerTime": "2025-02-30 10:00:00", "beforeDays": "1", "afterDays": "1"}
+        "GetTxnDayRange", {"centerTime": "2025-02-30 10:00:00", "beforeDays": "1", "afterDays": "1"}
     )
 
 
-def test_render_tools(sim):
+def test_render_tools(sim, call, error_text):
     option = json.dumps({"xAxis": {"type": "category"}, "series": [{"type": "bar", "data": [1, 2]}]})
-    url = call(sim, "RenderEchart", {"option": option})["url"]
-    assert url.endswith(".png") and call(sim, "RenderEchart", {"option": option})["url"] == url
-    assert call(sim, "RenderEchart", {"option": option, "width": "400"})["url"] != url
-    assert "not valid JSON" in error_text(sim, "RenderEchart", {"option": "{series: [}"})
-    assert "JSON object" in error_text(sim, "RenderEchart", {"option": "[1, 2]"})
-    assert "width" in error_text(sim, "RenderEchart", {"option": option, "width": "0"})
-    pdf = call(sim, "RenderHtmlToPdf", {"html": "<h1>报告</h1>", "options": {"format": "A4"}})["url"]
-    assert pdf.endswith(".pdf") and pdf != call(sim, "RenderHtmlToPdf", {"html": "<h1>报告2</h1>"})["url"]
-    assert "html" in error_text(sim, "RenderHtmlToPdf", {"html": "   "})
+    url = call("RenderEchart", {"option": option})["url"]
+    assert url.endswith(".png") and call("RenderEchart", {"option": option})["url"] == url
+    assert call("RenderEchart", {"option": option, "width": "400"})["url"] != url
+    assert "not valid JSON" in error_text("RenderEchart", {"option": "{series: [}"})
+    assert "JSON object" in error_text("RenderEchart", {"option": "[1, 2]"})
+    assert "width" in error_text("RenderEchart", {"option": option, "width": "0"})
+    pdf = call("RenderHtmlToPdf", {"html": "<h1>报告</h1>", "options": {"format": "A4"}})["url"]
+    assert pdf.endswith(".pdf") and pdf != call("RenderHtmlToPdf", {"html": "<h1>报告2</h1>"})["url"]
+    assert "html" in error_text("RenderHtmlToPdf", {"html": "   "})
 
 
 def test_same_seed_same_bytes(codes):
@@ -352,29 +318,29 @@ def _recorded(shared_dir, tool: str) -> list[Any]:
     return outputs
 
 
-def test_key_sets_match_recorded_outputs(shared_dir, sim, codes):
+def test_key_sets_match_recorded_outputs(shared_dir, sim, codes, call):
     real = _recorded(shared_dir, "BatchGetFundsDetail")[0][0]
-    ours = call(sim, "BatchGetFundsDetail", {"fundCodes": codes["qdii"]})[0]
+    ours = call("BatchGetFundsDetail", {"fundCodes": codes["qdii"]})[0]
     assert ours.keys() == real.keys() and ours["data"].keys() == real["data"].keys()
     assert ours["data"]["summary"].keys() == real["data"]["summary"].keys()
     assert ours["data"]["tradeLimit"].keys() == real["data"]["tradeLimit"].keys()
     assert ours["data"]["managers"][0].keys() == real["data"]["managers"][0].keys()
 
     real_nav = _recorded(shared_dir, "BatchGetFundNavHistory")[0][0]["data"]
-    ours_nav = call(sim, "BatchGetFundNavHistory", {"fundCodes": codes["qdii"], "dimensionType": "oneYear"})[
-        0
-    ]["data"]
+    ours_nav = call("BatchGetFundNavHistory", {"fundCodes": codes["qdii"], "dimensionType": "oneYear"})[0][
+        "data"
+    ]
     assert ours_nav.keys() == real_nav.keys() and ours_nav["allDimension"] == real_nav["allDimension"]
     assert ours_nav["data"][0].keys() == real_nav["data"][0].keys()
 
     real_rules = _recorded(shared_dir, "BatchGetFundTradeRules")[0][0]["data"]
-    ours_rules = call(sim, "BatchGetFundTradeRules", {"fundCodes": codes["money"], "op": "allot"})[0]["data"]
+    ours_rules = call("BatchGetFundTradeRules", {"fundCodes": codes["money"], "op": "allot"})[0]["data"]
     assert ours_rules.keys() == real_rules.keys()
     assert ours_rules["feeRateRules"]["allotFeeRateRules"] == real_rules["feeRateRules"]["allotFeeRateRules"]
     assert ours_rules["redeemSpecialRules"].keys() == real_rules["redeemSpecialRules"].keys()
 
     real_fee = _recorded(shared_dir, "BatchGetFundsFeeRule")[0][1]["data"]
-    ours_fee = call(sim, "BatchGetFundsFeeRule", {"fundCodes": codes["bond"]})[0]["data"]
+    ours_fee = call("BatchGetFundsFeeRule", {"fundCodes": codes["bond"]})[0]["data"]
     assert (
         ours_fee.keys() == real_fee.keys()
         and ours_fee["feeRateSummary"].keys() == real_fee["feeRateSummary"].keys()
@@ -382,24 +348,22 @@ def test_key_sets_match_recorded_outputs(shared_dir, sim, codes):
     assert ours_fee["allotFeeRateRules"][0].keys() == real_fee["allotFeeRateRules"][0].keys()
 
     real_ann = _recorded(shared_dir, "GetFundAnnouncements")[0]
-    ours_ann = call(sim, "GetFundAnnouncements", {"fundCodes": codes["any"], "pageNum": 1, "pageSize": 5})
+    ours_ann = call("GetFundAnnouncements", {"fundCodes": codes["any"], "pageNum": 1, "pageSize": 5})
     assert ours_ann.keys() == real_ann.keys() and ours_ann["rows"][0].keys() == real_ann["rows"][0].keys()
 
     for real_search in _recorded(shared_dir, "SearchFunds"):
         for row in real_search["funds"]:
             sort = "yearlyRoe" in row
             ours_row = call(
-                sim,
                 "SearchFunds",
                 {"keyword": "债", "sortColumn": "近一年收益"} if sort else {"keyword": "债"},
             )
             assert ours_row["funds"][0].keys() == row.keys()
 
 
-def test_filtered_search_agrees_with_plain_search(sim):
-    plain = call(sim, "SearchFunds", {"category": "债券型", "sortColumn": "近一年收益", "size": 100})["funds"]
+def test_filtered_search_agrees_with_plain_search(sim, call):
+    plain = call("SearchFunds", {"category": "债券型", "sortColumn": "近一年收益", "size": 100})["funds"]
     filtered = call(
-        sim,
         "SearchFunds",
         {"category": "债券型", "sortColumn": "近一年收益", "tradeStatus": "正常开放", "size": 20},
     )["funds"]

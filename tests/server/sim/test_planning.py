@@ -3,40 +3,12 @@
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from server.sim import Simulator
-from server.sim.simulator import render_text
 from tool_specs.inventory import load_inventory
-
-
-@cache
-def sim() -> Simulator:
-    return Simulator(load_inventory("qieman79"), seed=0)
-
-
-def call(tool: str, args: dict[str, Any]) -> Any:
-    """Simulate one call, check it is a schema-valid success printed as 2-space JSON; return the value."""
-    spec = sim().inventory.get(tool)
-    result = sim().simulate(tool, args)
-    assert result["isError"] is False, result["content"][0]["text"]
-    text = result["content"][0]["text"]
-    value = json.loads(text)
-    assert text == render_text(value)
-    assert result["structuredContent"] == value
-    errors = list(Draft202012Validator(spec.output_schema).iter_errors(value))
-    assert not errors, f"{tool} {args}: {errors[0].message} at {list(errors[0].absolute_path)}"
-    return value
-
-
-def error_text(tool: str, args: dict[str, Any]) -> str:
-    result = sim().simulate(tool, args)
-    assert result["isError"] is True, f"{tool} {args} should fail"
-    return result["content"][0]["text"]
 
 
 # ------------------------------------------------------------------ plans
@@ -50,7 +22,7 @@ def error_text(tool: str, args: dict[str, Any]) -> str:
         {},
     ],
 )
-def test_plan_then_composite_model(args):
+def test_plan_then_composite_model(args, sim, call):
     plan = call("GetAssetAllocationPlan", args)
     assert plan["assetPlanId"] in plan["description"]
     assert abs(sum(a["ratio"] for a in plan["assetAllocation"]) - 1) < 1e-6
@@ -63,10 +35,10 @@ def test_plan_then_composite_model(args):
     for cls in model["assetClasses"]:
         assert abs(sum(f["ratio"] for f in cls["funds"]) - cls["ratio"]) < 1e-6
         for fund in cls["funds"]:
-            assert sim().world.fund_stub(fund["fundCode"]).name == fund["fundName"]
+            assert sim.world.fund_stub(fund["fundCode"]).name == fund["fundName"]
 
 
-def test_return_target_drives_and_riskier_targets_hold_more_equity():
+def test_return_target_drives_and_riskier_targets_hold_more_equity(call):
     low = call("GetAssetAllocationPlan", {"expectedAnnualizedReturnRate": 0.03})
     high = call("GetAssetAllocationPlan", {"expectedAnnualizedReturnRate": 0.10})
     assert low["correctedParams"]["correctionBasis"] == "收益率"
@@ -76,7 +48,7 @@ def test_return_target_drives_and_riskier_targets_hold_more_equity():
     assert by_drawdown["correctedParams"]["correctionBasis"] == "回撤"
 
 
-def test_plan_and_model_bad_or_unknown_input():
+def test_plan_and_model_bad_or_unknown_input(call, error_text):
     assert "expectedDrawdown" in error_text("GetAssetAllocationPlan", {"expectedDrawdown": 0})
     assert "expectedInvestTime" in error_text("GetAssetAllocationPlan", {"expectedInvestTime": "forever"})
     assert "assetPlanId" in error_text("GetCompositeModel", {"assetPlanId": "PLAN-1"})
@@ -89,7 +61,7 @@ def test_plan_and_model_bad_or_unknown_input():
 
 
 # ------------------------------------------------------------------ investment performance
-def test_investment_performance_weights_and_verdict():
+def test_investment_performance_weights_and_verdict(call, error_text):
     args = {
         "totalInvestableAssets": 200000,
         "expectedReturnRate": 0.05,
@@ -128,7 +100,7 @@ def test_investment_performance_weights_and_verdict():
     )
 
 
-def test_investment_performance_reproduces_real_sample(shared_dir):
+def test_investment_performance_reproduces_real_sample(shared_dir, call):
     sample = json.loads((shared_dir / "finmcp" / "train_data_demo.json").read_text(encoding="utf-8"))[4]
     messages = sample["messages"]
     for i, m in enumerate(messages):
@@ -142,8 +114,8 @@ def test_investment_performance_reproduces_real_sample(shared_dir):
 
 
 # ------------------------------------------------------------------ CFP calculators
-def test_family_members_ages_and_stage():
-    year = sim().world.as_of.year
+def test_family_members_ages_and_stage(sim, call, error_text):
+    year = sim.world.as_of.year
     members = [
         {"role": "本人", "name": "甲", "birthDate": f"{year - 40}-01-01"},
         {"role": "配偶", "ageDescription": "38岁"},
@@ -169,7 +141,7 @@ def test_family_members_ages_and_stage():
     )
 
 
-def test_income_expense_arithmetic():
+def test_income_expense_arithmetic(call, error_text):
     out = call(
         "AnalyzeIncomeExpense",
         {
@@ -187,7 +159,7 @@ def test_income_expense_arithmetic():
     assert "bonus" in error_text("AnalyzeIncomeExpense", {"annualIncome": {"bonus": -5}, "annualExpense": {}})
 
 
-def test_asset_liability_arithmetic():
+def test_asset_liability_arithmetic(call):
     out = call(
         "AnalyzeAssetLiability",
         {
@@ -200,7 +172,7 @@ def test_asset_liability_arithmetic():
     assert "2000000元" in out["summary"]
 
 
-def test_financial_indicators_values_and_verdicts():
+def test_financial_indicators_values_and_verdicts(call, error_text):
     args = dict(
         totalAssets=1000000,
         totalLiabilities=300000,
@@ -247,11 +219,11 @@ def _cash_flow_args(**over: Any) -> dict[str, Any]:
     return args
 
 
-def test_cash_flow_projection_recurrence():
+def test_cash_flow_projection_recurrence(sim, call):
     out = call("AnalyzeCashFlow", _cash_flow_args())
     rows = out["projection"]
     assert [r["age"] for r in rows] == list(range(30, 65))  # the user (本人), not the first member
-    assert rows[0]["year"] == sim().world.as_of.year
+    assert rows[0]["year"] == sim.world.as_of.year
     assert rows[1]["income"] == round(100000 * 1.02, 2) and rows[1]["expense"] == round(80000 * 1.03, 2)
     assert rows[10]["expense"] == round(80000 * 1.03**10 + 200000, 2)
     assert rows[30]["income"] == 50000  # salary ended at 59, one-off at 60
@@ -265,7 +237,7 @@ def test_cash_flow_projection_recurrence():
     assert (out["depletionAge"] is None) == all(r["investableAssets"] >= 0 for r in rows)
 
 
-def test_cash_flow_depletion_and_bad_bands():
+def test_cash_flow_depletion_and_bad_bands(call, error_text):
     out = call("AnalyzeCashFlow", _cash_flow_args(continuousIncome=[], oneTimeIncome=[]))
     first_negative = next(r["age"] for r in out["projection"] if r["investableAssets"] < 0)
     assert out["depletionAge"] == first_negative and str(first_negative) in out["summary"]

@@ -4,44 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from functools import cache
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from server.sim import Simulator
-from server.sim.simulator import render_text
 from tool_specs.inventory import load_inventory
 
 STRATEGY_TOOLS_ONE = ("GetStrategyRiskInfo", "GetStrategyAssetClassAnalysis", "GetStrategyBenchmark")
-
-
-@cache
-def sim() -> Simulator:
-    return Simulator(load_inventory("qieman79"), seed=0)
-
-
-def call(tool: str, args: dict[str, Any], simulator: Simulator | None = None) -> Any:
-    """Simulate one call, check it is a schema-valid success printed as 2-space JSON; return the value."""
-    s = simulator or sim()
-    spec = s.inventory.get(tool)
-    result = s.simulate(tool, args)
-    assert result["isError"] is False, result["content"][0]["text"]
-    text = result["content"][0]["text"]
-    value = json.loads(text)
-    assert text == render_text(value)
-    structured = {"result": value} if spec.meta.get("output_wrapped") else value
-    assert result["structuredContent"] == structured
-    errors = list(Draft202012Validator(spec.output_schema).iter_errors(structured))
-    assert not errors, f"{tool} {args}: {errors[0].message} at {list(errors[0].absolute_path)}"
-    return value
-
-
-def error_text(tool: str, args: dict[str, Any]) -> str:
-    result = sim().simulate(tool, args)
-    assert result["isError"] is True, f"{tool} {args} should fail"
-    return result["content"][0]["text"]
 
 
 def pct_value(text: str) -> float:
@@ -50,11 +20,11 @@ def pct_value(text: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def codes() -> list[str]:
-    return sim().world.strategy_codes()
+def codes(sim) -> list[str]:
+    return sim.world.strategy_codes()
 
 
-def test_search_rows_page_and_resolve(codes):
+def test_search_rows_page_and_resolve(codes, call):
     first = call("StrategySearchByKeyword", {"keyword": "稳", "pageNum": 1, "pageSize": 2})
     second = call("StrategySearchByKeyword", {"keyword": "稳", "pageNum": 2, "pageSize": 2})
     everything = call("StrategySearchByKeyword", {"keyword": "稳", "pageSize": 300})
@@ -69,8 +39,8 @@ def test_search_rows_page_and_resolve(codes):
         assert "稳" in row["策略名称"] + row["策略简介"]
 
 
-def test_search_by_code_and_no_match():
-    code = sim().world.strategy_codes()[5]
+def test_search_by_code_and_no_match(sim, call, error_text):
+    code = sim.world.strategy_codes()[5]
     hit = call("StrategySearchByKeyword", {"keyword": code})
     assert [r["策略代码"] for r in hit["rows"]] == [code]
     empty = call("StrategySearchByKeyword", {"keyword": "没有这种组合"})
@@ -78,7 +48,7 @@ def test_search_by_code_and_no_match():
     assert "keyword" in error_text("StrategySearchByKeyword", {"keyword": "  "})
 
 
-def test_chain_search_details_composition_classes_risk():
+def test_chain_search_details_composition_classes_risk(sim, call):
     row = call("StrategySearchByKeyword", {"keyword": "幸福", "pageSize": 1})["rows"][0]
     code = row["策略代码"]
     detail = call("GetStrategyDetails", {"strategyCodes": [code]})["rows"][0]
@@ -94,7 +64,7 @@ def test_chain_search_details_composition_classes_risk():
         )
         for fund in cat["持有成分"]:
             assert fund["策略代码"] == code
-            assert sim().world.fund(fund["基金代码"]).name == fund["基金名称"]
+            assert sim.world.fund(fund["基金代码"]).name == fund["基金名称"]
             assert fund["最新更新时间"] == fund["最新净值日期"] + " 00:00:00"
 
     tree = call("GetStrategyAssetClassAnalysis", {"strategyCode": code})["strategyAssetClassCategoryInfo"]
@@ -110,16 +80,16 @@ def test_chain_search_details_composition_classes_risk():
     assert batch == [{k: v for k, v in risk.items() if k != "url"}]
 
 
-def test_composition_funds_resolve_in_fund_tools(codes):
+def test_composition_funds_resolve_in_fund_tools(codes, sim, call):
     comp = call("BatchGetStrategiesComposition", {"strategyCodes": codes[:3]})
     assert list(comp) == codes[:3]
     fund_codes = sorted({f["基金代码"] for c in comp.values() for cat in c.values() for f in cat["持有成分"]})
-    details = sim().simulate("BatchGetFundsDetail", {"fundCodes": fund_codes[:20]})
+    details = sim.simulate("BatchGetFundsDetail", {"fundCodes": fund_codes[:20]})
     assert details["isError"] is False
     assert fund_codes[0] in details["content"][0]["text"]
 
 
-def test_details_agree_with_nav_history(codes):
+def test_details_agree_with_nav_history(codes, call):
     code = codes[10]
     detail = call("GetStrategyDetails", {"strategyCodes": [code]})["rows"][0]
     navs = call("GetPortfolioNavHistory", {"poCode": code, "start": "2025-09-01"})
@@ -128,7 +98,7 @@ def test_details_agree_with_nav_history(codes):
     assert detail["日收益率"] == f"{navs['navList'][-1]['dailyReturn'] * 100:.2f}%".replace("-0.00%", "0.00%")
 
 
-def test_details_paging_and_unknown_codes(codes):
+def test_details_paging_and_unknown_codes(codes, call):
     page1 = call("GetStrategyDetails", {"strategyCodes": codes[:3] + ["NOPE"], "pageSize": 2})
     page2 = call("GetStrategyDetails", {"strategyCodes": codes[:3] + ["NOPE"], "pageSize": 2, "pageNum": 2})
     assert [r["策略代码"] for r in page1["rows"] + page2["rows"]] == codes[:3]
@@ -136,7 +106,7 @@ def test_details_paging_and_unknown_codes(codes):
     assert call("GetStrategyDetails", {"strategyCodes": ["NOPE"]})["rows"] == []
 
 
-def test_unknown_and_blank_codes():
+def test_unknown_and_blank_codes(call, error_text):
     for tool in ("GetStrategyRiskInfo", "GetStrategyBenchmark"):
         assert "ZH000000" in error_text(tool, {"strategyCode": "ZH000000"})
     for tool in STRATEGY_TOOLS_ONE:
@@ -151,7 +121,7 @@ def test_unknown_and_blank_codes():
     assert call("GetPortfolioNavHistory", {"poCode": "ZH000000"})["navList"] == []
 
 
-def test_benchmark_weights_and_trade_composition(codes):
+def test_benchmark_weights_and_trade_composition(codes, sim, call):
     for code in codes[:8]:
         bench = call("GetStrategyBenchmark", {"strategyCode": code})
         assert abs(sum(c["weight"] for c in bench["benchmarkComponents"]) - 1) < 0.0005
@@ -159,15 +129,15 @@ def test_benchmark_weights_and_trade_composition(codes):
             assert comp["indexName"] in bench["benchmarkName"]
     trade = call("BatchGetPoTradeComposition", {"strategyCodes": codes[:8]})
     for code, po in trade.items():
-        assert po["策略名称"] == sim().world.strategy(code).name
+        assert po["策略名称"] == sim.world.strategy(code).name
         minimum = po["最小申购金额"]
         for fund in po["交易成分"]:
             if fund["是否可交易"] and minimum is not None:
                 assert minimum * pct_value(fund["持仓占比"]) >= fund["起购金额"] - 0.01
 
 
-def test_fund_related_strategies(codes):
-    st = sim().world.strategy(codes[7])
+def test_fund_related_strategies(codes, sim, call, error_text):
+    st = sim.world.strategy(codes[7])
     part = st.composition[0]
     answer = call("GetFundRelatedStrategies", {"fundCode": part["fund_code"]})
     rows = {r["策略代码"]: r for r in answer["rows"]}
@@ -176,13 +146,13 @@ def test_fund_related_strategies(codes):
     assert shares == sorted(shares, reverse=True)
     by_name = call("GetFundRelatedStrategies", {"fundName": part["fund_name"]})
     assert st.code in {r["策略代码"] for r in by_name["rows"]}
-    held = {c["fund_code"] for s in codes for c in sim().world.strategy(s).composition}
-    free = next(c for c in sim().world.fund_codes() if c not in held)
+    held = {c["fund_code"] for s in codes for c in sim.world.strategy(s).composition}
+    free = next(c for c in sim.world.fund_codes() if c not in held)
     assert call("GetFundRelatedStrategies", {"fundCode": free})["rows"] == []
     assert "fundName" in error_text("GetFundRelatedStrategies", {})
 
 
-def test_nav_history_window(codes):
+def test_nav_history_window(codes, sim, call, error_text):
     code = codes[20]
     navs = call("GetPortfolioNavHistory", {"poCode": code, "start": "2025-06-01", "end": "2025-06-30"})
     dates = [r["navDate"] for r in navs["navList"]]
@@ -192,7 +162,7 @@ def test_nav_history_window(codes):
         assert abs(row["nav"] / prev["nav"] - 1 - row["dailyReturn"]) < 0.0002
     everything = call("GetPortfolioNavHistory", {"poCode": code})
     assert (
-        everything["startDate"] == sim().world.strategy(code).setup_date
+        everything["startDate"] == sim.world.strategy(code).setup_date
         or everything["navList"][0]["dailyReturn"] is None
     )
     assert "end" in error_text(
@@ -201,7 +171,7 @@ def test_nav_history_window(codes):
     assert "start" in error_text("GetPortfolioNavHistory", {"poCode": code, "start": "2025/06/01"})
 
 
-def test_every_tool_schema_valid_over_many_codes(codes):
+def test_every_tool_schema_valid_over_many_codes(codes, call):
     for code in codes[::30]:
         for tool in STRATEGY_TOOLS_ONE:
             call(tool, {"strategyCode": code})
@@ -211,11 +181,11 @@ def test_every_tool_schema_valid_over_many_codes(codes):
     call("BatchGetPoTradeComposition", {"strategyCodes": codes[::30]})
 
 
-def test_integral_numbers_print_without_decimal_point():
+def test_integral_numbers_print_without_decimal_point(sim):
     money_strategy = next(
-        c for c in sim().world.strategy_codes() if sim().world.strategy(c).risk_level == 1
+        c for c in sim.world.strategy_codes() if sim.world.strategy(c).risk_level == 1
     )  # 100% cash: the real server prints "amount": 100, "ratio": 1
-    text = sim().simulate("GetStrategyAssetClassAnalysis", {"strategyCode": money_strategy})["content"][0][
+    text = sim.simulate("GetStrategyAssetClassAnalysis", {"strategyCode": money_strategy})["content"][0][
         "text"
     ]
     assert '"ratio": 1,' in text and '"amount": 100,' in text and ".0," not in text
@@ -272,7 +242,7 @@ def _first_record(value: Any) -> dict[str, Any] | None:
         ("BatchGetStrategyRiskInfo", {"strategyCodes": ["ZH001422"]}),
     ],
 )
-def test_key_order_matches_real_outputs(shared_dir, tool, args):
+def test_key_order_matches_real_outputs(shared_dir, tool, args, call):
     real = [o for o in _real_outputs(shared_dir, tool) if _first_record(o) is not None]
     assert real, f"no non-empty JSON {tool} output in the samples"
     ours = call(tool, args)
@@ -281,7 +251,7 @@ def test_key_order_matches_real_outputs(shared_dir, tool, args):
         assert list(ours) == list(real[0])
 
 
-def test_composition_and_classes_match_real_shape(shared_dir, codes):
+def test_composition_and_classes_match_real_shape(shared_dir, codes, call):
     real_comp = _real_outputs(shared_dir, "BatchGetStrategiesComposition")[0]
     real_fund = next(iter(next(iter(real_comp.values())).values()))["持有成分"][0]
     ours = call("BatchGetStrategiesComposition", {"strategyCodes": [codes[0]]})[codes[0]]
@@ -295,7 +265,7 @@ def test_composition_and_classes_match_real_shape(shared_dir, codes):
     assert list(tree[0]) == list(real_tree[0])
 
 
-def test_empty_search_is_byte_identical_to_real(shared_dir):
+def test_empty_search_is_byte_identical_to_real(shared_dir, call):
     real = [o for o in _real_outputs(shared_dir, "StrategySearchByKeyword") if o["rows"] == []]
     assert real
     assert call("StrategySearchByKeyword", {"keyword": "稳钱组合"}) == real[0]
