@@ -13,7 +13,11 @@ from tool_specs.inventory import Inventory
 
 _BUILDER_MODULES = (
     "server.sim.qieman.funds",
-    "server.sim.qieman.fund_analytics",
+    "server.sim.qieman.fund_diagnosis",
+    "server.sim.qieman.fund_attribution",
+    "server.sim.qieman.fund_allocation",
+    "server.sim.qieman.fund_bonds",
+    "server.sim.qieman.fund_screens",
     "server.sim.qieman.portfolio",
     "server.sim.qieman.strategies",
     "server.sim.qieman.accounts",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from typing import Any
 
@@ -93,7 +93,8 @@ class World:
         self._by_type: dict[str, list[str]] = {}
         self._cache: dict[tuple, Any] = {}
 
-    def _memo(self, key: tuple, build):
+    def memo(self, key: tuple, build: Callable[[], Any]) -> Any:
+        """``build()`` once per key while the caches live (for data derived from this world's entities)."""
         try:
             return self._cache[key]
         except KeyError:
@@ -128,11 +129,11 @@ class World:
     def factor_year(self, factor: str, year: int) -> array:
         """Daily returns of a shared market factor over one calendar year."""
         vol, drift = v.FACTORS[factor]
-        return self._memo(("factor", factor, year), lambda: factor_year(self.seed, factor, year, vol, drift))
+        return self.memo(("factor", factor, year), lambda: factor_year(self.seed, factor, year, vol, drift))
 
     def fund_returns_year(self, stub: FundStub, year: int) -> array:
         """Daily returns of a fund over one calendar year (cached)."""
-        return self._memo(
+        return self.memo(
             ("fund_ret", stub.code, year), lambda: array("d", fund_returns_year(self, stub, year))
         )
 
@@ -141,14 +142,14 @@ class World:
         stub = self.fund_stub(code)
         if stub is None:
             raise KeyError(f"fund {code!r} not in this world")
-        return self._memo(("nav", code), lambda: build_nav_series(self, stub))
+        return self.memo(("nav", code), lambda: build_nav_series(self, stub))
 
     def fund(self, code: str) -> Fund | None:
         """The full fund record, or None when ``code`` is not a fund of this world."""
         stub = self.fund_stub(code)
         if stub is None:
             return None
-        return self._memo(("fund", code), lambda: build_fund(self, stub))
+        return self.memo(("fund", code), lambda: build_fund(self, stub))
 
     def nav_history(self, code: str, start: date | None = None, end: date | None = None) -> list[dict] | None:
         """Daily rows {date, nav, acc_nav, daily_return} in ``[start, end]`` ascending (None: unknown fund)."""
@@ -189,7 +190,7 @@ class World:
 
     def manager(self, company_idx: int, k: int) -> dict:
         """Fund manager ``k`` of company ``company_idx``."""
-        return self._memo(
+        return self.memo(
             ("manager", company_idx, k), lambda: build_manager(self.names, self.seed, company_idx, k)
         )
 
@@ -220,7 +221,7 @@ class World:
                 return None
             return self.fund(stub.code).latest["yield_7d"]
         months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
-        return self._memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
+        return self.memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
 
     def search_funds(
         self,
@@ -316,16 +317,16 @@ class World:
     # ----------------------------------------------------------------- market
     def stocks(self) -> list[dict]:
         """The stock universe (sorted by code)."""
-        return self._memo(("stocks",), lambda: market.build_stocks(self.seed))
+        return self.memo(("stocks",), lambda: market.build_stocks(self.seed))
 
     def stock(self, code: str) -> dict | None:
         """One stock by 6-digit code, or None."""
-        idx = self._memo(("stock_idx",), lambda: {s["code"]: s for s in self.stocks()})
+        idx = self.memo(("stock_idx",), lambda: {s["code"]: s for s in self.stocks()})
         return idx.get(code)
 
     def bonds(self) -> list[dict]:
         """The bond universe (sorted by code)."""
-        return self._memo(("bonds",), lambda: market.build_bonds(self.seed, self.as_of))
+        return self.memo(("bonds",), lambda: market.build_bonds(self.seed, self.as_of))
 
     def index_codes(self) -> list[str]:
         """Codes of the indices the world follows."""
@@ -335,7 +336,7 @@ class World:
         """Daily index levels (``nav``) from 2005 to as_of; KeyError for unknown codes."""
         if code not in self.index_codes():
             raise KeyError(f"index {code!r} unknown; known: {self.index_codes()}")
-        return self._memo(("index", code), lambda: market.build_index_series(self, code))
+        return self.memo(("index", code), lambda: market.build_index_series(self, code))
 
     def index(self, code: str) -> dict | None:
         """Latest level and daily change of an index, or None."""
@@ -355,7 +356,7 @@ class World:
         """PE/PB, 5-year percentiles and temperature of an index at as_of, or None."""
         if code not in self.index_codes():
             return None
-        return self._memo(
+        return self.memo(
             ("valuation", code), lambda: market.valuation(self.index_series(code), code, self.seed)
         )
 
@@ -365,28 +366,28 @@ class World:
 
     def macro(self, name: str) -> list[dict]:
         """A macro series [{period, value}] ascending; KeyError for unknown names."""
-        return self._memo(("macro", name), lambda: market.build_macro(self.seed, name, self.as_of))
+        return self.memo(("macro", name), lambda: market.build_macro(self.seed, name, self.as_of))
 
     # ------------------------------------------------------------- strategies
     def strategy_codes(self) -> list[str]:
         """All strategy codes (ZH + 6 digits plus extras), ascending."""
-        return self._memo(
+        return self.memo(
             ("strategy_codes",), lambda: strategies.build_strategy_codes(self.seed, self._extra_strategies)
         )
 
     def strategy(self, code: str) -> strategies.Strategy | None:
         """A strategy, or None when ``code`` is not one of this world's."""
-        known = self._memo(("strategy_set",), lambda: frozenset(self.strategy_codes()))
+        known = self.memo(("strategy_set",), lambda: frozenset(self.strategy_codes()))
         if code not in known:
             return None
-        return self._memo(("strategy", code), lambda: strategies.build_strategy(self, code))
+        return self.memo(("strategy", code), lambda: strategies.build_strategy(self, code))
 
     def strategy_nav(self, code: str) -> tuple[NavSeries, dict] | None:
         """(NAV series, performance) of a strategy, or None."""
         st = self.strategy(code)
         if st is None:
             return None
-        return self._memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
+        return self.memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
 
     def search_strategies(self, keyword: str, page: int = 1, size: int = 10) -> dict:
         """Strategies whose code, name or intro contains ``keyword``; pages count from 1."""
@@ -410,7 +411,7 @@ class World:
     def user(self, user_id: str) -> users.User:
         """The user named by any well-formed 14-hex id (ValueError otherwise)."""
         users.check_user_id(user_id)
-        return self._memo(("user", user_id), lambda: users.build_user(self, user_id))
+        return self.memo(("user", user_id), lambda: users.build_user(self, user_id))
 
     def user_ids(self, n: int = 100) -> list[str]:
         """A stable list of user ids to sample from."""
@@ -437,11 +438,11 @@ class World:
     # ---------------------------------------------------------------- content
     def news_for_day(self, d: date) -> list[dict]:
         """News published on one day."""
-        return self._memo(("news", d), lambda: content.news_for_day(self, d))
+        return self.memo(("news", d), lambda: content.news_for_day(self, d))
 
     def viewpoints_for_day(self, d: date) -> list[dict]:
         """Manager viewpoints published on one day."""
-        return self._memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
+        return self.memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
 
     def search_news(
         self,
@@ -467,7 +468,7 @@ class World:
 
     def fund_announcements(self, code: str) -> list[dict]:
         """A fund's announcements, newest first (empty for unknown funds)."""
-        return self._memo(("announcements", code), lambda: content.fund_announcements(self, code))
+        return self.memo(("announcements", code), lambda: content.fund_announcements(self, code))
 
     def announcement_content(self, ann_id: str) -> dict | None:
         """One announcement with its text, or None."""
@@ -485,4 +486,4 @@ class World:
 
     def composite_model(self, plan_id: str) -> dict | None:
         """Funds per asset class for a plan id, or None for ids this world never issues."""
-        return self._memo(("composite", plan_id), lambda: planning.build_composite_model(self, plan_id))
+        return self.memo(("composite", plan_id), lambda: planning.build_composite_model(self, plan_id))

@@ -37,6 +37,16 @@ def fund_url(code: str) -> str:
     return f"https://qieman.com/funds/{code}"
 
 
+def r4(x: float) -> float:
+    """Round a ratio to 4 decimals."""
+    return round(x, 4)
+
+
+def r6(x: float) -> float:
+    """Round a return to 6 decimals."""
+    return round(x, 6)
+
+
 def cn_date(value: str | date | None) -> str | None:
     """An ISO date (or date) as the real server prints it: ``2024年12月26日``."""
     if value is None:

@@ -25,7 +25,7 @@ from typing import Any
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
 from server.world import trading_calendar as cal
-from server.world.navs import TRADING_DAYS_PER_YEAR
+from server.world.quant import TRADING_DAYS_PER_YEAR
 from server.world.rng import derive_seed, rng_for, sample
 from server.world.strategies import Strategy
 

@@ -1,11 +1,11 @@
-"""Simulated Qieman fund-analysis and fund-screening tools (server/sim/qieman/fund_analytics.py)."""
+"""Simulated Qieman fund-analysis and fund-screening tools (server/sim/qieman/fund_*.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from server.sim import Simulator
-from server.sim.qieman.fund_analytics import BOND_TYPE_GROUPS, asset_ratios
+from server.world.fund_profiles import BOND_TYPE_GROUPS, asset_ratios
 from tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("qieman79")

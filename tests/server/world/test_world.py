@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.world import World, is_trading_day, trading_days, txn_day_range
-from server.world.navs import max_drawdown
+from server.world.quant import max_drawdown
 from tests.server.world.snapshot import EXTRA_FUNDS, EXTRA_STRATEGIES, USER, digest, snapshot, world
 
 _SUBPROCESS = """
