@@ -35,8 +35,6 @@ WINDOW_MONTHS = {
 
 
 SPECIAL_WINDOWS = ("LatestReportDate", "fromSetupDate", "sinceTakingOffice")
-
-
 LATEST = "LatestReportDate"
 
 
@@ -86,8 +84,6 @@ BOND_TYPE_GROUPS = {
 
 
 RATING_BUCKETS = ("长期AAA", "长期AA+", "长期AA", "长期AA-及以下", "短期A-1", "未评级")
-
-
 AREA_NAMES = {
     "CN": "中国内地",
     "HK": "中国香港",

@@ -211,7 +211,8 @@ class World:
                 x *= 1.0 + r
         return round(x - 1.0, 6)
 
-    def _sort_value(self, stub: FundStub, column: str):
+    def sort_value(self, stub: FundStub, column: str) -> Any:
+        """A fund's value of a search sort column (``SORT_COLUMNS`` values); None when it has none."""
         if column == "setup_date":
             return stub.setup_date.isoformat()
         if column == "size":
@@ -259,7 +260,7 @@ class World:
         if sort_column is not None:
             col = SORT_COLUMNS[sort_column]
             desc = sort_order in ("降序", "desc")
-            keyed = [(self._sort_value(s, col), s) for s in stubs]
+            keyed = [(self.sort_value(s, col), s) for s in stubs]
             present = sorted(
                 (k for k in keyed if k[0] is not None), key=lambda kv: (kv[0], kv[1].code), reverse=desc
             )
@@ -271,8 +272,8 @@ class World:
             rows.append(
                 {
                     **s.to_dict(),
-                    "returnYear": self._sort_value(s, "近1年"),
-                    "yearlyRoe": self._sort_value(s, "yield_7d") if s.fund_type == "货币型" else None,
+                    "returnYear": self.sort_value(s, "近1年"),
+                    "yearlyRoe": self.sort_value(s, "yield_7d") if s.fund_type == "货币型" else None,
                 }
             )
         return {"total": len(stubs), "funds": rows}

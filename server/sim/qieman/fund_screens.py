@@ -31,17 +31,9 @@ from server.world.fund_profiles import (
 from server.world.funds import FundStub
 
 DEFAULT_MAX_RESULTS = 20
-
-
 _OPERATORS = ("eq", "lt", "gt", "lte", "gte", "between")
-
-
 ALERT_SCAN_SIZE = 150
-
-
 ALERT_LOOKBACK_DAYS = 20
-
-
 _ASSET_TYPES_CAMEL = ("totalAsset", "totalNetAsset", "bondAsset")
 
 

@@ -1,4 +1,5 @@
-"""Simulated Qieman fund tools (server/sim/qieman/funds.py) and common tools (common.py)."""
+"""Simulated Qieman fund data tools (server/sim/qieman/fund_{search,detail,history,reports,rules}.py) and
+common tools (common.py)."""
 
 from __future__ import annotations
 
