@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from server.sim import Simulator
 from server.sim.example_args import example_arguments
-from server.sim.schema_driven import MAX_ROWS
+from server.sim.schema_calls import MAX_ROWS
 from server.world import World
 from server.world import trading_calendar as cal
 from tool_specs.inventory import load_inventory
