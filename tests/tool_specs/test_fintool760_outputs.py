@@ -7,18 +7,18 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
-from tool_specs.fintool_column_vocab import VOCAB
-from tool_specs.fintool_columns import (
+from tool_specs.importers.fintoolbench.columns import (
     AKSHARE_BY_NAME,
     AKSHARE_FAMILIES,
     RAPIDAPI_BY_NAME,
     RAPIDAPI_FAMILIES,
+    VOCAB,
     akshare_family,
     plan_output,
     vocab_column,
 )
-from tool_specs.fintool_facts import ToolFacts
-from tool_specs.fintool_outputs import ROWS_BY, SHAPES, OutputPlan, PlanColumn, describe_output
+from tool_specs.importers.fintoolbench.facts import ToolFacts
+from tool_specs.importers.fintoolbench.outputs import ROWS_BY, SHAPES, OutputPlan, PlanColumn, describe_output
 from tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("fintool760")

@@ -1,5 +1,7 @@
 """Entity types that FinToolBench tools consume and produce (they drive the dependency graph).
 
+The name rules are data: ``data/entity_rules.json`` and ``data/parameter_kinds.tsv``.
+
 Rules, in short:
 
 * **consumes** comes from parameter names, read in the tool's context. A symbol-like parameter
@@ -23,46 +25,23 @@ from __future__ import annotations
 import re
 
 from tool_specs.entities import INSTRUMENT_ENTITIES
-from tool_specs.fintool_facts import ToolFacts
-from tool_specs.fintool_outputs import OutputInfo
+from tool_specs.importers.fintoolbench.facts import ToolFacts
+from tool_specs.importers.fintoolbench.outputs import OutputInfo
+from tool_specs.importers.fintoolbench.tables import json_table, tsv_map
 
 # ----------------------------------------------------------------------------- instrument types
 
-_LEADING_TOKEN = {
-    "fund": "fund_code",
-    "bond": "bond_code",
-    "futures": "futures_symbol",
-    "option": "option_symbol",
-    "index": "index_symbol",
-    "currency": "currency_pair",
-    "fx": "currency_pair",
-    "crypto": "crypto_symbol",
-}
-_ANY_TOKEN = (  # priority order when the leading token says nothing
-    ("option", "option_symbol"),
-    ("futures", "futures_symbol"),
-    ("index", "index_symbol"),
-    ("fund", "fund_code"),
-    ("bond", "bond_code"),
-    ("crypto", "crypto_symbol"),
-    ("coin", "crypto_symbol"),
-    ("coins", "crypto_symbol"),
-    ("currency", "currency_pair"),
-    ("currencies", "currency_pair"),
-    ("fx", "currency_pair"),
-    ("stock", "stock_symbol"),
-)
-_BY_DOMAIN = {
-    "equity": "stock_symbol",
-    "fund": "fund_code",
-    "bond": "bond_code",
-    "derivatives": "futures_symbol",
-    "crypto": "crypto_symbol",
-    "forex": "currency_pair",
-}
-"""Entity types that identify an instrument (as opposed to dates, pages, keywords)."""
-_RAPIDAPI_DOMAIN_ORDER = ("crypto", "forex", "equity", "fund", "bond", "derivatives")
-_BOARD_TOKENS = frozenset({"board", "sector", "concept"})
+
+def _rules(section: str):
+    return json_table("entity_rules.json", section)
+
+
+_LEADING_TOKEN: dict[str, str] = _rules("leading_token")
+_ANY_TOKEN: tuple[tuple[str, str], ...] = tuple(tuple(p) for p in _rules("any_token"))
+"""(token, entity) in priority order, when the leading token says nothing."""
+_BY_DOMAIN: dict[str, str] = _rules("by_domain")
+_RAPIDAPI_DOMAIN_ORDER: tuple[str, ...] = tuple(_rules("rapidapi_domain_order"))
+_BOARD_TOKENS = frozenset(_rules("board_tokens"))
 
 
 def _name_tokens(facts: ToolFacts) -> tuple[str, ...]:
@@ -95,17 +74,8 @@ def instrument_entity(facts: ToolFacts) -> str | None:
 
 
 _NOT_AN_INSTRUMENT = "-"
-_TEXT_HINTS = (  # the first clause of an akshare ``:param symbol:`` text says what the symbol is
-    (re.compile(r"提问者|营业部|指标|季报|年开始"), _NOT_AN_INSTRUMENT),
-    (re.compile(r"国家"), "region"),
-    (re.compile(r"板块|行业"), "industry"),
-    (re.compile(r"基金指数"), "index_symbol"),
-    (re.compile(r"基金"), "fund_code"),
-    (re.compile(r"期权"), "option_symbol"),
-    (re.compile(r"转债|债券|回购"), "bond_code"),
-    (re.compile(r"指数"), "index_symbol"),
-    (re.compile(r"股票|证券代码|个股|港股代码"), "stock_symbol"),
-)
+_TEXT_HINTS = tuple((re.compile(p), e) for p, e in _rules("symbol_text_hints"))
+"""The first clause of an akshare ``:param symbol:`` text says what the symbol is (``-``: not an instrument)."""
 
 
 def _symbol_text_hint(text: str) -> str | None:
@@ -119,58 +89,8 @@ def _symbol_text_hint(text: str) -> str | None:
 
 # ----------------------------------------------------------------------------- consumes
 
-_DATE_RANGE = frozenset(
-    {
-        "start_date",
-        "end_date",
-        "date_start",
-        "date_end",
-        "datestart",
-        "dateend",
-        "start_day",
-        "end_day",
-        "start_year",
-        "end_year",
-        "start_time",
-        "end_time",
-        "start",
-        "end",
-        "since",
-        "until",
-        "startdate",
-        "creation_from_date",
-        "creation_to_date",
-    }
-)
-_DATE = frozenset({"date", "trade_date", "delivery_date", "requested_execution_date"})
-_COMPANY_IDS = frozenset(
-    {
-        "performanceid",
-        "securityid",
-        "tickerid",
-        "ticker_id",
-        "ticker_ids",
-        "ticker_slug",
-        "ticker_slugs",
-        "symbol_ids",
-        "ids",
-        "issueid",
-        "assetid",
-        "pair_id",
-        "uuid",
-    }
-)
-_ARTICLE_IDS = frozenset({"article_id", "news_id", "filing_id", "press_releases_id"})
-_PAGES = frozenset(
-    {"page", "page_number", "pageindex", "number", "start_page", "end_page", "from_page", "to_page", "begin"}
-)
-_KEYWORDS = frozenset({"keyword", "q", "query", "text", "search", "string"})
-_REGIONS = frozenset({"region", "regionid"})
-_EXCHANGES = frozenset({"exchange", "market_venue", "exchange_slugs"})
-_CURRENCIES = frozenset(
-    {"from_currency", "to_currency", "fromcurrency", "tocurrency", "base_code", "from_to"}
-)
-_SYMBOLISH = frozenset({"symbol", "symbols", "code"})
+_PARAMETER_KINDS: dict[str, str] = tsv_map("parameter_kinds.tsv")
+"""What a parameter name stands for (``data/parameter_kinds.tsv``)."""
 _ARTICLE_WORDS = re.compile(r"article|news|transcript|analysis|press|comment", re.I)
 
 
@@ -186,25 +106,18 @@ def parameter_entity(facts: ToolFacts, name: str) -> str | None:
     """The entity type parameter ``name`` of the tool consumes, or None."""
     text = facts.parameter_source_text(name)
     has_choices = facts.parameter_choices(name) is not None
-    if name in _REGIONS:
-        return "region"
-    if name in _DATE:
-        return "date"
-    if name in _DATE_RANGE:
+    kind = _PARAMETER_KINDS.get(name)
+    if kind in ("region", "date"):
+        return kind
+    if kind == "date_range":
         return "page" if re.search(r"offset|paging|next page", text, re.I) else "date_range"
-    if name in _PAGES:
-        return "page"
-    if name in _KEYWORDS:
-        return "keyword"
-    if name in _ARTICLE_IDS:
-        return "article_id"
-    if name in _COMPANY_IDS:
-        return "company_id"
+    if kind in ("page", "keyword", "article_id", "company_id"):
+        return kind
     if has_choices:
         return None  # a category selector, not an entity
     if name == "is_id":
         return _is_id_entity(facts, text)
-    if name in _SYMBOLISH:
+    if kind == "symbol":
         hint = _symbol_text_hint(text)
         if hint == _NOT_AN_INSTRUMENT:
             return None
@@ -221,9 +134,9 @@ def parameter_entity(facts: ToolFacts, name: str) -> str | None:
         return "futures_symbol"
     if name == "crypto_name":
         return "crypto_symbol"
-    if name in _CURRENCIES or (name == "base" and "forex" in facts.regulatory_domains):
+    if kind == "currency" or (name == "base" and "forex" in facts.regulatory_domains):
         return "currency_pair"
-    if name in _EXCHANGES:
+    if kind == "exchange":
         return "exchange"
     return None
 
@@ -244,30 +157,14 @@ _CODE_COLUMN = re.compile(r"(代码|symbol|code|ticker)$", re.I)
 _DATE_COLUMN = re.compile(r"(^|_)(date|time)$|日期|时间", re.I)
 _PRICE_COLUMN = re.compile(r"(^|_)(price|close|open|high|low|sp)$|价", re.I)
 
-_NOT_SPOT_LISTINGS = ("to_spot", "spot_stock", "spot_price", "spot_sys")
-_HISTORY_TOKENS = frozenset({"hist", "daily", "min", "minute", "intraday", "tick", "history"})
-_QUOTE_TOKENS = frozenset({"spot", "realtime", "quote", "quotes", "ticker", "price"})
-_STATEMENT_PHRASES = (
-    "balance_sheet",
-    "profit_sheet",
-    "cash_flow",
-    "income_statement",
-    "financial_report",
-    "financial_stmts",
-    "financials",
-    "zcfz",
-    "lrb",
-    "xjll",
-    "financial_benefit",
-    "financial_debt",
-    "financial_cash",
-)
-_SEARCH_PHRASES = ("auto_complete", "search", "suggestions", "suggested", "peers", "list_pairs", "web_pairs")
-_ARTICLE_TOKENS = frozenset(
-    {"article", "articles", "news", "analysis", "transcripts", "press", "filings", "instablog", "discussions"}
-)
-_NOT_A_LIST = frozenset({"details", "detail", "data", "maps", "summary", "comments", "comment", "tooltips"})
-_RAPIDAPI_PRICE = ("historical_prices", "chart", "charts", "candles", "ohlcv", "time_series", "sparks")
+_NOT_SPOT_LISTINGS: tuple[str, ...] = tuple(_rules("not_spot_listings"))
+_HISTORY_TOKENS = frozenset(_rules("history_tokens"))
+_QUOTE_TOKENS = frozenset(_rules("quote_tokens"))
+_STATEMENT_PHRASES: tuple[str, ...] = tuple(_rules("statement_phrases"))
+_SEARCH_PHRASES: tuple[str, ...] = tuple(_rules("search_phrases"))
+_ARTICLE_TOKENS = frozenset(_rules("article_tokens"))
+_NOT_A_LIST = frozenset(_rules("not_a_list"))
+_RAPIDAPI_PRICE: tuple[str, ...] = tuple(_rules("rapidapi_price"))
 
 
 def _has_phrase(name: str, phrases: tuple[str, ...]) -> bool:

@@ -1,7 +1,7 @@
 """finmcp's own English text for FinToolBench tools: titles, tool descriptions, parameter descriptions.
 
 Everything here is built from facts: the tool name (expanded through the curated glossary in
-:mod:`tool_specs.fintool_glossary`), the source (akshare or a RapidAPI API), the finance tags, the
+:mod:`tool_specs.importers.fintoolbench.glossary`), the source (akshare or a RapidAPI API), the finance tags, the
 parameter names/types/required list, the values the source lists for a parameter, example values,
 date formats, and the output columns. No published prose is reused.
 """
@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 
 from tool_specs.entities import INSTRUMENT_ENTITIES
-from tool_specs.fintool_entities import parameter_entity
-from tool_specs.fintool_facts import Choices, ToolFacts, parse_date_format, parse_example
-from tool_specs.fintool_glossary import (
+from tool_specs.importers.fintoolbench.entities import parameter_entity
+from tool_specs.importers.fintoolbench.facts import Choices, ToolFacts, parse_date_format, parse_example
+from tool_specs.importers.fintoolbench.glossary import (
     DOMAIN_WORDS,
     DROP_TOKENS,
     INTENT_PHRASES,
@@ -30,7 +30,7 @@ from tool_specs.fintool_glossary import (
     VENUES,
     WORDS,
 )
-from tool_specs.fintool_outputs import OutputInfo
+from tool_specs.importers.fintoolbench.outputs import OutputInfo
 
 MAX_LISTED_VALUES = 25
 """Parameter descriptions list at most this many allowed values, then say how many more there are."""

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m tool_specs.build_fintool760 --manifest /path/to/tools.jsonl [--output PATH]
+    python -m tool_specs.importers.fintoolbench.build --manifest /path/to/tools.jsonl [--output PATH]
 
 The output is gzip-compressed JSON with sorted keys and a zero gzip timestamp, so the same manifest
 always gives the same bytes.
@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from tool_specs.errors import InventoryError
-from tool_specs.importers.fintoolbench import load_manifest
+from tool_specs.importers.fintoolbench.manifest import load_manifest
 
 INVENTORY = "fintool760"
-DEFAULT_OUTPUT = Path(__file__).resolve().parent / "data" / "fintool760.json.gz"
+DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "data" / "fintool760.json.gz"
 DESCRIPTION = (
     "FinToolBench's 760 tools (akshare and RapidAPI). Names, parameter names, types, required lists and "
     "financial tags are exactly those of the published manifest (tools_all_annotated.jsonl). Titles, "
@@ -54,7 +54,7 @@ def build(manifest: str | Path, output: str | Path = DEFAULT_OUTPUT) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m tool_specs.build_fintool760", description=__doc__.split("\n")[0]
+        prog="python -m tool_specs.importers.fintoolbench.build", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--manifest", required=True, help="the FinToolBench tools JSONL manifest")
     parser.add_argument("--output", default=str(DEFAULT_OUTPUT), help="where to write the .json.gz")

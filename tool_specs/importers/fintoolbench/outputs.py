@@ -8,10 +8,10 @@ Column names are facts when the source prints them: some akshare docstrings end 
 under ``:rtype: pandas.DataFrame`` (a header line of column names, then rows), or with a typed column
 listing (``name  label  float``). Types are inferred from the sample rows: dates, numbers, strings.
 
-Every other tool gets a concrete shape from a family template (:mod:`tool_specs.fintool_columns`),
+Every other tool gets a concrete shape from a family template (:mod:`tool_specs.importers.fintoolbench.columns`),
 carried here as an :class:`OutputPlan`; :func:`output_schema` and :func:`output_meta` turn a plan into
 the MCP ``outputSchema`` and the ``meta`` keys the simulator reads (the contract is documented in
-:mod:`tool_specs.fintool_columns`).
+:mod:`tool_specs.importers.fintoolbench.columns`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tool_specs.fintool_facts import ToolFacts
+from tool_specs.importers.fintoolbench.facts import ToolFacts
 
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?%?$")
 _DATE_DASHED = re.compile(r"^(19|20)\d\d-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
@@ -241,7 +241,7 @@ def describe_output(facts: ToolFacts) -> OutputInfo:
 ROWS_BY = ("date_range", "list", "single")
 """How the simulator sizes a result: one row per time step in a range, a list of rows, one record."""
 SHAPES = ("rows", "rows_object", "record", "keyed_rows", "values", "tuple", "text")
-"""Where the records sit inside ``result`` (see :mod:`tool_specs.fintool_columns`)."""
+"""Where the records sit inside ``result`` (see :mod:`tool_specs.importers.fintoolbench.columns`)."""
 _JSON_COLUMN_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
 
 

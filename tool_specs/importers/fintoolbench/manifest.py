@@ -9,8 +9,8 @@ Two modes:
 
 * ``keep_text=True`` serves the published text unchanged (tool and parameter descriptions), for users
   who pass their own copy of the manifest.
-* ``keep_text=False`` writes finmcp's own text (:mod:`tool_specs.fintool_text`); this builds the
-  shipped ``fintool760`` inventory.
+* ``keep_text=False`` writes finmcp's own text (:mod:`tool_specs.importers.fintoolbench.text`); this
+  builds the shipped ``fintool760`` inventory.
 
 In both modes names, parameter names, types and ``required`` are exactly the manifest's, tags are the
 manifest's ``financial_tags``, ``source`` is ``tool_from``, and the output schema, ``consumes`` and
@@ -28,11 +28,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from tool_specs.errors import InventoryError
-from tool_specs.fintool_columns import plan_output
-from tool_specs.fintool_entities import infer_consumes, infer_produces
-from tool_specs.fintool_facts import ToolFacts
-from tool_specs.fintool_outputs import describe_output, output_meta, output_schema
-from tool_specs.fintool_text import input_schema, tool_description, tool_title
+from tool_specs.importers.fintoolbench.columns import plan_output
+from tool_specs.importers.fintoolbench.entities import infer_consumes, infer_produces
+from tool_specs.importers.fintoolbench.facts import ToolFacts
+from tool_specs.importers.fintoolbench.outputs import describe_output, output_meta, output_schema
+from tool_specs.importers.fintoolbench.text import input_schema, tool_description, tool_title
 from tool_specs.model import FinanceTags, ToolSpec, is_valid_tool_name
 from tool_specs.tags import INTENT_TYPES, REGULATORY_DOMAINS, TIMELINESS
 
