@@ -14,7 +14,7 @@ from . import vocab as v
 from .dates import shift_months
 from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe, fund_returns_year
 from .navs import NavSeries, factor_year, year_bounds
-from .people import NameMaker, build_manager
+from .people import build_manager
 from .rng import derive_seed
 
 _FUND_CODE_RE = re.compile(r"^\d{6}$")
@@ -52,8 +52,8 @@ class World:
     """Seeded synthetic world of funds, strategies, market data, content, users and plans.
 
     Every entity is derived from ``(seed, kind, key)`` alone, built on first use and cached, so any
-    entity can be built in any order or process with identical results. Byte-identity across machines
-    holds for a pinned ``faker`` version (person names come from Faker's zh_CN provider).
+    entity can be built in any order or process with identical results, on any machine (person names
+    come from the shipped name tables, ``server.world.names``).
     """
 
     MANAGERS_PER_COMPANY = 30
@@ -84,7 +84,6 @@ class World:
         for code in self._extra_strategies:
             if not _STRATEGY_CODE_RE.match(code):
                 raise ValueError(f"World: extra strategy code {code!r} must be 1-24 of A-Z, 0-9, _")
-        self.names = NameMaker()
         self.clear_caches()
 
     def clear_caches(self) -> None:
@@ -190,9 +189,7 @@ class World:
 
     def manager(self, company_idx: int, k: int) -> dict:
         """Fund manager ``k`` of company ``company_idx``."""
-        return self.memo(
-            ("manager", company_idx, k), lambda: build_manager(self.names, self.seed, company_idx, k)
-        )
+        return self.memo(("manager", company_idx, k), lambda: build_manager(self.seed, company_idx, k))
 
     def quick_return(self, code: str, months: int) -> float | None:
         """Trailing return over ``months`` ending at as_of from the yearly return chunks only (no full series)."""
