@@ -651,6 +651,17 @@ def money_yields(series: NavSeries, i: int) -> dict:
     }
 
 
+def _top_positions(rng, chosen: list[dict], asset_ratio: float, top_lo: float, detail: str) -> list[dict]:
+    """Positions in ``chosen`` (largest first) sharing a seeded part (``top_lo`` to ``top_lo + 0.3``) of
+    ``asset_ratio``; each keeps its code, name and ``detail`` field (industry or bond type)."""
+    bps = sorted(split_basis_points(rng, len(chosen), 10000), reverse=True)
+    top_share = asset_ratio * (top_lo + rng.random() * 0.3)
+    return [
+        {"code": x["code"], "name": x["name"], detail: x[detail], "ratio": ratio(top_share * bp / 10000)}
+        for x, bp in zip(chosen, bps, strict=True)
+    ]
+
+
 def _holdings(
     world: World, rng, stub: FundStub, stock_ratio: float, bond_ratio: float, report_date: date
 ) -> dict:
@@ -661,30 +672,8 @@ def _holdings(
         candidates = [s for s in universe if s["industry"] == pref] if pref else []
         chosen = sample(rng, candidates, 6) if candidates else []
         rest = [s for s in sample(rng, universe, 14) if s not in chosen]
-        chosen = (chosen + rest)[:10]
-        bps = sorted(split_basis_points(rng, 10, 10000), reverse=True)
-        top_share = stock_ratio * (0.35 + rng.random() * 0.3)
-        for s, bp in zip(chosen, bps, strict=True):
-            stocks.append(
-                {
-                    "code": s["code"],
-                    "name": s["name"],
-                    "industry": s["industry"],
-                    "ratio": ratio(top_share * bp / 10000),
-                }
-            )
+        stocks = _top_positions(rng, (chosen + rest)[:10], stock_ratio, 0.35, "industry")
     bonds: list[dict] = []
     if bond_ratio > 0.05:
-        chosen_b = sample(rng, world.bonds(), 5)
-        bps = sorted(split_basis_points(rng, 5, 10000), reverse=True)
-        top_share = bond_ratio * (0.2 + rng.random() * 0.3)
-        for b, bp in zip(chosen_b, bps, strict=True):
-            bonds.append(
-                {
-                    "code": b["code"],
-                    "name": b["name"],
-                    "bond_type": b["bond_type"],
-                    "ratio": ratio(top_share * bp / 10000),
-                }
-            )
+        bonds = _top_positions(rng, sample(rng, world.bonds(), 5), bond_ratio, 0.2, "bond_type")
     return {"report_date": report_date.isoformat(), "stocks": stocks, "bonds": bonds}

@@ -69,6 +69,17 @@ class NavSeries:
         """Return of day ``i`` against day ``i - 1`` (None on the first day)."""
         return None if i <= 0 else self.adj[i] / self.adj[i - 1] - 1.0
 
+    def rounded_return(self, i: int) -> float | None:
+        """:meth:`daily_return` rounded to 6 decimals, as the tools print it."""
+        r = self.daily_return(i)
+        return None if r is None else round(r, 6)
+
+    def positions(self, start: date | None = None, end: date | None = None) -> range:
+        """Series positions of the days in ``[start, end]`` (an open end runs to the series' edge)."""
+        lo = 0 if start is None else max(0, cal.index_on_or_after(start) - self.start_index)
+        hi = len(self.dates) - 1 if end is None else min(len(self.dates) - 1, self.index_of(end))
+        return range(lo, hi + 1)
+
     def index_of(self, d: date) -> int:
         """Position of the last series day on or before ``d`` (-1 when before the series)."""
         return cal.index_on_or_before(d) - self.start_index if self.dates else -1

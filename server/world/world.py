@@ -19,25 +19,18 @@ from .rng import derive_seed
 
 _FUND_CODE_RE = re.compile(r"^\d{6}$")
 _STRATEGY_CODE_RE = re.compile(r"^[A-Z0-9_]{1,24}$")
-SORT_COLUMNS = {
-    "近一年收益": "近1年",
-    "近1年收益": "近1年",
-    "returnYear": "近1年",
-    "近一月收益": "近1月",
-    "近1月收益": "近1月",
-    "近三月收益": "近3月",
-    "近3月收益": "近3月",
-    "近六月收益": "近6月",
-    "近6月收益": "近6月",
-    "近三年收益": "近3年",
-    "近3年收益": "近3年",
-    "七日年化收益率": "yield_7d",
-    "yearlyRoe": "yield_7d",
-    "成立日期": "setup_date",
-    "setupDate": "setup_date",
-    "基金规模": "size",
-    "规模": "size",
+_SORT_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "近1年": ("近一年收益", "近1年收益", "returnYear"),
+    "近1月": ("近一月收益", "近1月收益"),
+    "近3月": ("近三月收益", "近3月收益"),
+    "近6月": ("近六月收益", "近6月收益"),
+    "近3年": ("近三年收益", "近3年收益"),
+    "yield_7d": ("七日年化收益率", "yearlyRoe"),
+    "setup_date": ("成立日期", "setupDate"),
+    "size": ("基金规模", "规模"),
 }
+"""The world's sort columns and the SearchFunds ``sortColumn`` names (Chinese and English) for each."""
+SORT_COLUMNS = {name: column for column, names in _SORT_SYNONYMS.items() for name in names}
 CATEGORY_ALIASES = {
     "QDII": "QDII型",
     "股票": "股票型",
@@ -157,20 +150,15 @@ class World:
         series, _, _ = self.fund_nav_series(code)
         if not series.dates:
             return []
-        lo = 0 if start is None else max(0, cal.index_on_or_after(start) - series.start_index)
-        hi = len(series.dates) - 1 if end is None else series.index_of(end)
-        rows = []
-        for i in range(lo, hi + 1):
-            dr = series.daily_return(i)
-            rows.append(
-                {
-                    "date": series.dates[i],
-                    "nav": series.nav[i],
-                    "acc_nav": series.acc_nav[i],
-                    "daily_return": None if dr is None else round(dr, 6),
-                }
-            )
-        return rows
+        return [
+            {
+                "date": series.dates[i],
+                "nav": series.nav[i],
+                "acc_nav": series.acc_nav[i],
+                "daily_return": series.rounded_return(i),
+            }
+            for i in series.positions(start, end)
+        ]
 
     def recent_returns(self, code: str, n: int) -> list[tuple[str, float]]:
         """(date, daily return) for the last ``n`` trading days up to as_of after the setup day, from the
@@ -442,27 +430,18 @@ class World:
         """Manager viewpoints published on one day."""
         return self.memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
 
-    def search_news(
+    def search_content(
         self,
+        kind: str,
         keyword: str | None = None,
         start: date | None = None,
         end: date | None = None,
         page: int = 1,
         size: int = 20,
     ) -> dict:
-        """News search by keyword and date range, newest first; pages count from 1."""
-        return content.search_content(self, "news", keyword, start, end, page, size)
-
-    def search_viewpoints(
-        self,
-        keyword: str | None = None,
-        start: date | None = None,
-        end: date | None = None,
-        page: int = 1,
-        size: int = 20,
-    ) -> dict:
-        """Manager-viewpoint search by keyword and date range, newest first."""
-        return content.search_content(self, "viewpoints", keyword, start, end, page, size)
+        """News (``kind="news"``) or manager viewpoints (``"viewpoints"``) by keyword and date range,
+        newest first; pages count from 1."""
+        return content.search_content(self, kind, keyword, start, end, page, size)
 
     def fund_announcements(self, code: str) -> list[dict]:
         """A fund's announcements, newest first (empty for unknown funds)."""

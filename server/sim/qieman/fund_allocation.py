@@ -3,13 +3,15 @@ the stocks held and regions."""
 
 from __future__ import annotations
 
-from server.sim.qieman.common import r4, r6
+from server.sim.qieman.common import choice_arg, code_list_arg, r4, r6
 from server.sim.qieman.fund_windows import (
-    code_list,
+    fund_and_window,
     fund_or_error,
     index_return,
     known_funds,
+    known_stubs,
     latest_report_date,
+    latest_report_entry,
     latest_semiannual_date,
     nav_window,
     report_date_for,
@@ -36,10 +38,8 @@ from server.world.fund_profiles import (
 @qieman_builder("getFundIndustryAllocation")
 def build_industry_allocation(ctx: BuildContext, args: dict) -> dict:
     """Industry weights of the stock portfolio (latest report or window average)."""
-    world = ctx.world
     tool = "getFundIndustryAllocation"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(args, "timeRange", tool, LATEST)
+    world, fund, window = fund_and_window(ctx, args, tool)
     return {
         "fundCode": fund.code,
         "fundName": fund.name,
@@ -55,10 +55,8 @@ def build_industry_allocation(ctx: BuildContext, args: dict) -> dict:
 @qieman_builder("getFundIndustryConcentration")
 def build_industry_concentration(ctx: BuildContext, args: dict) -> dict:
     """Top-5 industries and cumulative concentration."""
-    world = ctx.world
     tool = "getFundIndustryConcentration"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(args, "timeRange", tool, LATEST)
+    world, fund, window = fund_and_window(ctx, args, tool)
     weights = industry_weights(world, fund, window)
     top = weights[:5]
 
@@ -91,7 +89,7 @@ def build_industry_preference(ctx: BuildContext, args: dict) -> dict:
     tool = "getFundIndustryPreference"
     window = window_key(args, "timeRange", tool, "LAST_YEAR")
     funds = []
-    for fund in known_funds(world, code_list(args, "fundCodeList", tool)):
+    for fund in known_funds(world, code_list_arg(args, "fundCodeList", tool)):
         prefs = [
             {"industryName": n, "averageWeight": r4(w), "preferenceLevel": preference_level(w)}
             for n, w in industry_weights(world, fund, window)[:5]
@@ -103,10 +101,8 @@ def build_industry_preference(ctx: BuildContext, args: dict) -> dict:
 @qieman_builder("getFundIndustryReturns")
 def build_industry_returns(ctx: BuildContext, args: dict) -> dict:
     """Return and contribution of each industry held; contributions add up to the stock part of the return."""
-    world = ctx.world
     tool = "getFundIndustryReturns"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(args, "timeRange", tool, LATEST)
+    world, fund, window = fund_and_window(ctx, args, tool)
     weights = industry_weights(world, fund, window)
     rows: list[dict] = []
     if weights:
@@ -139,10 +135,8 @@ def build_industry_returns(ctx: BuildContext, args: dict) -> dict:
 @qieman_builder("getFundTurnoverRate")
 def build_turnover(ctx: BuildContext, args: dict) -> dict:
     """Stock turnover of the fund against its type average."""
-    world = ctx.world
     tool = "getFundTurnoverRate"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(args, "timeRange", tool, LATEST)
+    world, fund, window = fund_and_window(ctx, args, tool)
     stub = world.fund_stub(fund.code)
     return {
         "fundCode": fund.code,
@@ -213,11 +207,7 @@ def build_stock_allocation_metrics(ctx: BuildContext, args: dict) -> dict:
     world = ctx.world
     tool = "getStockAllocationAndMetricsByFundCode"
     window = window_key(args, "timeRange", tool, LATEST)
-    method = args.get("calculationMethod") or "wavg"
-    if method not in _CALC_METHODS:
-        raise ToolInputError(
-            f"{tool}: calculationMethod {method!r} unknown; expected one of {list(_CALC_METHODS)}"
-        )
+    method = choice_arg(args, "calculationMethod", tool, _CALC_METHODS, "wavg")
     holding_type = args.get("holdingType") or "quarter"
     if holding_type not in ("semiannual", "quarter"):
         raise ToolInputError(f"{tool}: holdingType {holding_type!r} must be semiannual or quarter")
@@ -226,7 +216,7 @@ def build_stock_allocation_metrics(ctx: BuildContext, args: dict) -> dict:
         raise ToolInputError(f"{tool}: threshold {threshold!r} must be one of 10, 15, 20, 25, 30 (percent)")
     report = latest_semiannual_date(world) if holding_type == "semiannual" else latest_report_date(world)
     funds = []
-    for fund in known_funds(world, code_list(args, "fundCodeList", tool, limit=50)):
+    for fund in known_funds(world, code_list_arg(args, "fundCodeList", tool, 50)):
         stocks = fund.holdings["stocks"]
         infos = [world.stock(s["code"]) or {} for s in stocks]
         weights = [s["ratio"] for s in stocks]
@@ -276,22 +266,16 @@ def build_area_allocation(ctx: BuildContext, args: dict) -> dict:
     scope = by_name.get(
         scope, scope
     )  # a region name works as well as its code; unknown regions match nothing
-    funds = []
-    for code in code_list(args, "fundCodeList", tool, limit=50):
-        stub = world.fund_stub(code)
-        if stub is None:
-            continue
-        areas = [
-            {"areaCode": k, "areaName": AREA_NAMES[k], "weight": r4(w)}
-            for k, w in area_weights(world, stub, window)
-            if scope is None or k == scope
-        ]
-        funds.append(
-            {
-                "fundCode": code,
-                "fundName": stub.name,
-                "reportDate": latest_report_date(world).isoformat(),
-                "areas": areas,
-            }
+    funds = [
+        latest_report_entry(
+            world,
+            stub,
+            areas=[
+                {"areaCode": k, "areaName": AREA_NAMES[k], "weight": r4(w)}
+                for k, w in area_weights(world, stub, window)
+                if scope is None or k == scope
+            ],
         )
+        for stub in known_stubs(world, args, "fundCodeList", tool, 50)
+    ]
     return {"timeRange": window, "funds": funds}

@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from datetime import date
 
-from server.sim.qieman.common import r4, r6
+from server.sim.qieman.common import code_list_arg, r4, r6
 from server.sim.qieman.fund_windows import (
-    code_list,
+    NAV_WINDOWS,
     factor_returns,
+    fund_and_window,
     fund_or_error,
     index_return,
     known_funds,
@@ -21,7 +22,7 @@ from server.sim.qieman.fund_windows import (
 )
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import vocab as v
-from server.world.fund_profiles import LATEST, WINDOW_MONTHS, bond_ratio, duration_years, industry_weights
+from server.world.fund_profiles import LATEST, bond_ratio, duration_years, industry_weights
 from server.world.funds import Fund
 from server.world.quant import (
     TRADING_DAYS_PER_YEAR,
@@ -65,10 +66,8 @@ def build_benchmark_info(ctx: BuildContext, args: dict) -> dict:
 @qieman_builder("getFundBrinsonIndicator")
 def build_brinson(ctx: BuildContext, args: dict) -> dict:
     """Brinson attribution of the fund's excess return over the CSI 300 in a window."""
-    world = ctx.world
     tool = "getFundBrinsonIndicator"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(args, "timePeriod", tool, "LAST_YEAR")
+    world, fund, window = fund_and_window(ctx, args, tool, "timePeriod", "LAST_YEAR")
     industries = industry_weights(world, fund, window)
     if not industries:
         raise ToolInputError(
@@ -142,16 +141,8 @@ def build_campisi(ctx: BuildContext, args: dict) -> dict:
 @qieman_builder("getMarketTimingIndicator")
 def build_market_timing(ctx: BuildContext, args: dict) -> dict:
     """Monthly timing statistics against the CSI 300 over a window."""
-    world = ctx.world
     tool = "getMarketTimingIndicator"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(
-        args,
-        "timeInterval",
-        tool,
-        "LAST_YEAR",
-        allowed=[*WINDOW_MONTHS, "fromSetupDate", "sinceTakingOffice"],
-    )
+    world, fund, window = fund_and_window(ctx, args, tool, "timeInterval", "LAST_YEAR", NAV_WINDOWS)
     series, lo, hi = nav_window(world, fund, window)
     idx = world.index_series("000300")
     ends = month_end_positions(series, lo, hi) if hi > lo else [lo]
@@ -220,7 +211,7 @@ def build_dive_count(ctx: BuildContext, args: dict) -> dict:
     tool = "getFundDiveCount"
     window = window_key(args, "timeRange", tool, LATEST)
     funds = []
-    for fund in known_funds(world, code_list(args, "fundCodeList", tool)):
+    for fund in known_funds(world, code_list_arg(args, "fundCodeList", tool)):
         series, lo, hi = nav_window(world, fund, window)
         rets = daily_returns(series.adj, lo, hi)
         vol = (annual_volatility(rets) or 0.0) / math.sqrt(TRADING_DAYS_PER_YEAR)

@@ -12,40 +12,39 @@ Malformed codes (not six digits) and more than 20 codes are refused with a ToolI
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from typing import Any
 
-from server.sim.qieman.common import fund_url
-from server.sim.registry import BuildContext, ToolInputError
+from server.sim.qieman.common import code_list_arg, fund_url
+from server.sim.registry import BuildContext, qieman_builder
+from server.world.funds import Fund
 
 MAX_BATCH = 20
-_CODE_RE = re.compile(r"^\d{6}$")
+FundData = Callable[[BuildContext, Fund], dict[str, Any]]
+"""What a batch tool answers for one known fund."""
 
 
-def fund_codes_arg(args: dict[str, Any], tool: str, key: str = "fundCodes", limit: int | None = MAX_BATCH):
-    """The requested fund codes, deduplicated in order; ToolInputError for a malformed list."""
-    codes = args.get(key)
-    if not isinstance(codes, list) or not codes:
-        raise ToolInputError(f"{tool}: {key} must be a non-empty array of six-digit fund codes")
-    if limit is not None and len(codes) > limit:
-        raise ToolInputError(f"{tool}: {key} holds {len(codes)} codes; at most {limit} per call")
-    out: list[str] = []
-    for i, code in enumerate(codes):
-        if not isinstance(code, str) or not _CODE_RE.match(code):
-            raise ToolInputError(f"{tool}: {key}[{i}] must be a six-digit fund code, got {code!r}")
-        if code not in out:
-            out.append(code)
-    return out
-
-
-def batch(ctx: BuildContext, args: dict[str, Any], tool: str, build_data, limit: int | None = MAX_BATCH):
+def batch(
+    ctx: BuildContext, args: dict[str, Any], tool: str, build_data: FundData, limit: int | None = MAX_BATCH
+) -> list[dict[str, Any]]:
     """``[{fundCode, data, url}]`` for the known codes of the request (unknown codes skipped)."""
     entries = []
-    for code in fund_codes_arg(args, tool, limit=limit):
+    for code in code_list_arg(args, "fundCodes", tool, limit, six_digits=True):
         fund = ctx.world.fund(code)
         if fund is not None:
             entries.append({"fundCode": code, "data": build_data(ctx, fund), "url": fund_url(code)})
     return entries
+
+
+def batch_tool(name: str, limit: int | None = MAX_BATCH) -> Callable[[FundData], FundData]:
+    """Register the decorated ``data(ctx, fund)`` as the builder of the batch tool ``name``: one
+    ``{fundCode, data, url}`` entry per known requested code (see :func:`batch`)."""
+
+    def register(data: FundData) -> FundData:
+        qieman_builder(name)(lambda ctx, args: batch(ctx, args, name, data, limit))
+        return data
+
+    return register
 
 
 def display_type(fund_type: str) -> str:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from server.sim.qieman.common import r4
-from server.sim.qieman.fund_windows import code_list, fund_or_error, latest_report_date, window_key
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from server.sim.qieman.common import choice_arg, r4
+from server.sim.qieman.fund_windows import (
+    NAV_WINDOWS,
+    fund_and_window,
+    known_stubs,
+    latest_report_entry,
+    window_key,
+)
+from server.sim.registry import BuildContext, qieman_builder
 from server.world.fund_profiles import (
     BOND_TYPE_NAMES,
     LATEST,
     RATING_BUCKETS,
-    WINDOW_MONTHS,
     asset_ratios,
     bond_denominator_factor,
     bond_ratio,
@@ -31,16 +36,9 @@ def build_bond_allocation(ctx: BuildContext, args: dict) -> dict:
     world = ctx.world
     tool = "getBondAllocationByFundCode"
     window = window_key(args, "timeRange", tool, LATEST)
-    asset_type = args.get("assetType") or "total_net_asset"
-    if asset_type not in _ASSET_TYPES:
-        raise ToolInputError(
-            f"{tool}: assetType {asset_type!r} unknown; expected one of {list(_ASSET_TYPES)}"
-        )
+    asset_type = choice_arg(args, "assetType", tool, _ASSET_TYPES, "total_net_asset")
     funds = []
-    for code in code_list(args, "fundCodeList", tool, limit=50):
-        stub = world.fund_stub(code)
-        if stub is None:
-            continue
+    for stub in known_stubs(world, args, "fundCodeList", tool, 50):
         factor = bond_denominator_factor(world, stub, window, asset_type)
         has_bonds = asset_ratios(world, stub)[1] > 0
         rows = (
@@ -52,14 +50,13 @@ def build_bond_allocation(ctx: BuildContext, args: dict) -> dict:
             else []
         )
         funds.append(
-            {
-                "fundCode": code,
-                "fundName": stub.name,
-                "reportDate": latest_report_date(world).isoformat(),
-                "bondTypeAllocation": rows,
-                "durationStyle": duration_style(duration_years(world, stub, window)) if has_bonds else None,
-                "creditStyle": credit_style(rating_mix(world, stub, window)) if has_bonds else None,
-            }
+            latest_report_entry(
+                world,
+                stub,
+                bondTypeAllocation=rows,
+                durationStyle=duration_style(duration_years(world, stub, window)) if has_bonds else None,
+                creditStyle=credit_style(rating_mix(world, stub, window)) if has_bonds else None,
+            )
         )
     return {"timeRange": window, "assetType": asset_type, "funds": funds}
 
@@ -85,40 +82,22 @@ def build_credit_rating(ctx: BuildContext, args: dict) -> dict:
     window = window_key(args, "timeRange", tool, LATEST)
     only = rating_type(args)
     funds = []
-    for code in code_list(args, "fundCodeList", tool, limit=50):
-        stub = world.fund_stub(code)
-        if stub is None:
-            continue
+    for stub in known_stubs(world, args, "fundCodeList", tool, 50):
         mix = rating_mix(world, stub, window) if asset_ratios(world, stub)[1] > 0 else {}
         dist = [
             {"ratingLevel": k, "weight": r4(mix[k])}
             for k in RATING_BUCKETS
             if k in mix and (only is None or k == only)
         ]
-        funds.append(
-            {
-                "fundCode": code,
-                "fundName": stub.name,
-                "reportDate": latest_report_date(world).isoformat(),
-                "ratingDistribution": dist,
-            }
-        )
+        funds.append(latest_report_entry(world, stub, ratingDistribution=dist))
     return {"timeRange": window, "funds": funds}
 
 
 @qieman_builder("getBondIndicator")
 def build_bond_indicator(ctx: BuildContext, args: dict) -> dict:
     """Duration, rate sensitivity, leverage and concentration of a fund's bond book."""
-    world = ctx.world
     tool = "getBondIndicator"
-    fund = fund_or_error(world, args.get("fundCode"), tool)
-    window = window_key(
-        args,
-        "timeInterval",
-        tool,
-        "LAST_YEAR",
-        allowed=[*WINDOW_MONTHS, "fromSetupDate", "sinceTakingOffice"],
-    )
+    world, fund, window = fund_and_window(ctx, args, tool, "timeInterval", "LAST_YEAR", NAV_WINDOWS)
     stub = world.fund_stub(fund.code)
     b = bond_ratio(fund)
     if b <= 0:

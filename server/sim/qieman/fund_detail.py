@@ -14,9 +14,9 @@ from server.sim.qieman.common import (
     pct_text,
     txn_date_of,
 )
-from server.sim.qieman.fund_batch import batch, display_type
+from server.sim.qieman.fund_batch import batch_tool, display_type
 from server.sim.qieman.fund_rules import redemption_arrivals
-from server.sim.registry import BuildContext, qieman_builder
+from server.sim.registry import BuildContext
 from server.world.funds import Fund
 from server.world.rng import derive_seed
 
@@ -208,7 +208,9 @@ def _trade_time_flows(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     }
 
 
-def _detail(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
+@batch_tool("BatchGetFundsDetail")
+def fund_detail(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
+    """Full profile: summary, managers, allocations, trade limits and timelines."""
     return {
         "fundOperationInfo": None,
         "summary": _summary(ctx, fund),
@@ -221,20 +223,10 @@ def _detail(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     }
 
 
-@qieman_builder("BatchGetFundsDetail")
-def build_funds_detail(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Full profiles: summary, managers, allocations, trade limits and timelines."""
-    return batch(ctx, args, "BatchGetFundsDetail", _detail)
-
-
-@qieman_builder("BatchGetFundTradeLimit")
-def build_trade_limit(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+@batch_tool("BatchGetFundTradeLimit")
+def trade_limit_entry(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Trading availability, minimums and redemption arrival dates."""
-
-    def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
-        out = trade_limit(c, fund)
-        out["canInvestPlan"] = fund.trade["can_allot"]
-        out["minInvestPlanAmount"] = max(fund.trade["min_buy"], 10.0) if fund.trade["can_allot"] else None
-        return out
-
-    return batch(ctx, args, "BatchGetFundTradeLimit", data)
+    out = trade_limit(ctx, fund)
+    out["canInvestPlan"] = fund.trade["can_allot"]
+    out["minInvestPlanAmount"] = max(fund.trade["min_buy"], 10.0) if fund.trade["can_allot"] else None
+    return out

@@ -5,8 +5,13 @@ from __future__ import annotations
 import math
 from datetime import date, timedelta
 
-from server.sim.qieman.common import fund_url, r4
-from server.sim.qieman.fund_windows import code_list, factor_returns, month_end_positions, resolve_fund
+from server.sim.qieman.common import band_text, fund_url, r4
+from server.sim.qieman.fund_windows import (
+    factor_returns,
+    known_stubs,
+    month_end_positions,
+    resolve_fund,
+)
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
 from server.world import trading_calendar as cal
@@ -172,15 +177,16 @@ def risk_score(volatility: float) -> float:
     return round(100.0 * volatility / (volatility + 0.12), 2)
 
 
+_RISK_BANDS = (
+    (15, "波动很小，风险低，适合追求稳健的资金"),
+    (35, "波动较小，风险中低，短期可能有小幅回撤"),
+    (55, "波动适中，风险中等，需承受一定回撤"),
+)
+
+
 def risk_text(score: float) -> str:
     """Plain-language band of a risk score."""
-    if score < 15:
-        return "波动很小，风险低，适合追求稳健的资金"
-    if score < 35:
-        return "波动较小，风险中低，短期可能有小幅回撤"
-    if score < 55:
-        return "波动适中，风险中等，需承受一定回撤"
-    return "波动较大，风险较高，可能出现明显回撤"
+    return band_text(score, _RISK_BANDS, "波动较大，风险较高，可能出现明显回撤")
 
 
 def last_month_end(d: date) -> date:
@@ -213,10 +219,8 @@ def build_analyze_fund_risk(ctx: BuildContext, args: dict) -> list[dict]:
     world = ctx.world
     out = []
     effective = last_month_end(world.as_of).isoformat()
-    for code in code_list(args, "fundCodes", "AnalyzeFundRisk"):
-        stub = world.fund_stub(code)
-        if stub is None:
-            continue
+    for stub in known_stubs(world, args, "fundCodes", "AnalyzeFundRisk"):
+        code = stub.code
         dates, rets = recent_window(world, code)
         if len(rets) < 2:
             continue

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from server.sim.qieman.common import cn_date, pct_text
-from server.sim.qieman.fund_batch import batch
+from server.sim.qieman.common import choice_arg, cn_date, pct_text
+from server.sim.qieman.fund_batch import batch, batch_tool
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world.dates import shift_months
 from server.world.funds import Fund
@@ -52,11 +52,7 @@ def build_nav_history(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str,
     history with ``curDimensionType`` ``setupDay``.
     """
     tool = "BatchGetFundNavHistory"
-    dimension = args.get("dimensionType") or "oneMonth"
-    if dimension not in DIMENSIONS:
-        raise ToolInputError(
-            f"{tool}: dimensionType {dimension!r} unknown; expected one of {list(DIMENSIONS)}"
-        )
+    dimension = choice_arg(args, "dimensionType", tool, DIMENSIONS, "oneMonth")
     desc = args.get("isDesc", True)
     if not isinstance(desc, bool):
         raise ToolInputError(f"{tool}: isDesc must be true or false, got {desc!r}")
@@ -130,7 +126,9 @@ def _clip_score(x: float) -> float:
     return round(min(100.0, max(0.0, x)), 1)
 
 
-def _performance(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
+@batch_tool("GetBatchFundPerformance")
+def fund_performance(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
+    """Window returns with peer averages and ranks (peers: a seeded sample of the same fund type)."""
     perf = fund.performance
     peers = [c for c in _peer_codes(ctx, fund.fund_type) if c != fund.code]
     periods = []
@@ -170,45 +168,31 @@ def _performance(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     }
 
 
-@qieman_builder("GetBatchFundPerformance")
-def build_fund_performance(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Window returns with peer averages and ranks (peers: a seeded sample of the same fund type)."""
-    return batch(ctx, args, "GetBatchFundPerformance", _performance)
-
-
-@qieman_builder("BatchGetFundsSplitHistory")
-def build_split_history(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+@batch_tool("BatchGetFundsSplitHistory")
+def split_history(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Share splits, newest first (most funds have none)."""
-
-    def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
-        records = [
-            {"splitDate": s["date"], "splitType": s["type"], "splitRatio": s["ratio"]}
-            for s in reversed(fund.splits)
-        ]
-        return {"fundCode": fund.code, "fundName": fund.name, "splitRecords": records}
-
-    return batch(ctx, args, "BatchGetFundsSplitHistory", data)
+    records = [
+        {"splitDate": s["date"], "splitType": s["type"], "splitRatio": s["ratio"]}
+        for s in reversed(fund.splits)
+    ]
+    return {"fundCode": fund.code, "fundName": fund.name, "splitRecords": records}
 
 
-@qieman_builder("BatchGetFundsDividendRecord")
-def build_dividend_record(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+@batch_tool("BatchGetFundsDividendRecord")
+def dividend_record(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Cash dividends, newest first."""
-
-    def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
-        records = [
-            {
-                "recordDate": d["record_date"],
-                "exDividendDate": d["ex_date"],
-                "paymentDate": d["pay_date"],
-                "dividendPerShare": d["cash_per_unit"],
-            }
-            for d in reversed(fund.dividends)
-        ]
-        return {
-            "fundCode": fund.code,
-            "fundName": fund.name,
-            "totalDividendCount": len(records),
-            "dividendRecords": records,
+    records = [
+        {
+            "recordDate": d["record_date"],
+            "exDividendDate": d["ex_date"],
+            "paymentDate": d["pay_date"],
+            "dividendPerShare": d["cash_per_unit"],
         }
-
-    return batch(ctx, args, "BatchGetFundsDividendRecord", data)
+        for d in reversed(fund.dividends)
+    ]
+    return {
+        "fundCode": fund.code,
+        "fundName": fund.name,
+        "totalDividendCount": len(records),
+        "dividendRecords": records,
+    }

@@ -6,8 +6,8 @@ import re
 from datetime import date
 from typing import Any
 
-from server.sim.qieman.common import int_arg, parse_day
-from server.sim.qieman.fund_batch import MAX_BATCH, batch, fund_codes_arg
+from server.sim.qieman.common import code_list_arg, int_arg, parse_day
+from server.sim.qieman.fund_batch import MAX_BATCH, batch, batch_tool
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world.dates import last_quarter_end
 from server.world.funds import Fund
@@ -115,39 +115,35 @@ def _share_classes(ctx: BuildContext, fund: Fund) -> list[Fund]:
     return siblings or [fund]
 
 
-@qieman_builder("BatchGetFundsHolderInfo")
-def build_holder_info(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+@batch_tool("BatchGetFundsHolderInfo")
+def holder_info(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Shares per class, total size and the institutional/individual split at the last half-year report."""
-
-    def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
-        classes = []
-        for f in _share_classes(c, fund):
-            nav = f.latest["nav"] or 1.0
-            classes.append(
-                {
-                    "fundCode": f.code,
-                    "shareClassName": f.share_class,
-                    "shares": round(f.net_asset / nav, 2),
-                    "netAsset": f.net_asset,
-                }
-            )
-        rng = rng_for(c.world.seed, "holders", fund.code)
-        base = {"债券型": 0.55, "货币型": 0.35, "FOF": 0.1}.get(fund.fund_type, 0.15)
-        institutional = round(min(0.98, base * (0.4 + 1.2 * rng.random())), 4)
-        total_asset = round(sum(x["netAsset"] for x in classes), 2)
-        return {
-            "fundCode": fund.code,
-            "fundName": fund.name,
-            "reportDate": _half_year_end(c.world.as_of).isoformat(),
-            "totalShares": round(sum(x["shares"] for x in classes), 2),
-            "totalNetAsset": total_asset,
-            "shareClasses": classes,
-            "institutionalRatio": institutional,
-            "individualRatio": round(1.0 - institutional, 4),
-            "holderCount": max(200, int(total_asset / (20000 + 80000 * rng.random()))),
-        }
-
-    return batch(ctx, args, "BatchGetFundsHolderInfo", data)
+    classes = []
+    for f in _share_classes(ctx, fund):
+        nav = f.latest["nav"] or 1.0
+        classes.append(
+            {
+                "fundCode": f.code,
+                "shareClassName": f.share_class,
+                "shares": round(f.net_asset / nav, 2),
+                "netAsset": f.net_asset,
+            }
+        )
+    rng = rng_for(ctx.world.seed, "holders", fund.code)
+    base = {"债券型": 0.55, "货币型": 0.35, "FOF": 0.1}.get(fund.fund_type, 0.15)
+    institutional = round(min(0.98, base * (0.4 + 1.2 * rng.random())), 4)
+    total_asset = round(sum(x["netAsset"] for x in classes), 2)
+    return {
+        "fundCode": fund.code,
+        "fundName": fund.name,
+        "reportDate": _half_year_end(ctx.world.as_of).isoformat(),
+        "totalShares": round(sum(x["shares"] for x in classes), 2),
+        "totalNetAsset": total_asset,
+        "shareClasses": classes,
+        "institutionalRatio": institutional,
+        "individualRatio": round(1.0 - institutional, 4),
+        "holderCount": max(200, int(total_asset / (20000 + 80000 * rng.random()))),
+    }
 
 
 _ANNOUNCEMENT_ID_RE = re.compile(r"^\d{12}$")
@@ -177,7 +173,7 @@ def _announcement_row(item: dict) -> dict[str, Any]:
 def build_announcements(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any]:
     """Announcements of the requested funds merged newest first, paged from 1 (default page size 10)."""
     tool = "GetFundAnnouncements"
-    codes = fund_codes_arg(args, tool)
+    codes = code_list_arg(args, "fundCodes", tool, MAX_BATCH, six_digits=True)
     page = int_arg(args, "pageNum", tool, 1, 1)
     size = int_arg(args, "pageSize", tool, 10, 1)
     if size > 100:

@@ -7,7 +7,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from server.sim.qieman.common import add_txn_days, cn_date, now, parse_moment, pct_text, txn_date_of
-from server.sim.qieman.fund_batch import batch
+from server.sim.qieman.fund_batch import batch, batch_tool
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world.funds import Fund
 from server.world.rng import rng_for
@@ -146,22 +146,18 @@ def _fee_summary(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     }
 
 
-@qieman_builder("BatchGetFundsFeeRule")
-def build_fee_rule(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+@batch_tool("BatchGetFundsFeeRule")
+def fee_rule(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Subscription, purchase and redemption ladders, running fees and the total-cost summary."""
-
-    def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
-        return {
-            "fundCode": fund.code,
-            "fundName": fund.name,
-            "subscribeFeeRateRules": amount_rules(fund.fees["subscribe"]),
-            "allotFeeRateRules": amount_rules(fund.fees["allot"]),
-            "redeemFeeRateRules": redeem_rules(fund.fees["redeem"]),
-            "runFeeRateRule": run_fee_rule(fund),
-            "feeRateSummary": _fee_summary(c, fund),
-        }
-
-    return batch(ctx, args, "BatchGetFundsFeeRule", data)
+    return {
+        "fundCode": fund.code,
+        "fundName": fund.name,
+        "subscribeFeeRateRules": amount_rules(fund.fees["subscribe"]),
+        "allotFeeRateRules": amount_rules(fund.fees["allot"]),
+        "redeemFeeRateRules": redeem_rules(fund.fees["redeem"]),
+        "runFeeRateRule": run_fee_rule(fund),
+        "feeRateSummary": _fee_summary(ctx, fund),
+    }
 
 
 _OPS = ("subscribe", "allot", "redeem", "convert")

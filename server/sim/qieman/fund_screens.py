@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from server.sim.qieman.common import r4, r6
+from server.sim.qieman.common import choice_arg, r4, r6
 from server.sim.qieman.fund_bonds import rating_type
 from server.sim.qieman.fund_windows import latest_report_date, report_date_arg, window_key
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
@@ -47,9 +47,7 @@ def _comparator(args: dict, tool: str, eq_tol: float, max_value: float | None):
         raise ToolInputError(
             f"{tool}: thresholdList {thresholds} looks like percentages; use fractions (0.3 = 30%)"
         )
-    op = args.get("operator") or ("between" if len(thresholds) == 2 else "gte")
-    if op not in _OPERATORS:
-        raise ToolInputError(f"{tool}: operator {op!r} unknown; expected one of {list(_OPERATORS)}")
+    op = choice_arg(args, "operator", tool, _OPERATORS, "between" if len(thresholds) == 2 else "gte")
     if (op == "between") != (len(thresholds) == 2):
         raise ToolInputError(
             f"{tool}: operator {op!r} needs {'two thresholds' if op == 'between' else 'one threshold'}, got {len(thresholds)}"
@@ -119,11 +117,7 @@ def _bond_screen(
     accept = _comparator(args, tool, 0.005, 1.5)
     limit = _max_results(args, tool)
     window, report = _screen_window(world, args, tool)
-    asset_type = args.get("assetType") or default_asset_type
-    if asset_type not in _ASSET_TYPES_CAMEL:
-        raise ToolInputError(
-            f"{tool}: assetType {asset_type!r} unknown; expected one of {list(_ASSET_TYPES_CAMEL)}"
-        )
+    asset_type = choice_arg(args, "assetType", tool, _ASSET_TYPES_CAMEL, default_asset_type)
     field, bucket = label
     values = world.memo(
         (tool, window, asset_type, bucket),

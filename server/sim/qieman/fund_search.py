@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.sim.qieman.common import fund_url, int_arg
+from server.sim.qieman.common import choice_arg, fund_url, int_arg
 from server.sim.qieman.fund_batch import display_type
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import vocab as v
@@ -118,11 +118,7 @@ def build_search_funds(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any
     if size > 100:
         raise ToolInputError(f"{tool}: size must be at most 100, got {size}")
     keyword = (args.get("keyword") or "").strip() or None
-    status = args.get("tradeStatus") or "不限"
-    if status != "不限" and status not in _TRADE_STATUS:
-        raise ToolInputError(
-            f"{tool}: tradeStatus {status!r} unknown; expected one of {['不限', *_TRADE_STATUS]}"
-        )
+    status = choice_arg(args, "tradeStatus", tool, ("不限", *_TRADE_STATUS), "不限")
     order = args.get("sortOrder") or "降序"
     column = args.get("sortColumn") or None
     column = _SORT_SYNONYMS.get(column, column)

@@ -30,12 +30,13 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from server.sim.registry import ToolInputError
+from server.sim.qieman.common import code_list_arg, one_of
+from server.sim.registry import BuildContext, ToolInputError
 from server.world import World
 from server.world import trading_calendar as cal
 from server.world.dates import last_quarter_end, shift_months
 from server.world.fund_profiles import LATEST, SPECIAL_WINDOWS, WINDOW_MONTHS
-from server.world.funds import Fund
+from server.world.funds import Fund, FundStub
 from server.world.navs import NavSeries, year_bounds
 from server.world.rng import derive_seed, unit
 
@@ -50,20 +51,19 @@ def fund_or_error(world: World, code: Any, tool: str, field: str = "fundCode") -
     return fund
 
 
-def code_list(args: dict, field: str, tool: str, limit: int | None = None) -> list[str]:
-    """The de-duplicated code list argument, order kept; ToolInputError when missing, empty or too long."""
-    codes = args.get(field)
-    if not isinstance(codes, list) or not codes:
-        raise ToolInputError(f"{tool}: {field} must be a non-empty list of fund codes")
-    if limit is not None and len(codes) > limit:
-        raise ToolInputError(f"{tool}: {field} holds {len(codes)} codes; at most {limit} per call")
-    out: list[str] = []
-    for i, c in enumerate(codes):
-        if not isinstance(c, str):
-            raise ToolInputError(f"{tool}: {field}[{i}] must be a string fund code")
-        if c not in out:
-            out.append(c)
-    return out
+def known_stubs(world: World, args: dict, field: str, tool: str, limit: int | None = None) -> list[FundStub]:
+    """Stubs of the known codes of the code-list argument ``field`` (unknown codes skipped, order kept)."""
+    return [s for s in (world.fund_stub(c) for c in code_list_arg(args, field, tool, limit)) if s is not None]
+
+
+def latest_report_entry(world: World, stub: FundStub, **fields: Any) -> dict[str, Any]:
+    """``{fundCode, fundName, reportDate, **fields}``: one fund of a list tool, as of the latest report."""
+    return {
+        "fundCode": stub.code,
+        "fundName": stub.name,
+        "reportDate": latest_report_date(world).isoformat(),
+        **fields,
+    }
 
 
 def known_funds(world: World, codes: list[str]) -> list[Fund]:
@@ -104,6 +104,23 @@ def report_date_for(world: World, fund: Fund, window: str) -> str:
     return fund.holdings["report_date"] if window == LATEST else latest_report_date(world).isoformat()
 
 
+NAV_WINDOWS = (*WINDOW_MONTHS, "fromSetupDate", "sinceTakingOffice")
+"""Windows of the NAV-only tools (no report date to anchor ``LatestReportDate``)."""
+
+
+def fund_and_window(
+    ctx: BuildContext,
+    args: dict,
+    tool: str,
+    field: str = "timeRange",
+    default: str = LATEST,
+    allowed: Sequence[str] | None = None,
+) -> tuple[World, Fund, str]:
+    """(world, the fund of ``fundCode``, the validated window of ``args[field]``); the fund is checked first."""
+    fund = fund_or_error(ctx.world, args.get("fundCode"), tool)
+    return ctx.world, fund, window_key(args, field, tool, default, allowed)
+
+
 def window_key(
     args: dict, field: str, tool: str, default: str | None, allowed: Sequence[str] | None = None
 ) -> str:
@@ -111,10 +128,7 @@ def window_key(
     key = args.get(field)
     if key is None:
         key = default or LATEST
-    choices = tuple(allowed) if allowed else (*WINDOW_MONTHS, *SPECIAL_WINDOWS)
-    if key not in choices:
-        raise ToolInputError(f"{tool}: {field} {key!r} unknown; expected one of {list(choices)}")
-    return key
+    return one_of(key, field, tool, tuple(allowed) if allowed else (*WINDOW_MONTHS, *SPECIAL_WINDOWS))
 
 
 def report_date_arg(world: World, args: dict, tool: str) -> str | None:

@@ -219,12 +219,12 @@ def test_user_accounts_and_profits_consistent():
 
 def test_content_search_and_announcements():
     w = world(0)
-    res = w.search_news("红利", date(2025, 9, 1), date(2025, 9, 30), page=1, size=5)
+    res = w.search_content("news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=1, size=5)
     assert all("红利" in (i["title"] + i["summary"] + "".join(i["tags"])) for i in res["items"])
     assert all("2025-09-01" <= i["publish_time"][:10] <= "2025-09-30" for i in res["items"])
-    page2 = w.search_news("红利", date(2025, 9, 1), date(2025, 9, 30), page=2, size=5)
+    page2 = w.search_content("news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=2, size=5)
     assert {i["id"] for i in res["items"]}.isdisjoint(i["id"] for i in page2["items"])
-    assert w.search_viewpoints(None, date(2025, 9, 1), date(2025, 9, 30))["total"] > 0
+    assert w.search_content("viewpoints", None, date(2025, 9, 1), date(2025, 9, 30))["total"] > 0
     code = w.fund_codes()[7]
     anns = w.fund_announcements(code)
     assert anns and w.announcement_content(anns[0]["id"])["content"]
