@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import vocab as v
 from .funds import Fund, FundStub, asset_mix
 from .quant import clamp
 from .rng import derive_seed, unit
@@ -293,20 +294,9 @@ def credit_style(ratings: dict[str, float]) -> str:
     return "高等级" if ratings["长期AAA"] / credit >= 0.6 else "中等级"
 
 
-_TURNOVER_RANGE = {
-    "股票型": (1.5, 5.0),
-    "混合型": (1.0, 6.0),
-    "指数型": (0.3, 1.0),
-    "QDII型": (0.3, 1.5),
-    "债券型": (0.2, 1.0),
-    "FOF": (0.5, 1.5),
-    "货币型": (0.0, 0.0),
-}
-
-
 def turnover_rate(world: World, stub: FundStub, window: str) -> float:
     """Annual stock turnover (2.0 = 200%) averaged over a window."""
-    lo, hi = _TURNOVER_RANGE[stub.fund_type]
+    lo, hi = v.TURNOVER_RANGE[stub.fund_type]
     base = lo + (hi - lo) * unit(derive_seed(world.seed, "turnover", stub.product_key))
     return round(
         base * (1.0 + drift(world, stub.product_key, window, window_amplitude(window), "turnover")), 4
@@ -315,41 +305,8 @@ def turnover_rate(world: World, stub: FundStub, window: str) -> float:
 
 def peer_turnover(fund_type: str) -> float | None:
     """Average turnover of a fund type (mid-range of the type's profile)."""
-    lo, hi = _TURNOVER_RANGE[fund_type]
+    lo, hi = v.TURNOVER_RANGE[fund_type]
     return None if hi == 0 else round((lo + hi) / 2, 4)
-
-
-PEER_RETURN = {
-    "股票型": (0.08, 0.2),
-    "混合型": (0.06, 0.15),
-    "指数型": (0.06, 0.18),
-    "债券型": (0.03, 0.015),
-    "货币型": (0.015, 0.003),
-    "QDII型": (0.1, 0.15),
-    "FOF": (0.04, 0.05),
-}
-
-
-PEER_VOLATILITY = {
-    "股票型": (0.22, 0.06),
-    "混合型": (0.18, 0.06),
-    "指数型": (0.2, 0.05),
-    "债券型": (0.02, 0.01),
-    "货币型": (0.001, 0.0005),
-    "QDII型": (0.2, 0.06),
-    "FOF": (0.06, 0.03),
-}
-
-
-PEER_DRAWDOWN = {
-    "股票型": (0.2, 0.08),
-    "混合型": (0.17, 0.07),
-    "指数型": (0.2, 0.07),
-    "债券型": (0.015, 0.01),
-    "货币型": (0.0, 0.001),
-    "QDII型": (0.18, 0.07),
-    "FOF": (0.06, 0.03),
-}
 
 
 def stock_fundamentals(world: World, code: str) -> tuple[float, float, float, float]:

@@ -18,7 +18,7 @@ from server.world import trading_calendar as cal
 from server.world import vocab as v
 from server.world.asset_classes import asset_class_tree, leaf_for_fund
 from server.world.dates import shift_months
-from server.world.fund_profiles import PEER_DRAWDOWN, PEER_RETURN, PEER_VOLATILITY, stock_ratio
+from server.world.fund_profiles import stock_ratio
 from server.world.funds import Fund
 from server.world.navs import NavSeries
 from server.world.quant import (
@@ -52,7 +52,7 @@ def _period_metrics(
         if rets
         else {"total": 0.0, "annual": 0.0, "volatility": None, "max_drawdown": 0.0, "sharpe": None}
     )
-    mu, sd = PEER_RETURN[fund.fund_type]
+    mu, sd = v.PEER_RETURN[fund.fund_type]
     ref_ret = (mu * year_fraction, max(sd * math.sqrt(max(year_fraction, 0.05)), 1e-4))
     value_for_peer = m["annual"] if label == "成立以来" else m["total"]
     if label == "成立以来":
@@ -63,11 +63,11 @@ def _period_metrics(
         "returnBeatRatio": beat_ratio(value_for_peer, ref_ret),
         "volatility": None if m["volatility"] is None else r4(m["volatility"]),
         "volatilityBeatRatio": beat_ratio(
-            m["volatility"], PEER_VOLATILITY[fund.fund_type], higher_is_better=False
+            m["volatility"], v.PEER_VOLATILITY[fund.fund_type], higher_is_better=False
         ),
         "maxDrawdown": r4(-m["max_drawdown"]),
         "maxDrawdownBeatRatio": beat_ratio(
-            m["max_drawdown"], PEER_DRAWDOWN[fund.fund_type], higher_is_better=False
+            m["max_drawdown"], v.PEER_DRAWDOWN[fund.fund_type], higher_is_better=False
         ),
         "sharpeRatio": None if m["sharpe"] is None else round(m["sharpe"], 2),
         "sharpeBeatRatio": beat_ratio(m["sharpe"], (0.5, 0.8)),

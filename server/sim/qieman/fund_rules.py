@@ -9,6 +9,7 @@ from typing import Any
 from server.sim.qieman.common import add_txn_days, cn_date, now, parse_moment, pct_text, txn_date_of
 from server.sim.qieman.fund_batch import batch, batch_tool
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from server.world import vocab as v
 from server.world.funds import Fund
 from server.world.rng import rng_for
 
@@ -101,18 +102,6 @@ def run_fee_rule(fund: Fund) -> dict[str, Any]:
     }
 
 
-# (trading-cost range, other-cost range) per type, as fractions per year
-_HIDDEN_COSTS = {
-    "股票型": (0.003, 0.012),
-    "混合型": (0.003, 0.010),
-    "指数型": (0.0005, 0.004),
-    "债券型": (0.0008, 0.005),
-    "货币型": (0.0001, 0.0006),
-    "QDII型": (0.0005, 0.004),
-    "FOF": (0.0005, 0.003),
-}
-
-
 def _rank_text(x: float, lo: float, hi: float) -> str:
     return f"{int(round(100 * min(1.0, max(0.0, (x - lo) / (hi - lo))))) if hi > lo else 0}%"
 
@@ -120,7 +109,7 @@ def _rank_text(x: float, lo: float, hi: float) -> str:
 def _fee_summary(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     fees = fund.fees
     rng = rng_for(ctx.world.seed, "hidden_cost", fund.code)
-    lo, hi = _HIDDEN_COSTS[fund.fund_type]
+    lo, hi = v.HIDDEN_COSTS[fund.fund_type]
     trading = round(lo + (hi - lo) * rng.random() ** 2, 4)
     other = round(0.0001 + 0.0004 * rng.random(), 4)
     explicit = round(fees["management"] + fees["custody"] + fees["sales"], 4)
