@@ -205,6 +205,29 @@ _SPECIAL_RECORDS: dict[str, dict] = {r["tool"]: r for r in json_table("special_r
 """One-off record shapes of RapidAPI and akshare tools (calculators, wallet utilities)."""
 
 
+_SPECIAL_SHAPES: tuple[dict, ...] = tuple(json_table("special_records.json", "shapes"))
+"""One-off akshare dict/list/tuple shapes (keyed rows, values, tuples), matched by tool name or prefix."""
+
+
+def _shape_plan(shape: dict) -> OutputPlan:
+    """The plan of a ``data/special_records.json`` shape; a column is a vocabulary name or a full column."""
+    columns = tuple(
+        vocab_column(c)
+        if isinstance(c, str)
+        else PlanColumn(c["name"], c["type"], c["description"], c.get("format"), item_type=c.get("item_type"))
+        for c in shape["columns"]
+    )
+    return OutputPlan(
+        shape["source"],
+        shape["shape"],
+        columns,
+        shape["rows_by"],
+        entities=tuple((shape.get("entities") or {}).items()),
+        time_step=shape.get("time_step"),
+        keyed_by=shape.get("keyed_by"),
+    )
+
+
 def _special_plan(facts: ToolFacts) -> OutputPlan | None:
     """One-off shapes: calculators, wallet utilities, and akshare dict/list/tuple/str returns."""
     name = facts.name
@@ -218,55 +241,9 @@ def _special_plan(facts: ToolFacts) -> OutputPlan | None:
         if facts.tool_from == "rapidapi":
             return OutputPlan(f"special:{name}", "rows_object", cols, _L, entities=entities, rows_path="data")
         return OutputPlan(f"special:{name}", "rows", cols, _L, entities=entities)
-    if name in {"futures_gfex_warehouse_receipt", "futures_shfe_warehouse_receipt"} or name.startswith(
-        "futures_warehouse_receipt_"
-    ):
-        cols = tuple(vocab_column(c) for c in ("日期", "品种", "库存", "增减"))
-        return OutputPlan(
-            "special:warehouse_receipts",
-            "keyed_rows",
-            cols,
-            _L,
-            entities=(("日期", "date"),),
-            keyed_by="品种",
-        )
-    if name == "futures_spot_sys":
-        cols = tuple(vocab_column(c) for c in ("日期", "指标", "数值"))
-        return OutputPlan(
-            "special:series_by_name", "keyed_rows", cols, _R, (), (("日期", "date"),), None, "day", "指标"
-        )
-    if name == "option_commodity_contract_sina":
-        cols = (PlanColumn("合约", "string", "Option contract code"),)
-        return OutputPlan(
-            "special:contracts_by_product",
-            "keyed_rows",
-            cols,
-            _L,
-            entities=(("合约", "option_symbol"),),
-            keyed_by="品种",
-        )
-    if name == "futures_dce_position_rank_other":
-        cols = (PlanColumn("合约", "string", "Contract code with a position ranking"),)
-        return OutputPlan("special:contract_list", "values", cols, _L, entities=(("合约", "futures_symbol"),))
-    if name == "option_sse_list_sina":
-        cols = (PlanColumn("到期月份", "string", "Expiry month (YYYYMM)"),)
-        return OutputPlan("special:expiry_months", "values", cols, _L)
-    if name == "stock_info_change_name":
-        cols = (PlanColumn("曾用名", "string", "A former short name of the stock"),)
-        return OutputPlan("special:former_names", "values", cols, _L)
-    if name == "option_sse_codes_sina":
-        cols = (
-            PlanColumn("看涨合约", "array", "Call contract codes", item_type="string"),
-            PlanColumn("看跌合约", "array", "Put contract codes", item_type="string"),
-        )
-        entities = (("看涨合约", "option_symbol"), ("看跌合约", "option_symbol"))
-        return OutputPlan("special:call_and_put_codes", "tuple", cols, _S, entities=entities)
-    if name == "option_sse_expire_day_sina":
-        cols = (
-            PlanColumn("到期日", "string", "Expiry date", "date"),
-            PlanColumn("剩余天数", "integer", "Days left to expiry"),
-        )
-        return OutputPlan("special:expiry_and_days_left", "tuple", cols, _S, entities=(("到期日", "date"),))
+    for shape in _SPECIAL_SHAPES:
+        if name in shape["tools"] or ("tool_prefix" in shape and name.startswith(shape["tool_prefix"])):
+            return _shape_plan(shape)
     if facts.tool_from == "akshare" and facts.return_type == "str":
         cols = (PlanColumn("text", "string", _TEXT_RETURNS.get(name, "Text returned by the source")),)
         return OutputPlan("special:text", "text", cols, _S)
