@@ -71,30 +71,52 @@ COMPANIES: tuple[tuple[str, str], ...] = _table("companies")
 FACTORS: dict[str, tuple[float, float]] = _table("factors")
 """Shared daily market factors: (daily vol, annual drift)."""
 INDEX_THEMES: tuple[str, ...] = _table("index_themes")
+"""Index themes of index-fund names (沪深300, 中证红利, ...)."""
 INDEX_FORMS: tuple[str, ...] = _table("index_forms")
+"""How an index fund's name ends (ETF联接, 指数增强, ...)."""
 STOCK_THEMES: tuple[str, ...] = _table("stock_themes")
+"""Themes of equity-fund names."""
 MIXED_THEMES: tuple[str, ...] = _table("mixed_themes")
+"""Themes of mixed-fund names."""
 MIXED_FORMS: tuple[str, ...] = _table("mixed_forms")
+"""How a mixed fund's name ends."""
 BOND_NAMES: tuple[str, ...] = _table("bond_names")
+"""Bond-fund name stems."""
 MONEY_NAMES: tuple[str, ...] = _table("money_names")
+"""Money-fund name stems."""
 QDII_NAMES: tuple[str, ...] = _table("qdii_names")
+"""QDII-fund name stems."""
 FOF_NAMES: tuple[str, ...] = _table("fof_names")
+"""FOF name stems."""
 INDUSTRIES: tuple[str, ...] = _table("industries")
+"""The world's Shenwan level-1 industries."""
 STOCK_PREFIXES: tuple[str, ...] = _table("stock_prefixes")
+"""First syllables of synthetic stock names."""
 STOCK_MIDDLES: tuple[str, ...] = _table("stock_middles")
+"""Middle syllables of synthetic stock names."""
 INDUSTRY_SUFFIX: dict[str, str] = _table("industry_suffix")
+"""How a stock's name ends, by industry."""
 INDICES: tuple[tuple[str, str, float, str, float], ...] = _table("indices")
 """(code, name, level at 2025-09-30 roughly, factor, beta)."""
 RISK_LEVEL_NAMES: dict[int, str] = _int_keys("risk_level_names")
+"""Names of the five risk levels."""
 RISK_PROFILE_NAMES: dict[str, str] = _table("risk_profile_names")
+"""Investor risk profiles C1-C5."""
 HOLDING_DURATIONS: dict[int, str] = _int_keys("holding_durations")
+"""Recommended holding period by risk level."""
 STRATEGY_NAME_PARTS_A: tuple[str, ...] = _table("strategy_name_parts_a")
+"""First halves of strategy names."""
 STRATEGY_NAME_PARTS_B: tuple[str, ...] = _table("strategy_name_parts_b")
+"""Second halves of strategy names."""
 STRATEGY_MANAGERS: tuple[str, ...] = _table("strategy_managers")
+"""Advisers who run strategies."""
 ASSET_CLASSES: dict[str, tuple[str, str, str]] = _table("asset_classes")
 """Asset-class taxonomy used by asset-class analyses: code -> (name, level, colour)."""
 PLAN_CLASSES: tuple[str, ...] = _table("plan_classes")
 """Planning asset classes."""
 PLAN_HORIZONS: tuple[str, ...] = _table("plan_horizons")
+"""Investment horizons of allocation plans."""
 NEWS_SOURCES: tuple[str, ...] = _table("news_sources")
+"""Publishers of the world's news."""
 NEWS_TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = _table("news_topics")
+"""(topic, keywords) of news items."""
