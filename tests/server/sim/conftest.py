@@ -8,8 +8,10 @@ against the tool's output schema. ``error_text`` is its counterpart for refused 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,3 +77,38 @@ def error_text(sim: Simulator) -> Call:
         return check_refusal(simulator or sim, tool, args)
 
     return refused
+
+
+SAMPLE_FILES = ("demo_infer.json", "train_data_demo.json")
+
+
+def recorded_outputs(shared: Path, tool: str) -> list[Any]:
+    """JSON outputs of ``tool`` in the official FinMCP sample files (``messages`` and ``messages_list``),
+    in file order; prose paraphrases are skipped."""
+    outputs: list[Any] = []
+    for name in SAMPLE_FILES:
+        for sample in json.loads((shared / "finmcp" / name).read_text(encoding="utf-8")):
+            for messages in (sample.get("messages") or [], sample.get("messages_list") or []):
+                calls: dict[Any, str] = {}
+                for m in messages:
+                    for c in m.get("tool_calls") or []:
+                        calls[c.get("id")] = c["function"]["name"]
+                    if (
+                        m.get("role") == "tool"
+                        and (calls.get(m.get("tool_call_id")) or m.get("name")) == tool
+                    ):
+                        with contextlib.suppress(json.JSONDecodeError, TypeError):  # prose, not an output
+                            outputs.append(json.loads(m["content"]))
+    return outputs
+
+
+@pytest.fixture(scope="session")
+def recorded(shared_dir: Path) -> Callable[[str], list[Any]]:
+    """``recorded(tool)``: the tool's real JSON outputs in the FinMCP samples (at least one)."""
+
+    def outputs(tool: str) -> list[Any]:
+        found = recorded_outputs(shared_dir, tool)
+        assert found, f"no recorded JSON output of {tool}"
+        return found
+
+    return outputs

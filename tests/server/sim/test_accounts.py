@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta, timezone
-from typing import Any
 
 import pytest
 
@@ -153,21 +151,9 @@ def test_deterministic_across_fresh_simulators(user_ids):
 
 
 # ------------------------------------------------------------------ against the real samples
-def _real(shared_dir, tool: str) -> list[Any]:
-    outs = []
-    for sample in json.loads((shared_dir / "finmcp" / "demo_infer.json").read_text(encoding="utf-8")):
-        calls = {}
-        for m in sample.get("messages") or []:
-            for tc in m.get("tool_calls") or []:
-                calls[tc["id"]] = tc["function"]["name"]
-            if m.get("role") == "tool" and calls.get(m.get("tool_call_id")) == tool:
-                outs.append(json.loads(m["content"]))
-    return outs
-
-
-def test_key_order_matches_real_outputs(shared_dir, user_ids, sim, call):
+def test_key_order_matches_real_outputs(recorded, user_ids, sim, call):
     uid = user_ids[0]
-    real_view = _real(shared_dir, "GetUserAssetView")[0]
+    real_view = recorded("GetUserAssetView")[0]
     view = call("GetUserAssetView", {"userId": uid})
     assert list(view) == list(real_view)
     assert list(view["rootView"]) == list(real_view["rootView"])
@@ -177,7 +163,7 @@ def test_key_order_matches_real_outputs(shared_dir, user_ids, sim, call):
     )
     assert view["rootView"]["assetName"] == real_view["rootView"]["assetName"]
     assert view["walletView"]["assetName"] == real_view["walletView"]["assetName"]
-    assert list(call("GetUserAssetBrief", {"userId": uid})) == list(_real(shared_dir, "GetUserAssetBrief")[0])
+    assert list(call("GetUserAssetBrief", {"userId": uid})) == list(recorded("GetUserAssetBrief")[0])
     user = sim.world.user(uid)
     profits = call(
         "GetFundLatestProfit",
@@ -187,4 +173,4 @@ def test_key_order_matches_real_outputs(shared_dir, user_ids, sim, call):
             "fundCodeList": [p["fund_code"] for p in user.positions],
         },
     )
-    assert list(profits[0]) == list(_real(shared_dir, "GetFundLatestProfit")[0][0])
+    assert list(profits[0]) == list(recorded("GetFundLatestProfit")[0][0])

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from server.sim import Simulator
@@ -128,29 +125,13 @@ def test_same_seed_same_bytes():
         )
 
 
-def _recorded(shared_dir, tool: str) -> list[Any]:
-    outputs = []
-    for name in ("demo_infer.json", "train_data_demo.json"):
-        for sample in json.loads((shared_dir / "finmcp" / name).read_text(encoding="utf-8")):
-            calls: dict[Any, str] = {}
-            for m in sample.get("messages") or []:
-                for c in m.get("tool_calls") or []:
-                    calls[c.get("id")] = c["function"]["name"]
-                if m.get("role") == "tool" and calls.get(m.get("tool_call_id")) == tool:
-                    try:
-                        outputs.append(json.loads(m["content"]))
-                    except json.JSONDecodeError:
-                        continue  # prose paraphrase
-    return outputs
-
-
-def test_key_sets_match_recorded_outputs(shared_dir, sim, call):
-    real_news = _recorded(shared_dir, "SearchFinancialNews")[0]
+def test_key_sets_match_recorded_outputs(recorded, sim, call):
+    real_news = recorded("SearchFinancialNews")[0]
     ours = call("SearchFinancialNews", {"keyword": "市场"})
     assert list(ours["data"]) == list(real_news["data"])
     assert ours["data"]["items"][0].keys() == real_news["data"]["items"][0].keys()
-    real_view = next(o for o in _recorded(shared_dir, "SearchManagerViewpoint") if o.get("data"))
+    real_view = next(o for o in recorded("SearchManagerViewpoint") if o.get("data"))
     ours_view = call("SearchManagerViewpoint", {"keyword": "市场展望", "pageSize": 3})
     assert list(ours_view["data"]) == list(real_view["data"])
     assert ours_view["data"]["list"][0].keys() == real_view["data"]["list"][0].keys()
-    assert _recorded(shared_dir, "searchInvestAdvisorContent") == [{}]
+    assert recorded("searchInvestAdvisorContent") == [{}]

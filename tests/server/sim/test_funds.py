@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from typing import Any
 
 import pytest
 
@@ -300,47 +299,28 @@ def test_same_seed_same_bytes(codes):
 # ---------------------------------------------------------------- shapes of the recorded outputs
 
 
-def _recorded(shared_dir, tool: str) -> list[Any]:
-    """JSON outputs of ``tool`` recorded in the FinMCP sample files."""
-    outputs = []
-    for name in ("demo_infer.json", "train_data_demo.json"):
-        for sample in json.loads((shared_dir / "finmcp" / name).read_text(encoding="utf-8")):
-            for messages in (sample.get("messages") or [], sample.get("messages_list") or []):
-                calls = {}
-                for m in messages:
-                    for c in m.get("tool_calls") or []:
-                        calls[c.get("id")] = c["function"]["name"]
-                    if m.get("role") == "tool" and calls.get(m.get("tool_call_id")) == tool:
-                        try:
-                            outputs.append(json.loads(m["content"]))
-                        except json.JSONDecodeError:
-                            continue  # prose paraphrase, not a real output
-    assert outputs, f"no recorded JSON output of {tool}"
-    return outputs
-
-
-def test_key_sets_match_recorded_outputs(shared_dir, sim, codes, call):
-    real = _recorded(shared_dir, "BatchGetFundsDetail")[0][0]
+def test_key_sets_match_recorded_outputs(recorded, sim, codes, call):
+    real = recorded("BatchGetFundsDetail")[0][0]
     ours = call("BatchGetFundsDetail", {"fundCodes": codes["qdii"]})[0]
     assert ours.keys() == real.keys() and ours["data"].keys() == real["data"].keys()
     assert ours["data"]["summary"].keys() == real["data"]["summary"].keys()
     assert ours["data"]["tradeLimit"].keys() == real["data"]["tradeLimit"].keys()
     assert ours["data"]["managers"][0].keys() == real["data"]["managers"][0].keys()
 
-    real_nav = _recorded(shared_dir, "BatchGetFundNavHistory")[0][0]["data"]
+    real_nav = recorded("BatchGetFundNavHistory")[0][0]["data"]
     ours_nav = call("BatchGetFundNavHistory", {"fundCodes": codes["qdii"], "dimensionType": "oneYear"})[0][
         "data"
     ]
     assert ours_nav.keys() == real_nav.keys() and ours_nav["allDimension"] == real_nav["allDimension"]
     assert ours_nav["data"][0].keys() == real_nav["data"][0].keys()
 
-    real_rules = _recorded(shared_dir, "BatchGetFundTradeRules")[0][0]["data"]
+    real_rules = recorded("BatchGetFundTradeRules")[0][0]["data"]
     ours_rules = call("BatchGetFundTradeRules", {"fundCodes": codes["money"], "op": "allot"})[0]["data"]
     assert ours_rules.keys() == real_rules.keys()
     assert ours_rules["feeRateRules"]["allotFeeRateRules"] == real_rules["feeRateRules"]["allotFeeRateRules"]
     assert ours_rules["redeemSpecialRules"].keys() == real_rules["redeemSpecialRules"].keys()
 
-    real_fee = _recorded(shared_dir, "BatchGetFundsFeeRule")[0][1]["data"]
+    real_fee = recorded("BatchGetFundsFeeRule")[0][1]["data"]
     ours_fee = call("BatchGetFundsFeeRule", {"fundCodes": codes["bond"]})[0]["data"]
     assert (
         ours_fee.keys() == real_fee.keys()
@@ -348,11 +328,11 @@ def test_key_sets_match_recorded_outputs(shared_dir, sim, codes, call):
     )
     assert ours_fee["allotFeeRateRules"][0].keys() == real_fee["allotFeeRateRules"][0].keys()
 
-    real_ann = _recorded(shared_dir, "GetFundAnnouncements")[0]
+    real_ann = recorded("GetFundAnnouncements")[0]
     ours_ann = call("GetFundAnnouncements", {"fundCodes": codes["any"], "pageNum": 1, "pageSize": 5})
     assert ours_ann.keys() == real_ann.keys() and ours_ann["rows"][0].keys() == real_ann["rows"][0].keys()
 
-    for real_search in _recorded(shared_dir, "SearchFunds"):
+    for real_search in recorded("SearchFunds"):
         for row in real_search["funds"]:
             sort = "yearlyRoe" in row
             ours_row = call(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from typing import Any
 
 import pytest
@@ -206,24 +204,6 @@ def test_deterministic_across_fresh_simulators(codes):
 
 
 # ------------------------------------------------------------------ against the real samples
-def _real_outputs(shared_dir, tool: str) -> list[Any]:
-    outs = []
-    for name in ("demo_infer.json", "train_data_demo.json"):
-        for sample in json.loads((shared_dir / "finmcp" / name).read_text(encoding="utf-8")):
-            for messages in [sample.get("messages") or []] + [sample.get("messages_list") or []]:
-                calls = {}
-                for m in messages:
-                    for tc in m.get("tool_calls") or []:
-                        calls[tc.get("id")] = tc["function"]["name"]
-                    if (
-                        m.get("role") == "tool"
-                        and (calls.get(m.get("tool_call_id")) or m.get("name")) == tool
-                    ):
-                        with contextlib.suppress(json.JSONDecodeError, TypeError):  # SFT prose outputs
-                            outs.append(json.loads(m["content"]))
-    return outs
-
-
 def _first_record(value: Any) -> dict[str, Any] | None:
     """The first record of an answer: its first row (paged answers), first item (lists) or itself."""
     if isinstance(value, list):
@@ -242,8 +222,8 @@ def _first_record(value: Any) -> dict[str, Any] | None:
         ("BatchGetStrategyRiskInfo", {"strategyCodes": ["ZH001422"]}),
     ],
 )
-def test_key_order_matches_real_outputs(shared_dir, tool, args, call):
-    real = [o for o in _real_outputs(shared_dir, tool) if _first_record(o) is not None]
+def test_key_order_matches_real_outputs(recorded, tool, args, call):
+    real = [o for o in recorded(tool) if _first_record(o) is not None]
     assert real, f"no non-empty JSON {tool} output in the samples"
     ours = call(tool, args)
     assert list(_first_record(ours)) == list(_first_record(real[0]))
@@ -251,21 +231,19 @@ def test_key_order_matches_real_outputs(shared_dir, tool, args, call):
         assert list(ours) == list(real[0])
 
 
-def test_composition_and_classes_match_real_shape(shared_dir, codes, call):
-    real_comp = _real_outputs(shared_dir, "BatchGetStrategiesComposition")[0]
+def test_composition_and_classes_match_real_shape(recorded, codes, call):
+    real_comp = recorded("BatchGetStrategiesComposition")[0]
     real_fund = next(iter(next(iter(real_comp.values())).values()))["持有成分"][0]
     ours = call("BatchGetStrategiesComposition", {"strategyCodes": [codes[0]]})[codes[0]]
     cat = next(iter(ours.values()))
     assert list(cat) == ["持有成分", "分类占比"]
     assert list(cat["持有成分"][0]) == list(real_fund)
-    real_tree = _real_outputs(shared_dir, "GetStrategyAssetClassAnalysis")[0][
-        "strategyAssetClassCategoryInfo"
-    ]
+    real_tree = recorded("GetStrategyAssetClassAnalysis")[0]["strategyAssetClassCategoryInfo"]
     tree = call("GetStrategyAssetClassAnalysis", {"strategyCode": codes[0]})["strategyAssetClassCategoryInfo"]
     assert list(tree[0]) == list(real_tree[0])
 
 
-def test_empty_search_is_byte_identical_to_real(shared_dir, call):
-    real = [o for o in _real_outputs(shared_dir, "StrategySearchByKeyword") if o["rows"] == []]
+def test_empty_search_is_byte_identical_to_real(recorded, call):
+    real = [o for o in recorded("StrategySearchByKeyword") if o["rows"] == []]
     assert real
     assert call("StrategySearchByKeyword", {"keyword": "稳钱组合"}) == real[0]
