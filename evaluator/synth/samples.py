@@ -307,15 +307,14 @@ def _dialogue_plan(stages: list[list[int]], rng: random.Random) -> list[dict[str
 
 
 def make_persona(rng: random.Random, sub: str, taxonomy: Taxonomy, scenario: str) -> Persona:
-    """A persona (faker name, age, income, risk tolerance) with a goal for ``sub``."""
-    from faker import Faker
+    """A persona (name from the world's name tables, age, income, risk tolerance) with a goal for ``sub``."""
+    from server.world.names import name_for_seed
 
-    fake = Faker("en_US")
-    fake.seed_instance(rng.randrange(1 << 30))
+    name_seed = rng.randrange(1 << 30)
     info = taxonomy.scenarios[scenario].sub_scenarios[sub]
     risk_zh, risk_en = RISK_LEVELS[rng.randrange(len(RISK_LEVELS))]
     persona = Persona(
-        name=fake.name(),
+        name=name_for_seed(name_seed, "en_US"),
         city=rng.choice(CITIES),
         age=rng.randint(24, 62),
         annual_income=10000 * rng.randint(8, 80),

@@ -17,7 +17,8 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
-from server.sim.schema_values import date_format_from_text, format_date, sample_pattern
+from server.sim.regex_strings import sample_pattern
+from server.sim.schema_values import date_format_from_text, format_date
 from server.sim.sim_entities import CRYPTO, CURRENCY_PAIRS, US_TICKERS, universe
 from server.world import World
 from server.world import trading_calendar as cal

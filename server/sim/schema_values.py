@@ -2,16 +2,13 @@
 
 ``column_kind(name)`` maps an output column (English or Chinese) to what its values mean: a date, the
 row's instrument code or name, a bar field (open/high/low/close/volume), a change, a ratio, an amount.
-``sample_pattern`` writes a string matching a (simple) regular expression, for schemas with ``pattern``.
+(Strings matching a schema ``pattern`` come from :mod:`server.sim.regex_strings`.)
 """
 
 from __future__ import annotations
 
-import random
 import re
-import string
 from datetime import date, datetime, timedelta, timezone
-from re import _parser as sre  # type: ignore[attr-defined]
 
 # (kind, regex) in priority order; names are matched lower-cased.
 _KIND_RULES: tuple[tuple[str, str], ...] = (
@@ -157,78 +154,4 @@ def date_format_from_text(text: str) -> str | None:
         return "YYYYMMDD"
     if re.search(r"\b(19|20)\d\d-\d\d-\d\d\b", text):
         return "YYYY-MM-DD"
-    return None
-
-
-# ----------------------------------------------------------------------------- patterns
-
-_CATEGORY_CHARS = {
-    sre.CATEGORY_DIGIT: string.digits,
-    sre.CATEGORY_WORD: string.ascii_letters + string.digits + "_",
-    sre.CATEGORY_SPACE: " ",
-    sre.CATEGORY_NOT_DIGIT: string.ascii_letters,
-    sre.CATEGORY_NOT_WORD: "-",
-    sre.CATEGORY_NOT_SPACE: string.ascii_letters,
-}
-
-
-def _class_chars(items: list) -> str:
-    chars: list[str] = []
-    negate = False
-    for op, arg in items:
-        if op is sre.NEGATE:
-            negate = True
-        elif op is sre.LITERAL:
-            chars.append(chr(arg))
-        elif op is sre.RANGE:
-            lo, hi = arg
-            chars.extend(chr(c) for c in range(lo, min(hi, lo + 94) + 1))
-        elif op is sre.CATEGORY:
-            chars.extend(_CATEGORY_CHARS.get(arg, "a"))
-    if negate:
-        banned = set(chars)
-        return "".join(c for c in string.ascii_letters + string.digits if c not in banned) or "~"
-    return "".join(chars) or "a"
-
-
-def _emit(parsed, rng: random.Random, out: list[str]) -> None:
-    for op, arg in parsed:
-        if op is sre.LITERAL:
-            out.append(chr(arg))
-        elif op is sre.NOT_LITERAL:
-            out.append("a" if chr(arg) != "a" else "b")
-        elif op is sre.ANY:
-            out.append(rng.choice(string.ascii_lowercase))
-        elif op is sre.IN:
-            out.append(rng.choice(_class_chars(arg)))
-        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)):
-            lo, hi, sub = arg
-            hi = lo + 3 if hi is sre.MAXREPEAT else hi
-            for _ in range(rng.randint(lo, max(lo, min(hi, lo + 3)))):
-                _emit(sub, rng, out)
-        elif op is sre.SUBPATTERN:
-            _emit(arg[-1], rng, out)
-        elif op is sre.BRANCH:
-            _emit(rng.choice(arg[1]), rng, out)
-        elif op in (sre.ATOMIC_GROUP,):
-            _emit(arg, rng, out)
-        # AT (anchors), ASSERT and GROUPREF emit nothing
-
-
-def sample_pattern(pattern: str, rng: random.Random, tries: int = 8) -> str | None:
-    """A string that ``re.search(pattern, s)`` accepts, or None when none was found."""
-    try:
-        parsed = sre.parse(pattern)
-        compiled = re.compile(pattern)
-    except (re.error, TypeError):
-        return None
-    for _ in range(tries):
-        out: list[str] = []
-        try:
-            _emit(parsed, rng, out)
-        except (TypeError, ValueError, IndexError):
-            return None
-        text = "".join(out)
-        if compiled.search(text):
-            return text
     return None

@@ -12,8 +12,16 @@ from server.world import World
 from tool_specs.inventory import Inventory
 
 _BUILDER_MODULES = (
-    "server.sim.qieman.funds",
-    "server.sim.qieman.fund_analytics",
+    "server.sim.qieman.fund_search",
+    "server.sim.qieman.fund_detail",
+    "server.sim.qieman.fund_history",
+    "server.sim.qieman.fund_reports",
+    "server.sim.qieman.fund_rules",
+    "server.sim.qieman.fund_diagnosis",
+    "server.sim.qieman.fund_attribution",
+    "server.sim.qieman.fund_allocation",
+    "server.sim.qieman.fund_bonds",
+    "server.sim.qieman.fund_screens",
     "server.sim.qieman.portfolio",
     "server.sim.qieman.strategies",
     "server.sim.qieman.accounts",

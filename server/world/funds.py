@@ -37,15 +37,6 @@ _LEGACY_PREFIXES = (
     "180",
 )
 STATUS_TEXT = {"0": "正常开放", "5": "暂停申购", "6": "暂停赎回", "4": "停止交易", "9": "封闭期"}
-_RISK_BY_TYPE = {
-    "股票型": (4, 5),
-    "混合型": (3, 4),
-    "债券型": (2, 2),
-    "指数型": (3, 4),
-    "货币型": (1, 1),
-    "QDII型": (3, 4),
-    "FOF": (2, 3),
-}
 _THEME_INDUSTRY = {
     "中证医疗": "医药生物",
     "医疗健康": "医药生物",
@@ -141,7 +132,7 @@ def _make_product(
         setup = _setup_date(rng, year, min(year + 0.3, 2025.6))
     else:
         setup = _setup_date(rng, 2003.0, 2014.0)
-    lo, hi = _RISK_BY_TYPE[fund_type]
+    lo, hi = v.FUND_RISK_LEVELS[fund_type]
     risk = lo + rng.randrange(hi - lo + 1)
     size = round(0.5 + rng.random() ** 3 * (600 if fund_type == "货币型" else 200), 2)
     status = weighted_pick(rng, ("0", "5", "6", "9"), (88, 8, 1, 3))
@@ -437,15 +428,7 @@ def build_fees(rng, stub: FundStub) -> dict:
             {"min_days": 365, "max_days": 729, "rate": round(mid / 2, 4)},
             {"min_days": 730, "max_days": None, "rate": 0.0},
         ]
-    mgmt = {
-        "股票型": (0.010, 0.012),
-        "混合型": (0.010, 0.012),
-        "债券型": (0.002, 0.003),
-        "指数型": (0.0015, 0.005),
-        "货币型": (0.0015, 0.0033),
-        "QDII型": (0.006, 0.015),
-        "FOF": (0.005, 0.008),
-    }[t]
+    mgmt = v.MANAGEMENT_FEE[t]
     management = round(mgmt[0] + (mgmt[1] - mgmt[0]) * rng.randrange(5) / 4, 4)
     custody = round(max(0.0005, management / 6), 4)
     sales = (
@@ -462,18 +445,6 @@ def build_fees(rng, stub: FundStub) -> dict:
     }
 
 
-BASE_MIX = {
-    "股票型": (0.88, 0.03),
-    "混合型": (0.65, 0.2),
-    "债券型": (0.05, 1.08),
-    "指数型": (0.94, 0.01),
-    "货币型": (0.0, 0.45),
-    "QDII型": (0.9, 0.02),
-    "FOF": (0.0, 0.1),
-}
-"""Typical (stock, bond) shares of net assets by fund type, before per-fund variation."""
-
-
 def asset_mix(seed: int, stub: FundStub) -> tuple[float, float, float, float]:
     """(stock, bond, cash, other) shares of net assets, from their own RNG stream.
 
@@ -481,7 +452,7 @@ def asset_mix(seed: int, stub: FundStub) -> tuple[float, float, float, float]:
     uses the same function, so both always agree.
     """
     rng = rng_for(seed, "fund_asset_mix", stub.code)
-    stock, bond = BASE_MIX[stub.fund_type]
+    stock, bond = v.BASE_MIX[stub.fund_type]
     if stub.fund_type == "QDII型" and "债" in stub.theme:
         stock, bond = 0.0, 0.92
     stock = ratio(max(0.0, stock + (rng.random() - 0.5) * 0.1)) if stock else 0.0
@@ -651,6 +622,17 @@ def money_yields(series: NavSeries, i: int) -> dict:
     }
 
 
+def _top_positions(rng, chosen: list[dict], asset_ratio: float, top_lo: float, detail: str) -> list[dict]:
+    """Positions in ``chosen`` (largest first) sharing a seeded part (``top_lo`` to ``top_lo + 0.3``) of
+    ``asset_ratio``; each keeps its code, name and ``detail`` field (industry or bond type)."""
+    bps = sorted(split_basis_points(rng, len(chosen), 10000), reverse=True)
+    top_share = asset_ratio * (top_lo + rng.random() * 0.3)
+    return [
+        {"code": x["code"], "name": x["name"], detail: x[detail], "ratio": ratio(top_share * bp / 10000)}
+        for x, bp in zip(chosen, bps, strict=True)
+    ]
+
+
 def _holdings(
     world: World, rng, stub: FundStub, stock_ratio: float, bond_ratio: float, report_date: date
 ) -> dict:
@@ -661,30 +643,8 @@ def _holdings(
         candidates = [s for s in universe if s["industry"] == pref] if pref else []
         chosen = sample(rng, candidates, 6) if candidates else []
         rest = [s for s in sample(rng, universe, 14) if s not in chosen]
-        chosen = (chosen + rest)[:10]
-        bps = sorted(split_basis_points(rng, 10, 10000), reverse=True)
-        top_share = stock_ratio * (0.35 + rng.random() * 0.3)
-        for s, bp in zip(chosen, bps, strict=True):
-            stocks.append(
-                {
-                    "code": s["code"],
-                    "name": s["name"],
-                    "industry": s["industry"],
-                    "ratio": ratio(top_share * bp / 10000),
-                }
-            )
+        stocks = _top_positions(rng, (chosen + rest)[:10], stock_ratio, 0.35, "industry")
     bonds: list[dict] = []
     if bond_ratio > 0.05:
-        chosen_b = sample(rng, world.bonds(), 5)
-        bps = sorted(split_basis_points(rng, 5, 10000), reverse=True)
-        top_share = bond_ratio * (0.2 + rng.random() * 0.3)
-        for b, bp in zip(chosen_b, bps, strict=True):
-            bonds.append(
-                {
-                    "code": b["code"],
-                    "name": b["name"],
-                    "bond_type": b["bond_type"],
-                    "ratio": ratio(top_share * bp / 10000),
-                }
-            )
+        bonds = _top_positions(rng, sample(rng, world.bonds(), 5), bond_ratio, 0.2, "bond_type")
     return {"report_date": report_date.isoformat(), "stocks": stocks, "bonds": bonds}

@@ -6,7 +6,6 @@ can be produced without generating anything before it; levels are cumulative pro
 
 from __future__ import annotations
 
-import math
 import random
 from array import array
 from collections.abc import Sequence
@@ -16,12 +15,11 @@ from functools import lru_cache
 
 from . import trading_calendar as cal
 from .dates import shift_months
+from .quant import RISK_FREE, TRADING_DAYS_PER_YEAR, level_volatility, max_drawdown
 from .rng import rng_for
 
 _SQRT3 = 1.7320508075688772
 _SQRT6 = 2.449489742783178
-TRADING_DAYS_PER_YEAR = 250
-RISK_FREE = 0.015
 
 
 @lru_cache(maxsize=64)
@@ -71,6 +69,17 @@ class NavSeries:
         """Return of day ``i`` against day ``i - 1`` (None on the first day)."""
         return None if i <= 0 else self.adj[i] / self.adj[i - 1] - 1.0
 
+    def rounded_return(self, i: int) -> float | None:
+        """:meth:`daily_return` rounded to 6 decimals, as the tools print it."""
+        r = self.daily_return(i)
+        return None if r is None else round(r, 6)
+
+    def positions(self, start: date | None = None, end: date | None = None) -> range:
+        """Series positions of the days in ``[start, end]`` (an open end runs to the series' edge)."""
+        lo = 0 if start is None else max(0, cal.index_on_or_after(start) - self.start_index)
+        hi = len(self.dates) - 1 if end is None else min(len(self.dates) - 1, self.index_of(end))
+        return range(lo, hi + 1)
+
     def index_of(self, d: date) -> int:
         """Position of the last series day on or before ``d`` (-1 when before the series)."""
         return cal.index_on_or_before(d) - self.start_index if self.dates else -1
@@ -104,29 +113,6 @@ def window_base_index(series: NavSeries, end_i: int, months: int) -> int | None:
     return base
 
 
-def max_drawdown(values: Sequence[float], lo: int, hi: int) -> float:
-    """Largest peak-to-trough fall over ``values[lo:hi+1]`` as a positive fraction."""
-    peak = values[lo]
-    worst = 0.0
-    for v in values[lo : hi + 1]:
-        if v > peak:
-            peak = v
-        dd = 1.0 - v / peak
-        if dd > worst:
-            worst = dd
-    return worst
-
-
-def volatility(values: Sequence[float], lo: int, hi: int) -> float | None:
-    """Annualised standard deviation of daily returns over ``values[lo:hi+1]``."""
-    rets = [values[i] / values[i - 1] - 1.0 for i in range(lo + 1, hi + 1)]
-    if len(rets) < 2:
-        return None
-    mean = sum(rets) / len(rets)
-    var = sum((r - mean) ** 2 for r in rets) / (len(rets) - 1)
-    return math.sqrt(var) * math.sqrt(TRADING_DAYS_PER_YEAR)
-
-
 def performance(series: NavSeries) -> dict:
     """Trailing returns, year-to-date, since-setup, annualised return, drawdown, volatility, Sharpe."""
     if not series.dates:
@@ -145,7 +131,7 @@ def performance(series: NavSeries) -> dict:
     out["年化收益"] = round((adj[end] / adj[0]) ** (1.0 / years) - 1.0, 6) if years >= 1 else None
     base_1y = window_base_index(series, end, 12)
     lo = 0 if base_1y is None else base_1y
-    vol = volatility(adj, lo, end)
+    vol = level_volatility(adj, lo, end)
     ret_1y = adj[end] / adj[lo] - 1.0
     out["近1年最大回撤"] = round(max_drawdown(adj, lo, end), 6)
     out["成立来最大回撤"] = round(max_drawdown(adj, 0, end), 6)

@@ -105,3 +105,14 @@ def proportional_bp(raw: Sequence[float], total: int = 10000) -> list[int]:
     for i in order[: total - sum(parts)]:
         parts[i] += 1
     return parts
+
+
+_MASK = (1 << 64) - 1
+
+
+def unit(h: int) -> float:
+    """A uniform float in [0, 1) from a 64-bit integer (splitmix64 finaliser; integer arithmetic only)."""
+    z = (h + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return ((z ^ (z >> 31)) >> 11) / 9007199254740992.0

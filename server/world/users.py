@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund
+from .names import person_name
 from .rng import derive_seed, money, pick, proportional_bp, rng_for, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def build_user(world: World, user_id: str) -> User:
         )
     return User(
         user_id,
-        world.names.person_name(seed, "user_name", user_id),
+        person_name(seed, "user_name", user_id),
         profile,
         v.RISK_PROFILE_NAMES[profile],
         account_id(seed, user_id, "root"),

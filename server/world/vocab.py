@@ -1,435 +1,122 @@
-"""Fixed vocabularies the world builders draw from (names, themes, taxonomies).
+"""Fixed vocabularies the world builders draw from (names, themes, taxonomies), as data.
 
-Company names, index names and the asset-class taxonomy codes/colours are public facts; every fund,
-strategy and person built from them is synthetic.
+The tables live in ``data/vocab.json`` (shipped as package data); this module reads them once and
+gives them the shapes the builders use (tuples, and int keys where the codes are numbers). Company
+names, index names and the asset-class taxonomy codes/colours are public facts; every fund, strategy
+and person built from them is synthetic.
 """
 
 from __future__ import annotations
 
-# (short name used in fund names, full company name)
-COMPANIES: tuple[tuple[str, str], ...] = (
-    ("易方达", "易方达基金管理有限公司"),
-    ("华夏", "华夏基金管理有限公司"),
-    ("广发", "广发基金管理有限公司"),
-    ("南方", "南方基金管理股份有限公司"),
-    ("嘉实", "嘉实基金管理有限公司"),
-    ("富国", "富国基金管理有限公司"),
-    ("博时", "博时基金管理有限公司"),
-    ("汇添富", "汇添富基金管理股份有限公司"),
-    ("招商", "招商基金管理有限公司"),
-    ("工银", "工银瑞信基金管理有限公司"),
-    ("鹏华", "鹏华基金管理有限公司"),
-    ("华安", "华安基金管理有限公司"),
-    ("天弘", "天弘基金管理有限公司"),
-    ("兴全", "兴证全球基金管理有限公司"),
-    ("交银", "交银施罗德基金管理有限公司"),
-    ("景顺长城", "景顺长城基金管理有限公司"),
-    ("中欧", "中欧基金管理有限公司"),
-    ("国泰", "国泰基金管理有限公司"),
-    ("华宝", "华宝基金管理有限公司"),
-    ("建信", "建信基金管理有限责任公司"),
-    ("大成", "大成基金管理有限公司"),
-    ("银华", "银华基金管理股份有限公司"),
-    ("东方红", "上海东方证券资产管理有限公司"),
-    ("华泰柏瑞", "华泰柏瑞基金管理有限公司"),
-    ("中银", "中银基金管理有限公司"),
-    ("平安", "平安基金管理有限公司"),
-    ("创金合信", "创金合信基金管理有限公司"),
-    ("前海开源", "前海开源基金管理有限公司"),
-    ("永赢", "永赢基金管理有限公司"),
-    ("中信保诚", "中信保诚基金管理有限公司"),
+import json
+from importlib import resources
+from typing import Any
+
+_DATA: dict[str, Any] = json.loads(
+    (resources.files("server.world") / "data" / "vocab.json").read_text("utf-8")
 )
 
-FUND_TYPES: tuple[str, ...] = ("股票型", "混合型", "债券型", "指数型", "货币型", "QDII型", "FOF")
-FUND_TYPE_WEIGHTS: tuple[float, ...] = (12, 30, 24, 18, 7, 6, 3)
-# the real server's fundInvestType codes (seen: 01 index/equity, 02 bond, 04 money)
-FUND_TYPE_CODES = {
-    "股票型": "01",
-    "混合型": "03",
-    "债券型": "02",
-    "指数型": "01",
-    "货币型": "04",
-    "QDII型": "05",
-    "FOF": "06",
-}
-# composition category names used by strategy compositions
-FUND_TYPE_CATEGORY = {
-    "股票型": ("股票基金", "STOCK_FUND"),
-    "混合型": ("混合基金", "HYBRID_FUND"),
-    "债券型": ("债券基金", "BOND_FUND"),
-    "指数型": ("指数基金", "INDEX_FUND"),
-    "货币型": ("货币基金", "MONEY_FUND"),
-    "QDII型": ("QDII基金", "QDII_FUND"),
-    "FOF": ("其他基金", "OTHER_FUND"),
-}
 
-# daily volatility and annual drift ranges by type; loadings on the shared market factors
-NAV_MODEL = {
-    # type: (daily idiosyncratic vol, (annual drift lo, hi), factor, beta range)
-    "股票型": (0.006, (-0.02, 0.12), "equity_cn", (0.9, 1.2)),
-    "混合型": (0.005, (-0.01, 0.10), "equity_cn", (0.5, 1.0)),
-    "债券型": (0.0006, (0.02, 0.045), "bond_cn", (0.6, 1.4)),
-    "指数型": (0.002, (-0.01, 0.08), "equity_cn", (0.95, 1.1)),
-    "QDII型": (0.004, (0.0, 0.12), "overseas", (0.9, 1.1)),
-    "FOF": (0.002, (0.01, 0.06), "equity_cn", (0.2, 0.4)),
-}
-# shared daily factors: (daily vol, annual drift)
-FACTORS = {
-    "equity_cn": (0.0115, 0.05),
-    "bond_cn": (0.0007, 0.035),
-    "overseas": (0.0105, 0.09),
-    "gold": (0.009, 0.07),
-}
+def _frozen(value: Any) -> Any:
+    """JSON lists as tuples, all the way down (dicts stay dicts)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
 
-INDEX_THEMES: tuple[str, ...] = (
-    "沪深300",
-    "中证500",
-    "中证1000",
-    "中证红利",
-    "中证红利低波动",
-    "创业板",
-    "科创50",
-    "上证50",
-    "中证A500",
-    "恒生科技",
-    "中证医疗",
-    "中证白酒",
-    "新能源车",
-    "半导体",
-    "证券公司",
-    "中证银行",
-    "光伏产业",
-    "中证军工",
-    "红利低波100",
-    "中证消费",
-    "创业板50",
-    "科创100",
-    "港股通科技",
-    "黄金",
-)
-INDEX_FORMS: tuple[str, ...] = ("ETF联接", "指数", "指数增强", "ETF发起式联接")
-STOCK_THEMES: tuple[str, ...] = (
-    "医疗健康",
-    "新能源",
-    "消费升级",
-    "科技创新",
-    "先进制造",
-    "高端装备",
-    "价值精选",
-    "量化精选",
-    "产业智选",
-    "成长优选",
-    "核心竞争力",
-    "环保优势",
-    "医药健康",
-    "数字经济",
-    "研究精选",
-    "品质生活",
-    "创新驱动",
-    "红利",
-)
-MIXED_THEMES: tuple[str, ...] = (
-    "稳健增长",
-    "均衡优选",
-    "价值成长",
-    "新兴产业",
-    "配置精选",
-    "行业轮动",
-    "优质企业",
-    "远见成长",
-    "双轮动",
-    "安享",
-    "启明",
-    "核心价值",
-    "新趋势",
-    "智选",
-    "红利优选",
-    "医疗创新",
-    "科技领航",
-    "内需增长",
-)
-MIXED_FORMS: tuple[str, ...] = ("混合", "灵活配置混合", "一年持有期混合", "偏债混合")
-BOND_NAMES: tuple[str, ...] = (
-    "纯债债券",
-    "中短债债券",
-    "信用债债券",
-    "增强回报债券",
-    "稳利中短债债券",
-    "短债债券",
-    "双债增强债券",
-    "安心回报债券",
-    "稳鑫短债债券",
-    "利享中短债债券",
-    "永利债券",
-    "一年定开债券",
-    "可转债债券",
-    "政策性金融债债券",
-    "招财通理财债券",
-    "优选纯债债券",
-)
-MONEY_NAMES: tuple[str, ...] = (
-    "天添益货币",
-    "现金宝货币",
-    "钱袋子货币",
-    "增利货币",
-    "安心货币",
-    "添利宝货币",
-    "恒丰宝货币",
-    "天利宝货币",
-    "慧理财货币",
-    "优淳货币",
-)
-QDII_NAMES: tuple[str, ...] = (
-    "纳斯达克100ETF联接(QDII)",
-    "标普500指数(QDII)",
-    "全球科技股票(QDII)",
-    "亚洲美元债债券(QDII)",
-    "日本精选股票(QDII)",
-    "印度股票(QDII)",
-    "恒生科技ETF联接(QDII)",
-    "标普信息科技指数(QDII-LOF)",
-    "全球债券(QDII)",
-    "亚洲精选股票(QDII)",
-    "德国DAX指数(QDII)",
-    "越南市场股票(QDII)",
-)
-FOF_NAMES: tuple[str, ...] = (
-    "稳健养老目标一年持有期混合(FOF)",
-    "平衡养老目标三年持有期混合(FOF)",
-    "优选配置混合(FOF)",
-    "盈和多元配置混合(FOF)",
-)
 
-INDUSTRIES: tuple[str, ...] = (
-    "银行",
-    "非银金融",
-    "食品饮料",
-    "医药生物",
-    "电子",
-    "计算机",
-    "电力设备",
-    "汽车",
-    "机械设备",
-    "有色金属",
-    "化工",
-    "家用电器",
-    "通信",
-    "传媒",
-    "国防军工",
-    "公用事业",
-    "交通运输",
-    "房地产",
-    "建筑装饰",
-    "煤炭",
-)
-STOCK_PREFIXES: tuple[str, ...] = (
-    "华",
-    "中",
-    "东方",
-    "长江",
-    "金",
-    "国",
-    "新",
-    "天",
-    "海",
-    "恒",
-    "鑫",
-    "凯",
-    "瑞",
-    "宏",
-    "盛",
-    "泰",
-    "安",
-    "永",
-    "博",
-    "正",
-    "荣",
-    "信",
-    "达",
-    "星",
-    "宁",
-    "远",
-    "龙",
-    "万",
-    "通",
-    "和",
-)
-STOCK_MIDDLES: tuple[str, ...] = (
-    "源",
-    "科",
-    "联",
-    "创",
-    "电",
-    "光",
-    "能",
-    "润",
-    "锦",
-    "丰",
-    "晟",
-    "弘",
-    "合",
-    "德",
-    "智",
-)
-INDUSTRY_SUFFIX = {
-    "银行": "银行",
-    "非银金融": "证券",
-    "食品饮料": "食品",
-    "医药生物": "医药",
-    "电子": "电子",
-    "计算机": "软件",
-    "电力设备": "电气",
-    "汽车": "汽车",
-    "机械设备": "机械",
-    "有色金属": "矿业",
-    "化工": "化学",
-    "家用电器": "电器",
-    "通信": "通信",
-    "传媒": "传媒",
-    "国防军工": "航空",
-    "公用事业": "电力",
-    "交通运输": "物流",
-    "房地产": "地产",
-    "建筑装饰": "建设",
-    "煤炭": "能源",
-}
+def _table(name: str) -> Any:
+    return _frozen(_DATA[name])
 
-# (code, name, level at 2025-09-30 roughly, factor, beta)
-INDICES: tuple[tuple[str, str, float, str, float], ...] = (
-    ("000001", "上证指数", 3850.0, "equity_cn", 0.85),
-    ("399001", "深证成指", 13400.0, "equity_cn", 1.05),
-    ("000300", "沪深300", 4600.0, "equity_cn", 0.9),
-    ("000905", "中证500", 7400.0, "equity_cn", 1.1),
-    ("000852", "中证1000", 7500.0, "equity_cn", 1.2),
-    ("399006", "创业板指", 3200.0, "equity_cn", 1.3),
-    ("000688", "科创50", 1450.0, "equity_cn", 1.4),
-    ("000016", "上证50", 3000.0, "equity_cn", 0.8),
-    ("000922", "中证红利", 5600.0, "equity_cn", 0.6),
-    ("000510", "中证A500", 5700.0, "equity_cn", 0.95),
-    ("HSI", "恒生指数", 26800.0, "overseas", 0.8),
-    ("HSTECH", "恒生科技", 6400.0, "overseas", 1.2),
-    ("NDX", "纳斯达克100", 24500.0, "overseas", 1.1),
-    ("SPX", "标普500", 6650.0, "overseas", 0.9),
-    ("AU9999", "黄金9999", 860.0, "gold", 1.0),
-)
 
-RISK_LEVEL_NAMES = {1: "低风险", 2: "中低风险", 3: "中风险", 4: "中高风险", 5: "高风险"}
-RISK_PROFILE_NAMES = {"C1": "保守型", "C2": "稳健型", "C3": "平衡型", "C4": "成长型", "C5": "进取型"}
-HOLDING_DURATIONS = {1: "随时存取", 2: "1年以上", 3: "2年以上", 4: "3年以上", 5: "3年以上"}
+def _int_keys(name: str) -> dict[int, Any]:
+    return {int(k): v for k, v in _table(name).items()}
 
-STRATEGY_NAME_PARTS_A: tuple[str, ...] = (
-    "稳稳的",
-    "安心",
-    "长期",
-    "慢慢",
-    "步步",
-    "周周",
-    "月月",
-    "平衡",
-    "春华",
-    "积极",
-    "极简",
-    "全球",
-    "红利",
-    "均衡",
-    "进取",
-    "温和",
-    "从容",
-    "小确幸",
-    "钉钉",
-    "灵活",
-)
-STRATEGY_NAME_PARTS_B: tuple[str, ...] = (
-    "幸福",
-    "收益",
-    "长投",
-    "同行",
-    "秋实",
-    "配置",
-    "增长",
-    "守护",
-    "成长",
-    "宝",
-    "计划",
-    "之选",
-    "攻守",
-    "精选",
-    "定投",
-    "小目标",
-)
-STRATEGY_MANAGERS: tuple[str, ...] = (
-    "且慢投研",
-    "交银施罗德",
-    "长赢投研",
-    "盈米基金",
-    "金牛组合团队",
-    "稳健配置团队",
-)
 
-# asset-class taxonomy used by asset-class analyses: code -> (name, level, colour)
-ASSET_CLASSES: dict[str, tuple[str, str, str]] = {
-    "30010101": ("货币现金", "TOP_LEVEL", "#4FA3F3"),
-    "3001010101": ("货币现金", "LEVEL1", "#7BBAF6"),
-    "300101010101": ("货币现金", "LEVEL2", "#9CCBF8"),
-    "30010102": ("债券固收", "TOP_LEVEL", "#FFC053"),
-    "3001010201": ("中国纯债", "LEVEL1", "#FFD07E"),
-    "300101020101": ("短债", "LEVEL2", "#FFDC9E"),
-    "300101020102": ("中长债", "LEVEL2", "#FFDC9E"),
-    "3001010202": ("中国混债", "LEVEL1", "#FFD07E"),
-    "300101020201": ("一级债", "LEVEL2", "#FFDC9E"),
-    "300101020202": ("二级债", "LEVEL2", "#FFDC9E"),
-    "300101020203": ("偏债混合", "LEVEL2", "#FFDC9E"),
-    "3001010203": ("海外债券", "LEVEL1", "#FFD07E"),
-    "300101020301": ("海外债券", "LEVEL2", "#FFDC9E"),
-    "3001010204": ("可转债", "LEVEL1", "#FFD07E"),
-    "300101020401": ("可转债", "LEVEL2", "#FFDC9E"),
-    "30010103": ("股票权益", "TOP_LEVEL", "#F67E5F"),
-    "3001010301": ("中国股票", "LEVEL1", "#F89E87"),
-    "300101030103": ("大盘均衡", "LEVEL2", "#FAB6A5"),
-    "300101030106": ("中盘均衡", "LEVEL2", "#FAB6A5"),
-    "300101030107": ("小盘", "LEVEL2", "#FAB6A5"),
-    "300101030110": ("消费", "LEVEL2", "#FAB6A5"),
-    "300101030111": ("医药", "LEVEL2", "#FAB6A5"),
-    "300101030112": ("制造", "LEVEL2", "#FAB6A5"),
-    "300101030113": ("科技", "LEVEL2", "#FAB6A5"),
-    "300101030114": ("金融", "LEVEL2", "#FAB6A5"),
-    "300101030140": ("港股", "LEVEL2", "#FAB6A5"),
-    "300101030150": ("风格均衡", "LEVEL2", "#FAB6A5"),
-    "3001010302": ("海外股票", "LEVEL1", "#F89E87"),
-    "300101030202": ("美国股票", "LEVEL2", "#FAB6A5"),
-    "300101030207": ("德国股票", "LEVEL2", "#FAB6A5"),
-    "300101030299": ("其他海外股票", "LEVEL2", "#FAB6A5"),
-    "30010104": ("另类及其他", "TOP_LEVEL", "#6ACEBA"),
-    "3001010401": ("大宗商品", "LEVEL1", "#8FDACB"),
-    "300101040101": ("黄金白银", "LEVEL2", "#ABE3D8"),
-    "300101040102": ("原油", "LEVEL2", "#ABE3D8"),
-}
+# ---------------------------------------------------------------- fund types (one row per type)
+_FUND_TYPES: tuple[dict[str, Any], ...] = _table("fund_types")
 
-# planning asset classes
-PLAN_CLASSES: tuple[str, ...] = ("中国股票", "中国债券", "另类商品", "海外股票", "现金")
-PLAN_HORIZONS: tuple[str, ...] = ("未指定", "1年以内", "1-3年", "3-5年", "5年以上")
 
-NEWS_SOURCES: tuple[str, ...] = (
-    "第一财经",
-    "证券时报",
-    "中国证券报",
-    "上海证券报",
-    "财联社",
-    "21世纪经济报道",
-    "经济观察报",
-    "券商中国",
-)
-NEWS_TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("宏观", ("宏观", "经济", "政策")),
-    ("基建", ("基建", "投资", "专项债")),
-    ("消费", ("消费", "内需", "零售")),
-    ("科技", ("科技", "AI", "半导体")),
-    ("红利", ("红利", "高股息", "分红")),
-    ("债市", ("债市", "利率", "国债")),
-    ("黄金", ("黄金", "避险", "贵金属")),
-    ("美联储", ("美联储", "降息", "美元")),
-    ("新能源", ("新能源", "光伏", "储能")),
-    ("医药", ("医药", "创新药", "医疗")),
-    ("港股", ("港股", "恒生", "南向资金")),
-    ("基金", ("基金", "公募", "发行")),
-)
+def _by_type(field: str) -> dict[str, Any]:
+    return {t["name"]: t[field] for t in _FUND_TYPES if t[field] is not None}
+
+
+FUND_TYPES: tuple[str, ...] = tuple(t["name"] for t in _FUND_TYPES)
+FUND_TYPE_WEIGHTS: tuple[float, ...] = tuple(t["weight"] for t in _FUND_TYPES)
+FUND_TYPE_CODES: dict[str, str] = _by_type("invest_type_code")
+"""The real server's fundInvestType codes (seen: 01 index/equity, 02 bond, 04 money)."""
+FUND_TYPE_CATEGORY: dict[str, tuple[str, str]] = _by_type("category")
+"""Composition category names used by strategy compositions."""
+FUND_RISK_LEVELS: dict[str, tuple[int, int]] = _by_type("risk_levels")
+"""The range of the 5-level risk rating per type."""
+BASE_MIX: dict[str, tuple[float, float]] = _by_type("base_mix")
+"""Typical (stock, bond) shares of net assets by fund type, before per-fund variation."""
+NAV_MODEL: dict[str, tuple[float, tuple[float, float], str, tuple[float, float]]] = _by_type("nav_model")
+"""(daily idiosyncratic vol, (annual drift lo, hi), shared factor, beta range) by type (none for money funds)."""
+TURNOVER_RANGE: dict[str, tuple[float, float]] = _by_type("turnover")
+"""Annual stock turnover range (2.0 = 200%) by type."""
+PEER_RETURN: dict[str, tuple[float, float]] = _by_type("peer_return")
+"""(mean, spread) of a type's annual return: the reference its funds' returns are ranked against."""
+PEER_VOLATILITY: dict[str, tuple[float, float]] = _by_type("peer_volatility")
+PEER_DRAWDOWN: dict[str, tuple[float, float]] = _by_type("peer_drawdown")
+HIDDEN_COSTS: dict[str, tuple[float, float]] = _by_type("hidden_costs")
+"""Trading-cost range per type, as fractions per year."""
+MANAGEMENT_FEE: dict[str, tuple[float, float]] = _by_type("management_fee")
+"""Annual management-fee range per type (a fund's fee is one of five steps of it)."""
+
+# ---------------------------------------------------------------- names, themes, taxonomies
+COMPANIES: tuple[tuple[str, str], ...] = _table("companies")
+"""(short name used in fund names, full company name)."""
+FACTORS: dict[str, tuple[float, float]] = _table("factors")
+"""Shared daily market factors: (daily vol, annual drift)."""
+INDEX_THEMES: tuple[str, ...] = _table("index_themes")
+"""Index themes of index-fund names (沪深300, 中证红利, ...)."""
+INDEX_FORMS: tuple[str, ...] = _table("index_forms")
+"""How an index fund's name ends (ETF联接, 指数增强, ...)."""
+STOCK_THEMES: tuple[str, ...] = _table("stock_themes")
+"""Themes of equity-fund names."""
+MIXED_THEMES: tuple[str, ...] = _table("mixed_themes")
+"""Themes of mixed-fund names."""
+MIXED_FORMS: tuple[str, ...] = _table("mixed_forms")
+"""How a mixed fund's name ends."""
+BOND_NAMES: tuple[str, ...] = _table("bond_names")
+"""Bond-fund name stems."""
+MONEY_NAMES: tuple[str, ...] = _table("money_names")
+"""Money-fund name stems."""
+QDII_NAMES: tuple[str, ...] = _table("qdii_names")
+"""QDII-fund name stems."""
+FOF_NAMES: tuple[str, ...] = _table("fof_names")
+"""FOF name stems."""
+INDUSTRIES: tuple[str, ...] = _table("industries")
+"""The world's Shenwan level-1 industries."""
+STOCK_PREFIXES: tuple[str, ...] = _table("stock_prefixes")
+"""First syllables of synthetic stock names."""
+STOCK_MIDDLES: tuple[str, ...] = _table("stock_middles")
+"""Middle syllables of synthetic stock names."""
+INDUSTRY_SUFFIX: dict[str, str] = _table("industry_suffix")
+"""How a stock's name ends, by industry."""
+INDICES: tuple[tuple[str, str, float, str, float], ...] = _table("indices")
+"""(code, name, level at 2025-09-30 roughly, factor, beta)."""
+RISK_LEVEL_NAMES: dict[int, str] = _int_keys("risk_level_names")
+"""Names of the five risk levels."""
+RISK_PROFILE_NAMES: dict[str, str] = _table("risk_profile_names")
+"""Investor risk profiles C1-C5."""
+HOLDING_DURATIONS: dict[int, str] = _int_keys("holding_durations")
+"""Recommended holding period by risk level."""
+STRATEGY_NAME_PARTS_A: tuple[str, ...] = _table("strategy_name_parts_a")
+"""First halves of strategy names."""
+STRATEGY_NAME_PARTS_B: tuple[str, ...] = _table("strategy_name_parts_b")
+"""Second halves of strategy names."""
+STRATEGY_MANAGERS: tuple[str, ...] = _table("strategy_managers")
+"""Advisers who run strategies."""
+ASSET_CLASSES: dict[str, tuple[str, str, str]] = _table("asset_classes")
+"""Asset-class taxonomy used by asset-class analyses: code -> (name, level, colour)."""
+PLAN_CLASSES: tuple[str, ...] = _table("plan_classes")
+"""Planning asset classes."""
+PLAN_HORIZONS: tuple[str, ...] = _table("plan_horizons")
+"""Investment horizons of allocation plans."""
+NEWS_SOURCES: tuple[str, ...] = _table("news_sources")
+"""Publishers of the world's news."""
+NEWS_TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = _table("news_topics")
+"""(topic, keywords) of news items."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from typing import Any
 
@@ -14,30 +14,23 @@ from . import vocab as v
 from .dates import shift_months
 from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe, fund_returns_year
 from .navs import NavSeries, factor_year, year_bounds
-from .people import NameMaker, build_manager
+from .people import build_manager
 from .rng import derive_seed
 
 _FUND_CODE_RE = re.compile(r"^\d{6}$")
 _STRATEGY_CODE_RE = re.compile(r"^[A-Z0-9_]{1,24}$")
-SORT_COLUMNS = {
-    "近一年收益": "近1年",
-    "近1年收益": "近1年",
-    "returnYear": "近1年",
-    "近一月收益": "近1月",
-    "近1月收益": "近1月",
-    "近三月收益": "近3月",
-    "近3月收益": "近3月",
-    "近六月收益": "近6月",
-    "近6月收益": "近6月",
-    "近三年收益": "近3年",
-    "近3年收益": "近3年",
-    "七日年化收益率": "yield_7d",
-    "yearlyRoe": "yield_7d",
-    "成立日期": "setup_date",
-    "setupDate": "setup_date",
-    "基金规模": "size",
-    "规模": "size",
+_SORT_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "近1年": ("近一年收益", "近1年收益", "returnYear"),
+    "近1月": ("近一月收益", "近1月收益"),
+    "近3月": ("近三月收益", "近3月收益"),
+    "近6月": ("近六月收益", "近6月收益"),
+    "近3年": ("近三年收益", "近3年收益"),
+    "yield_7d": ("七日年化收益率", "yearlyRoe"),
+    "setup_date": ("成立日期", "setupDate"),
+    "size": ("基金规模", "规模"),
 }
+"""The world's sort columns and the SearchFunds ``sortColumn`` names (Chinese and English) for each."""
+SORT_COLUMNS = {name: column for column, names in _SORT_SYNONYMS.items() for name in names}
 CATEGORY_ALIASES = {
     "QDII": "QDII型",
     "股票": "股票型",
@@ -52,8 +45,8 @@ class World:
     """Seeded synthetic world of funds, strategies, market data, content, users and plans.
 
     Every entity is derived from ``(seed, kind, key)`` alone, built on first use and cached, so any
-    entity can be built in any order or process with identical results. Byte-identity across machines
-    holds for a pinned ``faker`` version (person names come from Faker's zh_CN provider).
+    entity can be built in any order or process with identical results, on any machine (person names
+    come from the shipped name tables, ``server.world.names``).
     """
 
     MANAGERS_PER_COMPANY = 30
@@ -84,7 +77,6 @@ class World:
         for code in self._extra_strategies:
             if not _STRATEGY_CODE_RE.match(code):
                 raise ValueError(f"World: extra strategy code {code!r} must be 1-24 of A-Z, 0-9, _")
-        self.names = NameMaker()
         self.clear_caches()
 
     def clear_caches(self) -> None:
@@ -93,7 +85,8 @@ class World:
         self._by_type: dict[str, list[str]] = {}
         self._cache: dict[tuple, Any] = {}
 
-    def _memo(self, key: tuple, build):
+    def memo(self, key: tuple, build: Callable[[], Any]) -> Any:
+        """``build()`` once per key while the caches live (for data derived from this world's entities)."""
         try:
             return self._cache[key]
         except KeyError:
@@ -128,11 +121,11 @@ class World:
     def factor_year(self, factor: str, year: int) -> array:
         """Daily returns of a shared market factor over one calendar year."""
         vol, drift = v.FACTORS[factor]
-        return self._memo(("factor", factor, year), lambda: factor_year(self.seed, factor, year, vol, drift))
+        return self.memo(("factor", factor, year), lambda: factor_year(self.seed, factor, year, vol, drift))
 
     def fund_returns_year(self, stub: FundStub, year: int) -> array:
         """Daily returns of a fund over one calendar year (cached)."""
-        return self._memo(
+        return self.memo(
             ("fund_ret", stub.code, year), lambda: array("d", fund_returns_year(self, stub, year))
         )
 
@@ -141,14 +134,14 @@ class World:
         stub = self.fund_stub(code)
         if stub is None:
             raise KeyError(f"fund {code!r} not in this world")
-        return self._memo(("nav", code), lambda: build_nav_series(self, stub))
+        return self.memo(("nav", code), lambda: build_nav_series(self, stub))
 
     def fund(self, code: str) -> Fund | None:
         """The full fund record, or None when ``code`` is not a fund of this world."""
         stub = self.fund_stub(code)
         if stub is None:
             return None
-        return self._memo(("fund", code), lambda: build_fund(self, stub))
+        return self.memo(("fund", code), lambda: build_fund(self, stub))
 
     def nav_history(self, code: str, start: date | None = None, end: date | None = None) -> list[dict] | None:
         """Daily rows {date, nav, acc_nav, daily_return} in ``[start, end]`` ascending (None: unknown fund)."""
@@ -157,20 +150,15 @@ class World:
         series, _, _ = self.fund_nav_series(code)
         if not series.dates:
             return []
-        lo = 0 if start is None else max(0, cal.index_on_or_after(start) - series.start_index)
-        hi = len(series.dates) - 1 if end is None else series.index_of(end)
-        rows = []
-        for i in range(lo, hi + 1):
-            dr = series.daily_return(i)
-            rows.append(
-                {
-                    "date": series.dates[i],
-                    "nav": series.nav[i],
-                    "acc_nav": series.acc_nav[i],
-                    "daily_return": None if dr is None else round(dr, 6),
-                }
-            )
-        return rows
+        return [
+            {
+                "date": series.dates[i],
+                "nav": series.nav[i],
+                "acc_nav": series.acc_nav[i],
+                "daily_return": series.rounded_return(i),
+            }
+            for i in series.positions(start, end)
+        ]
 
     def recent_returns(self, code: str, n: int) -> list[tuple[str, float]]:
         """(date, daily return) for the last ``n`` trading days up to as_of after the setup day, from the
@@ -189,9 +177,7 @@ class World:
 
     def manager(self, company_idx: int, k: int) -> dict:
         """Fund manager ``k`` of company ``company_idx``."""
-        return self._memo(
-            ("manager", company_idx, k), lambda: build_manager(self.names, self.seed, company_idx, k)
-        )
+        return self.memo(("manager", company_idx, k), lambda: build_manager(self.seed, company_idx, k))
 
     def quick_return(self, code: str, months: int) -> float | None:
         """Trailing return over ``months`` ending at as_of from the yearly return chunks only (no full series)."""
@@ -210,7 +196,8 @@ class World:
                 x *= 1.0 + r
         return round(x - 1.0, 6)
 
-    def _sort_value(self, stub: FundStub, column: str):
+    def sort_value(self, stub: FundStub, column: str) -> Any:
+        """A fund's value of a search sort column (``SORT_COLUMNS`` values); None when it has none."""
         if column == "setup_date":
             return stub.setup_date.isoformat()
         if column == "size":
@@ -220,7 +207,7 @@ class World:
                 return None
             return self.fund(stub.code).latest["yield_7d"]
         months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
-        return self._memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
+        return self.memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
 
     def search_funds(
         self,
@@ -258,7 +245,7 @@ class World:
         if sort_column is not None:
             col = SORT_COLUMNS[sort_column]
             desc = sort_order in ("降序", "desc")
-            keyed = [(self._sort_value(s, col), s) for s in stubs]
+            keyed = [(self.sort_value(s, col), s) for s in stubs]
             present = sorted(
                 (k for k in keyed if k[0] is not None), key=lambda kv: (kv[0], kv[1].code), reverse=desc
             )
@@ -270,8 +257,8 @@ class World:
             rows.append(
                 {
                     **s.to_dict(),
-                    "returnYear": self._sort_value(s, "近1年"),
-                    "yearlyRoe": self._sort_value(s, "yield_7d") if s.fund_type == "货币型" else None,
+                    "returnYear": self.sort_value(s, "近1年"),
+                    "yearlyRoe": self.sort_value(s, "yield_7d") if s.fund_type == "货币型" else None,
                 }
             )
         return {"total": len(stubs), "funds": rows}
@@ -316,16 +303,16 @@ class World:
     # ----------------------------------------------------------------- market
     def stocks(self) -> list[dict]:
         """The stock universe (sorted by code)."""
-        return self._memo(("stocks",), lambda: market.build_stocks(self.seed))
+        return self.memo(("stocks",), lambda: market.build_stocks(self.seed))
 
     def stock(self, code: str) -> dict | None:
         """One stock by 6-digit code, or None."""
-        idx = self._memo(("stock_idx",), lambda: {s["code"]: s for s in self.stocks()})
+        idx = self.memo(("stock_idx",), lambda: {s["code"]: s for s in self.stocks()})
         return idx.get(code)
 
     def bonds(self) -> list[dict]:
         """The bond universe (sorted by code)."""
-        return self._memo(("bonds",), lambda: market.build_bonds(self.seed, self.as_of))
+        return self.memo(("bonds",), lambda: market.build_bonds(self.seed, self.as_of))
 
     def index_codes(self) -> list[str]:
         """Codes of the indices the world follows."""
@@ -335,7 +322,7 @@ class World:
         """Daily index levels (``nav``) from 2005 to as_of; KeyError for unknown codes."""
         if code not in self.index_codes():
             raise KeyError(f"index {code!r} unknown; known: {self.index_codes()}")
-        return self._memo(("index", code), lambda: market.build_index_series(self, code))
+        return self.memo(("index", code), lambda: market.build_index_series(self, code))
 
     def index(self, code: str) -> dict | None:
         """Latest level and daily change of an index, or None."""
@@ -355,7 +342,7 @@ class World:
         """PE/PB, 5-year percentiles and temperature of an index at as_of, or None."""
         if code not in self.index_codes():
             return None
-        return self._memo(
+        return self.memo(
             ("valuation", code), lambda: market.valuation(self.index_series(code), code, self.seed)
         )
 
@@ -365,28 +352,28 @@ class World:
 
     def macro(self, name: str) -> list[dict]:
         """A macro series [{period, value}] ascending; KeyError for unknown names."""
-        return self._memo(("macro", name), lambda: market.build_macro(self.seed, name, self.as_of))
+        return self.memo(("macro", name), lambda: market.build_macro(self.seed, name, self.as_of))
 
     # ------------------------------------------------------------- strategies
     def strategy_codes(self) -> list[str]:
         """All strategy codes (ZH + 6 digits plus extras), ascending."""
-        return self._memo(
+        return self.memo(
             ("strategy_codes",), lambda: strategies.build_strategy_codes(self.seed, self._extra_strategies)
         )
 
     def strategy(self, code: str) -> strategies.Strategy | None:
         """A strategy, or None when ``code`` is not one of this world's."""
-        known = self._memo(("strategy_set",), lambda: frozenset(self.strategy_codes()))
+        known = self.memo(("strategy_set",), lambda: frozenset(self.strategy_codes()))
         if code not in known:
             return None
-        return self._memo(("strategy", code), lambda: strategies.build_strategy(self, code))
+        return self.memo(("strategy", code), lambda: strategies.build_strategy(self, code))
 
     def strategy_nav(self, code: str) -> tuple[NavSeries, dict] | None:
         """(NAV series, performance) of a strategy, or None."""
         st = self.strategy(code)
         if st is None:
             return None
-        return self._memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
+        return self.memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
 
     def search_strategies(self, keyword: str, page: int = 1, size: int = 10) -> dict:
         """Strategies whose code, name or intro contains ``keyword``; pages count from 1."""
@@ -410,7 +397,7 @@ class World:
     def user(self, user_id: str) -> users.User:
         """The user named by any well-formed 14-hex id (ValueError otherwise)."""
         users.check_user_id(user_id)
-        return self._memo(("user", user_id), lambda: users.build_user(self, user_id))
+        return self.memo(("user", user_id), lambda: users.build_user(self, user_id))
 
     def user_ids(self, n: int = 100) -> list[str]:
         """A stable list of user ids to sample from."""
@@ -437,37 +424,28 @@ class World:
     # ---------------------------------------------------------------- content
     def news_for_day(self, d: date) -> list[dict]:
         """News published on one day."""
-        return self._memo(("news", d), lambda: content.news_for_day(self, d))
+        return self.memo(("news", d), lambda: content.news_for_day(self, d))
 
     def viewpoints_for_day(self, d: date) -> list[dict]:
         """Manager viewpoints published on one day."""
-        return self._memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
+        return self.memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
 
-    def search_news(
+    def search_content(
         self,
+        kind: str,
         keyword: str | None = None,
         start: date | None = None,
         end: date | None = None,
         page: int = 1,
         size: int = 20,
     ) -> dict:
-        """News search by keyword and date range, newest first; pages count from 1."""
-        return content.search_content(self, "news", keyword, start, end, page, size)
-
-    def search_viewpoints(
-        self,
-        keyword: str | None = None,
-        start: date | None = None,
-        end: date | None = None,
-        page: int = 1,
-        size: int = 20,
-    ) -> dict:
-        """Manager-viewpoint search by keyword and date range, newest first."""
-        return content.search_content(self, "viewpoints", keyword, start, end, page, size)
+        """News (``kind="news"``) or manager viewpoints (``"viewpoints"``) by keyword and date range,
+        newest first; pages count from 1."""
+        return content.search_content(self, kind, keyword, start, end, page, size)
 
     def fund_announcements(self, code: str) -> list[dict]:
         """A fund's announcements, newest first (empty for unknown funds)."""
-        return self._memo(("announcements", code), lambda: content.fund_announcements(self, code))
+        return self.memo(("announcements", code), lambda: content.fund_announcements(self, code))
 
     def announcement_content(self, ann_id: str) -> dict | None:
         """One announcement with its text, or None."""
@@ -485,4 +463,4 @@ class World:
 
     def composite_model(self, plan_id: str) -> dict | None:
         """Funds per asset class for a plan id, or None for ids this world never issues."""
-        return self._memo(("composite", plan_id), lambda: planning.build_composite_model(self, plan_id))
+        return self.memo(("composite", plan_id), lambda: planning.build_composite_model(self, plan_id))

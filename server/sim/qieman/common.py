@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -35,6 +36,16 @@ _DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 def fund_url(code: str) -> str:
     """The Qieman page of a fund."""
     return f"https://qieman.com/funds/{code}"
+
+
+def r4(x: float) -> float:
+    """Round a ratio to 4 decimals."""
+    return round(x, 4)
+
+
+def r6(x: float) -> float:
+    """Round a return to 6 decimals."""
+    return round(x, 6)
 
 
 def cn_date(value: str | date | None) -> str | None:
@@ -116,6 +127,48 @@ def int_arg(args: dict[str, Any], name: str, tool: str, default: int, minimum: i
     if value < minimum:
         raise ToolInputError(f"{tool}: {name} must be >= {minimum}, got {value!r}")
     return int(value)
+
+
+def one_of(value: Any, field: str, tool: str, choices: Sequence[Any]) -> Any:
+    """``value`` when it is one of ``choices``, else a ToolInputError listing them."""
+    if value not in choices:
+        raise ToolInputError(f"{tool}: {field} {value!r} unknown; expected one of {list(choices)}")
+    return value
+
+
+def choice_arg(args: dict[str, Any], field: str, tool: str, choices: Sequence[Any], default: Any) -> Any:
+    """The argument ``field`` (``default`` when absent or empty), checked against ``choices``."""
+    return one_of(args.get(field) or default, field, tool, choices)
+
+
+_FUND_CODE_RE = re.compile(r"^\d{6}$")
+
+
+def code_list_arg(
+    args: dict[str, Any], field: str, tool: str, limit: int | None = None, six_digits: bool = False
+) -> list[str]:
+    """The fund-code list argument ``field``, duplicates dropped in order; ToolInputError when it is
+    missing, empty, longer than ``limit`` or holds a non-string (with ``six_digits``: a malformed code)."""
+    codes = args.get(field)
+    what = "array of six-digit fund codes" if six_digits else "list of fund codes"
+    if not isinstance(codes, list) or not codes:
+        raise ToolInputError(f"{tool}: {field} must be a non-empty {what}")
+    if limit is not None and len(codes) > limit:
+        raise ToolInputError(f"{tool}: {field} holds {len(codes)} codes; at most {limit} per call")
+    out: list[str] = []
+    for i, code in enumerate(codes):
+        if six_digits and not (isinstance(code, str) and _FUND_CODE_RE.match(code)):
+            raise ToolInputError(f"{tool}: {field}[{i}] must be a six-digit fund code, got {code!r}")
+        if not isinstance(code, str):
+            raise ToolInputError(f"{tool}: {field}[{i}] must be a string fund code")
+        if code not in out:
+            out.append(code)
+    return out
+
+
+def band_text(x: float, bands: Sequence[tuple[float, str]], top: str) -> str:
+    """The text of the first band whose upper limit ``x`` is below (``top`` above them all)."""
+    return next((text for limit, text in bands if x < limit), top)
 
 
 # ------------------------------------------------------------------ tools

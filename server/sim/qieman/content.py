@@ -84,6 +84,20 @@ def _page(args: dict[str, Any], tool: str, default_size: int, max_size: int = 10
     return page, size
 
 
+def _items_page(hits: list, page: int, size: int, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``{"success", "data": {total, page, pageSize, totalPages, items}}`` page of a search."""
+    return {
+        "success": True,
+        "data": {
+            "total": len(hits),
+            "page": page,
+            "pageSize": size,
+            "totalPages": (len(hits) + size - 1) // size,
+            "items": items,
+        },
+    }
+
+
 def _token(*key: object) -> str:
     return hashlib.blake2b("\x1f".join(map(str, key)).encode(), digest_size=12).hexdigest()
 
@@ -113,16 +127,7 @@ def build_financial_news(ctx: BuildContext, args: dict[str, Any]) -> dict[str, A
         }
         for it in hits[(page - 1) * size : page * size]
     ]
-    return {
-        "success": True,
-        "data": {
-            "total": len(hits),
-            "page": page,
-            "pageSize": size,
-            "totalPages": (len(hits) + size - 1) // size,
-            "items": items,
-        },
-    }
+    return _items_page(hits, page, size, items)
 
 
 # ---------------------------------------------------------------- manager viewpoints
@@ -295,16 +300,7 @@ def build_ai_analysis(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any]
                 "url": None,
             }
         )
-    return {
-        "success": True,
-        "data": {
-            "total": len(hits),
-            "page": page,
-            "pageSize": size,
-            "totalPages": (len(hits) + size - 1) // size,
-            "items": items,
-        },
-    }
+    return _items_page(hits, page, size, items)
 
 
 # ---------------------------------------------------------------- hot topics

@@ -18,6 +18,7 @@ import re
 from datetime import date
 from typing import Any
 
+from server.sim.qieman.common import band_text
 from server.sim.qieman.strategies import pct, tidy
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world.rng import money, ratio
@@ -342,15 +343,16 @@ EXPENSE_LABELS = {
 ESSENTIAL_EXPENSES = frozenset(EXPENSE_LABELS) - {"travelExpenses", "otherExpenses"}
 
 
+_SAVINGS_BANDS = (
+    (0, "收不抵支，需压缩开支或增加收入"),
+    (0.1, "结余比率偏低，储蓄能力较弱"),
+    (0.3, "结余比率尚可，仍有提升空间"),
+)
+
+
 def savings_verdict(rate: float) -> str:
     """Plain-language reading of a savings rate (healthy at 30% or more)."""
-    if rate < 0:
-        return "收不抵支，需压缩开支或增加收入"
-    if rate < 0.1:
-        return "结余比率偏低，储蓄能力较弱"
-    if rate < 0.3:
-        return "结余比率尚可，仍有提升空间"
-    return "结余比率健康，储蓄能力较强"
+    return band_text(rate, _SAVINGS_BANDS, "结余比率健康，储蓄能力较强")
 
 
 @qieman_builder("AnalyzeIncomeExpense")

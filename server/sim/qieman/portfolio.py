@@ -22,20 +22,19 @@ import math
 from datetime import time
 from typing import Any
 
-from server.sim.qieman.fund_analytics import (
-    annual_volatility,
-    asset_ratios,
-    fit_against_factors,
-    last_month_end,
-    levels_from_returns,
-    phi,
-    r4,
-    r6,
-    return_metrics,
-    risk_score,
-)
+from server.sim.qieman.common import r4, r6
+from server.sim.qieman.fund_diagnosis import fit_against_factors, last_month_end, risk_score
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
+from server.world.fund_profiles import asset_ratios
+from server.world.quant import (
+    annual_volatility,
+    correlation,
+    levels_from_returns,
+    phi,
+    portfolio_returns,
+    return_metrics,
+)
 from server.world.rng import derive_seed, normal, rng_for
 
 BACKTEST_DAYS = 750
@@ -105,40 +104,9 @@ def aligned_returns(world: World, codes: list[str], days: int) -> tuple[list[str
     return dates, {c: [r for _, r in rows[c][len(rows[c]) - n :]] for c in codes}
 
 
-def correlation(a: list[float], b: list[float]) -> float:
-    """Pearson correlation (0 when either series is flat)."""
-    n = len(a)
-    if n < 2:
-        return 0.0
-    ma, mb = sum(a) / n, sum(b) / n
-    sa = sum((x - ma) ** 2 for x in a)
-    sb = sum((y - mb) ** 2 for y in b)
-    if sa <= 0 or sb <= 0:
-        return 0.0
-    return max(
-        -1.0, min(1.0, sum((x - ma) * (y - mb) for x, y in zip(a, b, strict=True)) / math.sqrt(sa * sb))
-    )
-
-
 def pair_correlations(codes: list[str], rets: dict[str, list[float]]) -> list[tuple[str, str, float]]:
     """Correlation of every fund pair, in input order."""
     return [(a, b, correlation(rets[a], rets[b])) for i, a in enumerate(codes) for b in codes[i + 1 :]]
-
-
-def portfolio_returns(weights: dict[str, float], rets: dict[str, list[float]]) -> list[float]:
-    """Daily returns of a buy-and-hold portfolio started with ``weights`` (fractions summing to 1)."""
-    values = dict(weights)
-    n = len(next(iter(rets.values())))
-    out = []
-    total = sum(values.values())
-    for t in range(n):
-        new_total = 0.0
-        for c in values:
-            values[c] *= 1.0 + rets[c][t]
-            new_total += values[c]
-        out.append(new_total / total - 1.0)
-        total = new_total
-    return out
 
 
 def normalised(sizes: dict[str, float]) -> dict[str, float]:

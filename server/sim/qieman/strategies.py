@@ -24,8 +24,7 @@ from typing import Any
 
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
-from server.world import trading_calendar as cal
-from server.world.navs import TRADING_DAYS_PER_YEAR
+from server.world.quant import TRADING_DAYS_PER_YEAR
 from server.world.rng import derive_seed, rng_for, sample
 from server.world.strategies import Strategy
 
@@ -455,18 +454,10 @@ def portfolio_nav_history(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
     if found is None:
         return {"poCode": code, "poName": None, "navList": []}
     series, _ = found
-    lo = 0 if start is None else max(0, cal.index_on_or_after(start) - series.start_index)
-    hi = len(series.dates) - 1 if end is None else min(len(series.dates) - 1, series.index_of(end))
-    rows = []
-    for i in range(lo, hi + 1):
-        daily = series.daily_return(i)
-        rows.append(
-            {
-                "navDate": series.dates[i],
-                "nav": series.nav[i],
-                "dailyReturn": None if daily is None else round(daily, 6),
-            }
-        )
+    rows = [
+        {"navDate": series.dates[i], "nav": series.nav[i], "dailyReturn": series.rounded_return(i)}
+        for i in series.positions(start, end)
+    ]
     answer: dict[str, Any] = {"poCode": code, "poName": ctx.world.strategy(code).name}
     if rows:
         answer.update(startDate=rows[0]["navDate"], endDate=rows[-1]["navDate"])
