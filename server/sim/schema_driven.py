@@ -32,6 +32,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from recordings.canonical import canonical_json
+from recordings.plumbing.seeding import derive_seed
 from server.sim.registry import BuildContext, ToolInputError
 from server.sim.schema_values import (
     column_kind,
@@ -45,7 +46,6 @@ from server.sim.sim_entities import INSTRUMENT_TYPES, Bar, Entity, bars, entity_
 from server.world import World
 from server.world import trading_calendar as cal
 from server.world import vocab as v
-from server.world.rng import derive_seed
 from tool_specs.model import ToolSpec
 
 MAX_ROWS = 250

@@ -10,8 +10,10 @@ import threading
 
 from faker import Faker
 
+from recordings.plumbing.seeding import derive_seed, rng_for
+
 from . import vocab as v
-from .rng import derive_seed, pick, rng_for
+from .rng import pick
 
 _EDUCATION = ("硕士", "硕士", "博士", "本科")
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
 from server.world import trading_calendar as cal
@@ -45,7 +46,7 @@ from server.world.asset_classes import asset_class_tree, leaf_for_fund
 from server.world.dates import last_quarter_end, shift_months
 from server.world.funds import Fund, FundStub, asset_mix
 from server.world.navs import RISK_FREE, TRADING_DAYS_PER_YEAR, NavSeries, year_bounds
-from server.world.rng import derive_seed, proportional_bp
+from server.world.rng import proportional_bp
 
 FUND_URL = "https://qieman.com/funds/{code}"
 WINDOW_MONTHS = {

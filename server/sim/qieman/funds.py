@@ -17,6 +17,7 @@ import weakref
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed, rng_for
 from server.sim.qieman.common import (
     SHORT_WEEKDAYS,
     add_txn_days,
@@ -34,7 +35,6 @@ from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import vocab as v
 from server.world.dates import last_quarter_end, shift_months
 from server.world.funds import Fund
-from server.world.rng import derive_seed, rng_for
 from server.world.world import CATEGORY_ALIASES, SORT_COLUMNS
 
 MAX_BATCH = 20

@@ -22,6 +22,7 @@ import math
 from datetime import time
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed, rng_for
 from server.sim.qieman.fund_analytics import (
     annual_volatility,
     asset_ratios,
@@ -36,7 +37,7 @@ from server.sim.qieman.fund_analytics import (
 )
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
-from server.world.rng import derive_seed, normal, rng_for
+from server.world.rng import normal
 
 BACKTEST_DAYS = 750
 CORRELATION_DAYS = 250
