@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from proxy.capture import PendingCall, Session
 from proxy.http_wire import chunk, error_response
-from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message, parse_body
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body
 from proxy.ordered_output import OrderedOutput
 from proxy.sse import SSEParser, encode_event
 from proxy.tags import Tags
 from proxy.upstream_conn import UpstreamConnection
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
+from recordings.plumbing.protocol import is_stateless
 from recordings.redact import redact_url
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class Exchange:
             self.session = self.tracer.session(sid, "http", self.tags)
             return
         meta = self.messages[0].meta if self.messages else {}
-        if version == MODERN_VERSION or meta.get(PROTOCOL_VERSION_META) == MODERN_VERSION:
+        if is_stateless(version) or is_stateless(meta.get(PROTOCOL_VERSION_META)):
             info = meta.get("io.modelcontextprotocol/clientInfo")
             name = info.get("name") if isinstance(info, dict) else None
             cversion = info.get("version") if isinstance(info, dict) else None

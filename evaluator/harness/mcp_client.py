@@ -20,7 +20,9 @@ from typing import Any
 
 import httpx2
 
-PROTOCOL_VERSION = "2026-07-28"
+from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+
+PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
 GROUP_META_KEY = "io.finmcp/group"
 
