@@ -24,11 +24,11 @@ from proxy.capture import PendingCall, Session
 from proxy.http_wire import chunk, error_response
 from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body
 from proxy.ordered_output import OrderedOutput
-from proxy.sse import SSEParser, encode_event
 from proxy.tags import Tags
 from proxy.upstream_conn import UpstreamConnection
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
 from recordings.plumbing.protocol import is_stateless
+from recordings.plumbing.sse import SSEParser, encode_event
 from recordings.redact import redact_url
 
 if TYPE_CHECKING:

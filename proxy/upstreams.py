@@ -23,10 +23,10 @@ from typing import Any
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
 from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message
-from proxy.sse import SSEParser
 from proxy.upstream_conn import ConnectionPool, StreamedResponse
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
 from recordings.plumbing.protocol import is_stateless
+from recordings.plumbing.sse import SSEParser
 
 log = logging.getLogger("finmcp.proxy.upstream")
 

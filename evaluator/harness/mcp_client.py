@@ -21,6 +21,7 @@ from typing import Any
 import httpx2
 
 from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from recordings.plumbing.sse import parse_events
 
 PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
@@ -33,20 +34,6 @@ class McpCallError(Exception):
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
         self.code = code
-
-
-def _sse_messages(text: str) -> list[Any]:
-    """JSON payloads of the ``data:`` lines of an SSE body (events split by blank lines)."""
-    messages, data = [], []
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip())
-        elif not line.strip() and data:
-            messages.append(json.loads("\n".join(data)))
-            data = []
-    if data:
-        messages.append(json.loads("\n".join(data)))
-    return messages
 
 
 class McpHttpClient:
@@ -113,7 +100,8 @@ class McpHttpClient:
         text = response.text
         try:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                messages = _sse_messages(text)
+                events = parse_events(response.content)
+                messages = [json.loads(e.data) for e in events if e.event == "message" and e.data]
             else:
                 messages = [json.loads(text)] if text.strip() else []
         except json.JSONDecodeError:
