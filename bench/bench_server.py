@@ -73,9 +73,10 @@ def _serve_baseline(argv: list[str]) -> int:
 
         run_stdio(server)
         return 0
-    from server.transports import bind_socket, run_http
+    from recordings.plumbing.listener import bind_socket
+    from server.transports import run_http
 
-    sock = bind_socket(args.host, args.port)
+    sock = bind_socket(args.host, args.port, blocking=True, inheritable=True)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     from starlette.responses import JSONResponse
     from starlette.routing import Route

@@ -16,8 +16,8 @@ import os
 import sys
 
 from proxy.eventloop import LOOPS
-from proxy.http_proxy import DEFAULT_MAX_BODY
 from proxy.tags import TagError, Tags
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
 
 COMMANDS = ("serve", "sessions", "show", "export", "replay")
 

@@ -33,11 +33,11 @@ from proxy.security import Policy
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
 from proxy.upstream_http import Target
+from recordings.plumbing.listener import DEFAULT_MAX_BODY, PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")
 
 MAX_HEAD = 64 * 1024
-DEFAULT_MAX_BODY = 4 * 1024 * 1024
 PATH_CACHE = 1024
 
 
@@ -111,21 +111,6 @@ class ProxyServer:
         self.pool.close()
         for conn in list(self.connections):
             conn.abort()
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket; ``IPPROTO_TCP`` so asyncio sets ``TCP_NODELAY`` on accepted sockets."""
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(2048)
-    sock.setblocking(False)
-    return sock
 
 
 async def serve(server: ProxyServer, sock: socket.socket) -> asyncio.Server:
@@ -297,8 +282,11 @@ class ClientProtocol(asyncio.Protocol):
         if denied is not None:
             self._write_error(denied[0], denied[1], request_ids(request.body))
             return True
-        if path == "/healthz" and request.method == b"GET":
-            self._health()
+        if path in PUBLIC_PATHS:  # the proxy's own endpoint, open without the token: never forwarded
+            if request.method == b"GET":
+                self._health()
+            else:
+                self._write_error(405, f"{path} answers GET only", request_ids(request.body))
             return True
         try:
             tags, rest = self.server.path_tags(path)

@@ -13,11 +13,12 @@ from urllib.parse import urlsplit
 
 from proxy import eventloop
 from proxy.capture import Recorder, Tracer
-from proxy.http_proxy import DEFAULT_MAX_BODY, ProxyServer, Settings, bind_socket, serve
+from proxy.http_proxy import ProxyServer, Settings, serve
 from proxy.security import Policy
 from proxy.tags import Tags
 from proxy.upstream_http import Target
 from proxy.writer import TraceWriter
+from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
 from recordings.redact import redact_url
 from recordings.schema import BUSY_TIMEOUT_MS
 from recordings.store import RecordingStore
@@ -108,7 +109,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
         upstream_headers=config.upstream_headers,
     )
     proxy = ProxyServer(settings)
-    sock = sock or bind_socket(config.host, config.port)
+    sock = sock or bind_socket(config.host, config.port, blocking=False, inheritable=False)
     host, port = sock.getsockname()[:2]
     server = await serve(proxy, sock)
     shown = f"[{host}]" if ":" in host else host

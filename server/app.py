@@ -25,8 +25,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
 from recordings.plumbing.protocol import is_stateless
-from server.security import DEFAULT_MAX_BODY, SecurityMiddleware, SecuritySettings
+from server.security import SecurityMiddleware, SecuritySettings
 from server.service import ToolService
 
 logger = logging.getLogger("finmcp.server")

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import RecordingsError
+from recordings.plumbing.listener import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, bind_socket
 from recordings.store import RecordingStore
 from server.app import build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
 from server.latency import DEFAULT_LATENCY, LatencySpecError, parse_latency
-from server.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, SecuritySettings
+from server.security import SecuritySettings
 from server.service import SimulateFn, ToolService
-from server.transports import bind_socket, run_http, run_stdio
+from server.transports import run_http, run_stdio
 from tool_specs.errors import InventoryError
 from tool_specs.inventory import Inventory, load_inventory
 
@@ -189,7 +190,7 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
             file=sys.stderr,
         )
     try:
-        sock = bind_socket(args.host, args.port)
+        sock = bind_socket(args.host, args.port, blocking=True, inheritable=True)
     except OSError as exc:
         raise ServeError(f"cannot bind {args.host}:{args.port}: {exc}") from None
     host, port = sock.getsockname()[:2]
