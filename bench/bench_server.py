@@ -28,6 +28,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recorded_result
 from recordings import RecordingStore
+from recordings.plumbing.launch import announce_ready
 from server.testing import ServerProcess
 from tool_specs.inventory import load_inventory
 
@@ -85,7 +86,7 @@ def _serve_baseline(argv: list[str]) -> int:
         return JSONResponse({"status": "ok"})
 
     app = server.streamable_http_app(host=args.host, custom_starlette_routes=[Route("/healthz", healthz)])
-    run_http(app, sock, lambda: print(f"finmcp-server ready: {base} (baseline)", file=sys.stderr, flush=True))
+    run_http(app, sock, lambda: announce_ready("finmcp-server", base, "baseline"))
     return 0
 
 

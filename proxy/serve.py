@@ -18,6 +18,7 @@ from proxy.security import Policy
 from proxy.tags import Tags
 from proxy.upstream_http import Target
 from proxy.writer import TraceWriter
+from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
 from recordings.redact import redact_url
 from recordings.schema import BUSY_TIMEOUT_MS
@@ -113,11 +114,10 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     host, port = sock.getsockname()[:2]
     server = await serve(proxy, sock)
     shown = f"[{host}]" if ":" in host else host
-    print(
-        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream_label}, db {config.db},"
-        f" loop {eventloop.loop_name()})",
-        file=sys.stderr,
-        flush=True,
+    announce_ready(
+        "finmcp-proxy",
+        f"http://{shown}:{port}/mcp",
+        f"upstream {config.upstream_label}, db {config.db}, loop {eventloop.loop_name()}",
     )
     try:
         await stop.wait()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import RecordingsError
+from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, bind_socket
 from recordings.store import RecordingStore
 from server.app import build_http_app, build_mcp_server
@@ -201,7 +202,7 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         routes: list[Any] = sorted(app.app.routes)
         for path in routes:
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
-        print(f"finmcp-server ready: {base} ({args.transport})", file=sys.stderr, flush=True)
+        announce_ready("finmcp-server", base, args.transport)
 
     run_http(app, sock, announce)
     return 0
