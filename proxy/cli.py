@@ -36,7 +36,8 @@ def _header(value: str) -> tuple[bytes, bytes]:
     return name.strip().encode("latin-1"), content.strip().encode("latin-1")
 
 
-def _serve_parser() -> argparse.ArgumentParser:
+def build_serve_parser() -> argparse.ArgumentParser:
+    """The parser of ``finmcp-proxy`` serving (HTTP listener or stdio); the subcommands have their own."""
     p = argparse.ArgumentParser(
         prog="finmcp-proxy",
         description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, replay).",
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return _inspect(argv)
     if argv and argv[0] == "serve":
         argv = argv[1:]
-    args = _serve_parser().parse_args(argv)
+    args = build_serve_parser().parse_args(argv)
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.WARNING),
         stream=sys.stderr,

@@ -23,48 +23,20 @@ import asyncio
 import json
 import logging
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from proxy.capture import Tracer
 from proxy.eventloop import loop_name
 from proxy.http_exchange import Exchange
+from proxy.http_types import Request, Settings
 from proxy.http_wire import HOP_BY_HOP, error_response, request_ids
-from proxy.security import Policy
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
-from proxy.upstream_http import Target
-from recordings.plumbing.listener import DEFAULT_MAX_BODY, PUBLIC_PATHS
+from recordings.plumbing.listener import PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")
 
 MAX_HEAD = 64 * 1024
 PATH_CACHE = 1024
-
-
-@dataclass(slots=True)
-class Settings:
-    """Everything the HTTP side needs."""
-
-    target: Target
-    tracer: Tracer
-    policy: Policy
-    defaults: Tags = field(default_factory=Tags)
-    timeout: float = 120.0
-    max_body: int = DEFAULT_MAX_BODY
-    upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Request:
-    """One parsed client request."""
-
-    method: bytes
-    target: str
-    raw_headers: list[tuple[bytes, bytes]]  # names as sent
-    forward: list[tuple[bytes, bytes]]  # raw_headers without hop-by-hop and tag headers
-    body: bytes
-    keep_alive: bool
-    lookup: dict[bytes, bytes]  # lower-case name -> value (the last one, where a name repeats)
 
 
 @dataclass(slots=True)
@@ -125,6 +97,7 @@ class ClientProtocol(asyncio.Protocol):
     def __init__(self, server: ProxyServer) -> None:
         self.server = server
         self.settings = server.settings
+        self.pool = server.pool
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.exchange: Exchange | None = None
@@ -164,6 +137,11 @@ class ClientProtocol(asyncio.Protocol):
     def abort(self) -> None:
         if self.transport is not None:
             self.transport.abort()
+
+    def next_provisional(self) -> int:
+        """A number unique in this listener (session keys before the upstream names a session)."""
+        self.server.provisional += 1
+        return self.server.provisional
 
     # ---------------------------------------------------------------- parsing
 

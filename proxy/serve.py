@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from proxy import eventloop
 from proxy.capture import Recorder, Tracer
-from proxy.http_proxy import ProxyServer, Settings, serve
+from proxy.http_proxy import ProxyServer, serve
+from proxy.http_types import Settings
 from proxy.security import Policy
 from proxy.tags import Tags
 from proxy.upstream_http import Target

@@ -359,7 +359,8 @@ class _Transport(asyncio.Transport):
 
 def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order(tmp_path):
     from proxy.capture import Tracer
-    from proxy.http_proxy import ProxyServer, Settings
+    from proxy.http_proxy import ProxyServer
+    from proxy.http_types import Settings
     from proxy.security import Policy
     from proxy.upstream_http import Target, UpstreamError
 
