@@ -145,6 +145,11 @@ class FinmcpProcess:
         return self.base + "".join(parts) + "/mcp"
 
     @property
+    def log_path(self) -> Path:
+        """The temporary file that receives stderr (removed by :meth:`stop`, its text kept)."""
+        return Path(self._log.name)
+
+    @property
     def returncode(self) -> int | None:
         """The exit status once the process has ended (negative: killed by that signal), else None."""
         return self.process.poll() if self.process is not None else None
@@ -153,7 +158,7 @@ class FinmcpProcess:
         """Everything the process wrote to stderr so far (all of it, after :meth:`stop`)."""
         if self._stderr is not None:
             return self._stderr
-        return Path(self._log.name).read_text(encoding="utf-8", errors="replace")
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def command(self) -> list[str]:
         """The full command line this launcher runs."""
@@ -209,7 +214,7 @@ class FinmcpProcess:
                 process.kill()
                 process.wait(timeout=5)
         if self._stderr is None:
-            path = Path(self._log.name)
+            path = self.log_path
             self._log.close()
             try:
                 self._stderr = path.read_text(encoding="utf-8", errors="replace")
