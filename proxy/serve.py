@@ -104,7 +104,9 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     settings = Settings(
         target=Target.parse(config.upstream or ""),
         tracer=runtime.tracer,
-        policy=Policy.build(config.host, config.token, config.allow_hosts, config.allow_origins),
+        policy=Policy.build(
+            config.host, config.token, allow_hosts=config.allow_hosts, allow_origins=config.allow_origins
+        ),
         defaults=config.defaults,
         timeout=config.timeout,
         max_body=config.max_body,

@@ -12,32 +12,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from recordings.plumbing.launch import FinmcpProcess, LaunchError
+from recordings.plumbing.launch import LaunchError, LaunchSpec, LoopbackProcess
 
 
 class ProxyStartError(LaunchError):
     """The proxy exited or did not become ready in time (message holds its stderr)."""
 
 
-class ProxyProcess(FinmcpProcess):
-    """A ``finmcp-proxy`` HTTP listener on 127.0.0.1 and a free port."""
+class ProxyProcess(LoopbackProcess):
+    """A ``finmcp-proxy`` HTTP listener on 127.0.0.1 and a free port.
 
-    def __init__(
-        self,
-        args: Sequence[str],
-        timeout: float = 20.0,
-        env: dict[str, str] | None = None,
-        module: str | None = None,
-    ) -> None:
-        super().__init__(
-            "finmcp-proxy",
-            [*args, "--listen", "127.0.0.1:0"],
-            timeout=timeout,
-            env=env,
-            module=module,  # another module printing the same ready line (the bench's bare relay)
-            stop_timeout=10.0,
-            error=ProxyStartError,
-        )
+    ``ProxyProcess(args, timeout=20.0, env=None, module=None)``; ``module`` runs another module that
+    prints the same ready line (the bench's bare relay).
+    """
+
+    spec = LaunchSpec("finmcp-proxy", ("--listen", "127.0.0.1:0"), timeout=20.0)
+    error_type = ProxyStartError
 
 
 def stdio_args(upstream: Sequence[str], db: str | Path, *extra: str) -> list[str]:

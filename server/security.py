@@ -10,30 +10,18 @@ are capped again by the SDK transports, which get the same limit.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Self
+from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, ListenerPolicy
 
 
+@dataclass(frozen=True, eq=False)
 class SecuritySettings(ListenerPolicy):
-    """The server's listener policy."""
+    """The server's listener policy: ``SecuritySettings.build(host, token, max_body, hosts, origins)``."""
 
-    @classmethod
-    def build(
-        cls,
-        bind_host: str,
-        token: str | None = None,
-        max_body: int = DEFAULT_MAX_BODY,
-        allow_hosts: Iterable[str] = (),
-        allow_origins: Iterable[str] = (),
-    ) -> Self:
-        """Loopback names, the bound host (unless a wildcard address) and any extra allowed hosts."""
-        return cls.create(
-            bind_host, token, allow_hosts=allow_hosts, allow_origins=allow_origins, max_body=max_body
-        )
+    max_body: int | None = DEFAULT_MAX_BODY
 
 
 async def _reject(

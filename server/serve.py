@@ -180,7 +180,9 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         return 0
     token = args.token or (environ or {}).get(TOKEN_ENV) or None
     try:
-        security = SecuritySettings.build(args.host, token, args.max_body, args.allow_host, args.allow_origin)
+        security = SecuritySettings.build(
+            args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin
+        )
     except ValueError as exc:
         raise ServeError(f"--max-body: {exc}") from None
     app = build_http_app(services, args.transport, args.json_response, security)

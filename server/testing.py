@@ -10,36 +10,25 @@ file, and it and the exit status stay readable after the stop).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from recordings.plumbing.launch import FinmcpProcess, LaunchError
+from recordings.plumbing.launch import LaunchError, LaunchSpec, LoopbackProcess
 
 
 class ServerStartError(LaunchError):
     """The server process exited or did not become ready in time (message holds its stderr)."""
 
 
-class ServerProcess(FinmcpProcess):
-    """A ``finmcp-server`` HTTP/SSE subprocess bound to 127.0.0.1 on a free port."""
+class ServerProcess(LoopbackProcess):
+    """A ``finmcp-server`` HTTP/SSE subprocess bound to 127.0.0.1 on a free port.
 
-    def __init__(
-        self,
-        args: Sequence[str],
-        timeout: float = 30.0,
-        env: dict[str, str] | None = None,
-        module: str | None = None,
-    ) -> None:
-        super().__init__(
-            "finmcp-server",
-            [*args, "--host", "127.0.0.1", "--port", "0"],
-            timeout=timeout,
-            env=env,
-            module=module,
-            health_check=True,
-            stop_timeout=5.0,
-            error=ServerStartError,
-        )
+    ``ServerProcess(args, timeout=30.0, env=None, module=None)``; ``/healthz`` must answer at start.
+    """
+
+    spec = LaunchSpec(
+        "finmcp-server", ("--host", "127.0.0.1", "--port", "0"), health_check=True, stop_timeout=5.0
+    )
+    error_type = ServerStartError
 
 
 def minimal_instance(schema: Any) -> Any:

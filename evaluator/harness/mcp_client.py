@@ -26,6 +26,9 @@ from recordings.plumbing.sse import parse_events
 PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
 GROUP_META_KEY = "io.finmcp/group"
+Json = dict[str, Any]
+Sent = asyncio.Event | None
+"""Set once a request is on the wire (or has ended), so concurrent calls keep a fixed arrival order."""
 
 
 class McpCallError(Exception):
@@ -132,13 +135,8 @@ class McpHttpClient:
         raise McpCallError("tools/list: more than 1000 pages")
 
     async def call_tool(
-        self,
-        url: str,
-        name: str,
-        arguments: dict[str, Any],
-        meta: dict[str, Any] | None = None,
-        sent: asyncio.Event | None = None,
-    ) -> dict[str, Any]:
+        self, url: str, name: str, arguments: Json, meta: Json | None = None, sent: Sent = None
+    ) -> Json:
         """``tools/call``; returns the result dict (``content``, ``structuredContent``, ``isError``)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if meta:
@@ -169,13 +167,8 @@ class _SdkAdapter:
         self.client = client
 
     async def call_tool(
-        self,
-        url: str,
-        name: str,
-        arguments: dict[str, Any],
-        meta: dict[str, Any] | None = None,
-        sent: asyncio.Event | None = None,
-    ) -> dict[str, Any]:
+        self, url: str, name: str, arguments: Json, meta: Json | None = None, sent: Sent = None
+    ) -> Json:
         if sent is not None:
             sent.set()  # the SDK does not say when a request is written
         try:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
-from recordings.plumbing.launch import FinmcpProcess, LaunchError
+from recordings.plumbing.launch import FinmcpProcess, LaunchError, StartStop
 
 
 class SpawnError(LaunchError):
@@ -39,7 +38,7 @@ class SpawnConfig:
     extra_server_args: list[str] = field(default_factory=list)
 
 
-class Stack:
+class Stack(StartStop):
     """Server + proxy children; ``proxy_url`` is the untagged proxy endpoint base (``http://host:port``)."""
 
     def __init__(self, config: SpawnConfig) -> None:
@@ -96,11 +95,3 @@ class Stack:
         for child in (self.proxy, self.server):
             if child is not None:
                 child.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, NoReturn, Self
+from typing import IO, Any, ClassVar, NoReturn, Self
 from urllib.parse import urlsplit
 
 FALLBACK_MODULES = {"finmcp-server": "server", "finmcp-proxy": "proxy"}
@@ -92,7 +92,36 @@ class LaunchError(RuntimeError):
     """The process exited or did not become ready in time (the message holds its stderr)."""
 
 
-class FinmcpProcess:
+class StartStop:
+    """``with thing:`` runs ``start()`` (which returns the thing) and, on the way out, ``stop()``."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> object:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """How to run one program on loopback: its name, the arguments that bind it, waits and checks."""
+
+    program: str
+    listen: tuple[str, ...]
+    timeout: float = 30.0
+    health_check: bool = False
+    stop_timeout: float = 10.0
+
+
+class FinmcpProcess(StartStop):
     """One finmcp program as a child process that announces itself with a ready line.
 
     ``args`` are passed as given (the caller adds ``--port 0`` / ``--listen 127.0.0.1:0``). ``error``
@@ -223,10 +252,28 @@ class FinmcpProcess:
             path.unlink(missing_ok=True)
         return self.returncode
 
-    def __enter__(self) -> Self:
-        return self.start()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+class LoopbackProcess(FinmcpProcess):
+    """A program on 127.0.0.1 and a free port, configured by the subclass's ``spec`` and ``error_type``."""
+
+    spec: ClassVar[LaunchSpec]
+    error_type: ClassVar[type[LaunchError]] = LaunchError
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        module: str | None = None,
     ) -> None:
-        self.stop()
+        spec = self.spec
+        super().__init__(
+            spec.program,
+            [*args, *spec.listen],
+            timeout=spec.timeout if timeout is None else timeout,
+            env=env,
+            module=module,
+            health_check=spec.health_check,
+            stop_timeout=spec.stop_timeout,
+            error=self.error_type,
+        )

@@ -52,7 +52,11 @@ def allowed_hosts(bind_host: str, extra: Iterable[str] = ()) -> frozenset[str]:
 
 @dataclass(frozen=True, eq=False)  # identity hash: host_allowed's cache key stays cheap
 class ListenerPolicy:
-    """What a listener accepts; :meth:`check` gives the verdict on one request's headers and path."""
+    """What a listener accepts; :meth:`check` gives the verdict on one request's headers and path.
+
+    A side configures it by subclassing with other field defaults (token headers, refusal text, body
+    limit) and builds it with :meth:`build`.
+    """
 
     allowed_hosts: frozenset[str] = frozenset(LOOPBACK_HOSTS)
     extra_origins: frozenset[str] = field(default_factory=frozenset)
@@ -64,28 +68,26 @@ class ListenerPolicy:
     """Checked against ``Content-Length`` here; None when the caller enforces it while reading."""
     public_paths: frozenset[str] = PUBLIC_PATHS
 
+    def __post_init__(self) -> None:
+        if self.max_body is not None and self.max_body < 1:
+            raise ValueError(f"max body {self.max_body}: expected a positive number of bytes")
+
     @classmethod
-    def create(
+    def build(
         cls,
         bind_host: str,
         token: str | None = None,
-        *,
+        max_body: int | None = None,
         allow_hosts: Iterable[str] = (),
         allow_origins: Iterable[str] = (),
-        token_headers: Iterable[bytes] = (),
-        token_reason: str = "missing or wrong bearer token",
-        max_body: int | None = None,
     ) -> Self:
-        """The policy of a listener bound to ``bind_host``; ``ValueError`` for a body limit below 1."""
-        if max_body is not None and max_body < 1:
-            raise ValueError(f"max body {max_body}: expected a positive number of bytes")
+        """The policy of a listener bound to ``bind_host`` (``max_body`` None: the class's default)."""
+        options = {} if max_body is None else {"max_body": max_body}
         return cls(
             allowed_hosts=allowed_hosts(bind_host, allow_hosts),
             extra_origins=frozenset(o.rstrip("/").lower() for o in allow_origins),
             token=token or None,
-            token_headers=tuple(h.lower() for h in token_headers),
-            token_reason=token_reason,
-            max_body=max_body,
+            **options,
         )
 
     def origin_allowed(self, origin: str) -> bool:

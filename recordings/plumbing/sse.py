@@ -13,14 +13,13 @@ event with neither data nor id is not dispatched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(slots=True)
-class Event:
-    """One complete SSE event."""
+class Event(NamedTuple):
+    """One complete SSE event: its type (``message`` by default), data, and ``id``/``retry`` if given."""
 
     event: str
     data: bytes

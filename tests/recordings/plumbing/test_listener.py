@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import socket
+from dataclasses import dataclass
 
 import pytest
 
 from recordings.plumbing.listener import ListenerPolicy, allowed_hosts, bind_socket, host_name
 
 OK_HOST = (b"host", b"127.0.0.1:8765")
+
+
+@dataclass(frozen=True, eq=False)
+class ProxySide(ListenerPolicy):
+    """A side configured by field defaults, as finmcp-proxy's policy is."""
+
+    token_headers: tuple[bytes, ...] = (b"x-finmcp-proxy-token",)
+    token_reason: str = "missing or wrong proxy token"
 
 
 def test_host_names():
@@ -25,7 +34,7 @@ def test_allowed_hosts_add_the_bound_host_but_never_a_wildcard():
 
 
 def test_hosts_and_origins():
-    policy = ListenerPolicy.create("127.0.0.1", allow_hosts=["mybox"], allow_origins=["https://ui.example/"])
+    policy = ListenerPolicy.build("127.0.0.1", allow_hosts=["mybox"], allow_origins=["https://ui.example/"])
     assert policy.check([OK_HOST], "/mcp") is None
     assert policy.check([(b"host", b"mybox:1")], "/mcp") is None
     for host in (b"evil.example", b"127.0.0.1.evil.example", b"localhost.evil.example:80", b"[::2]:1"):
@@ -47,19 +56,14 @@ def test_hosts_and_origins():
 
 
 def test_the_last_of_repeated_headers_counts():
-    policy = ListenerPolicy.create("127.0.0.1")
+    policy = ListenerPolicy.build("127.0.0.1")
     assert policy.check([(b"host", b"localhost"), (b"host", b"evil.example")], "/mcp")[0] == 421
     assert policy.check({b"host": b"localhost"}, "/mcp") is None  # a mapping works too
 
 
 def test_token_by_bearer_or_the_sides_token_headers():
-    server = ListenerPolicy.create("127.0.0.1", "tok")
-    proxy = ListenerPolicy.create(
-        "127.0.0.1",
-        "tok",
-        token_headers=[b"X-Finmcp-Proxy-Token"],
-        token_reason="missing or wrong proxy token",
-    )
+    server = ListenerPolicy.build("127.0.0.1", "tok")
+    proxy = ProxySide.build("127.0.0.1", "tok")
     bearer = (b"authorization", b"Bearer tok")
     header = (b"x-finmcp-proxy-token", b"tok")
     assert server.check([OK_HOST, bearer], "/mcp") is None and proxy.check([OK_HOST, bearer], "/mcp") is None
@@ -77,16 +81,16 @@ def test_token_by_bearer_or_the_sides_token_headers():
 
 
 def test_body_limit_only_when_the_policy_owns_it():
-    limited = ListenerPolicy.create("127.0.0.1", max_body=100)
+    limited = ListenerPolicy.build("127.0.0.1", max_body=100)
     assert limited.check([OK_HOST, (b"content-length", b"100")], "/mcp") is None
     assert limited.check([OK_HOST, (b"content-length", b"101")], "/mcp") == (
         413,
         "request body too large (limit 100 bytes)",
     )
     assert limited.check([OK_HOST, (b"content-length", b"x")], "/mcp") == (400, "invalid Content-Length")
-    assert ListenerPolicy.create("127.0.0.1").check([OK_HOST, (b"content-length", b"x" * 3)], "/mcp") is None
+    assert ListenerPolicy.build("127.0.0.1").check([OK_HOST, (b"content-length", b"x" * 3)], "/mcp") is None
     with pytest.raises(ValueError, match="positive"):
-        ListenerPolicy.create("127.0.0.1", max_body=0)
+        ListenerPolicy.build("127.0.0.1", max_body=0)
 
 
 @pytest.mark.parametrize(("blocking", "inheritable"), [(True, True), (False, False)])
