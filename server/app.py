@@ -256,4 +256,5 @@ def build_http_app(
 ) -> SecurityMiddleware:
     """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`."""
     settings = security or SecuritySettings()
-    return SecurityMiddleware(HttpApp(services, transport, json_response, settings.max_body), settings)
+    max_body = DEFAULT_MAX_BODY if settings.max_body is None else settings.max_body
+    return SecurityMiddleware(HttpApp(services, transport, json_response, max_body), settings)

@@ -53,9 +53,9 @@ def _digest(text: str) -> str:
 
 
 _SUBPROCESS = """
-import hashlib, sys
-sys.path.insert(0, {tests!r})
-from test_world import _snapshot, _world
+import hashlib, os, sys
+sys.path.insert(0, os.path.dirname({tests!r}))  # the repo root: tests/recordings must not shadow recordings
+from tests.test_world import _snapshot, _world
 print(hashlib.sha256(_snapshot(_world({seed}), "reversed").encode("utf-8")).hexdigest())
 """
 

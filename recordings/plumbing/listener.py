@@ -82,13 +82,11 @@ class ListenerPolicy:
         allow_origins: Iterable[str] = (),
     ) -> Self:
         """The policy of a listener bound to ``bind_host`` (``max_body`` None: the class's default)."""
-        options = {} if max_body is None else {"max_body": max_body}
-        return cls(
-            allowed_hosts=allowed_hosts(bind_host, allow_hosts),
-            extra_origins=frozenset(o.rstrip("/").lower() for o in allow_origins),
-            token=token or None,
-            **options,
-        )
+        hosts = allowed_hosts(bind_host, allow_hosts)
+        origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
+        if max_body is None:
+            return cls(allowed_hosts=hosts, extra_origins=origins, token=token or None)
+        return cls(allowed_hosts=hosts, extra_origins=origins, token=token or None, max_body=max_body)
 
     def origin_allowed(self, origin: str) -> bool:
         """True for ``http(s)://`` origins on an allowed host, or an explicitly allowed origin."""
