@@ -31,20 +31,19 @@ import anyio
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from bench.bench_server import CALLS_PER_RUN, CODES, TOOL, _drive, _result, _row
+from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recorded_result
 from proxy.testing import ProxyProcess
 from recordings import RecordingStore
 from server.testing import ServerProcess
 
 ROUNDS = 2
-ERAS = (("2026-07-28", "auto"), ("2025-11-25", "legacy"))
 
 
 def _measure(make_client: Any, transport: str, concurrency: int) -> tuple[float, list[float]]:
     total = CALLS_PER_RUN[concurrency]
     if transport == "http":
-        return anyio.run(_drive, make_client, concurrency, 1, total)
-    return anyio.run(_drive, make_client, 1, concurrency, total)
+        return anyio.run(drive, make_client, concurrency, 1, total)
+    return anyio.run(drive, make_client, 1, concurrency, total)
 
 
 def _best(
@@ -63,7 +62,7 @@ def _best(
             if kind not in best or measured[0] < best[kind][0]:
                 best[kind] = measured
     return [
-        {"bench": "proxy_calls", **_row(kind, transport, era, concurrency, *best[kind])}
+        {"bench": "proxy_calls", **call_row(kind, transport, era, concurrency, *best[kind])}
         for kind in targets
         if kind in best
     ]
@@ -110,7 +109,7 @@ def run() -> list[dict[str, Any]]:
         with RecordingStore.open(rec) as store:
             for code in CODES:
                 store.put_response(
-                    "qieman79", TOOL, {"fundNameOrCode": code}, _result(code), "imported:bench"
+                    "qieman79", TOOL, {"fundNameOrCode": code}, recorded_result(code), "imported:bench"
                 )
         server_args = ["--miss", "strict", "--recordings", str(rec), "--latency", "none"]
         db = Path(tmp) / "runs.sqlite"

@@ -15,12 +15,10 @@ baseline server by itself.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +26,14 @@ import anyio
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recorded_result
 from recordings import RecordingStore
-from server.testing import ServerProcess, minimal_instance
+from recordings.plumbing.launch import announce_ready
+from server.testing import ServerProcess
 from tool_specs.inventory import load_inventory
 
-TOOL = "GetFundDiagnosis"
-CODES = [f"{i:06d}" for i in range(1, 33)]
-CALLS_PER_RUN = {1: 300, 8: 600}
 ROUNDS = 2
 LIST_REPEATS = 10
-
-
-def _result(code: str) -> dict[str, Any]:
-    spec = load_inventory("finmcp65").get(TOOL)
-    structured = minimal_instance(spec.output_schema) | {"fundCode": code}
-    text = json.dumps(structured, ensure_ascii=False, indent=2)
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
 
 # ---------------------------------------------------------------- the baseline server
@@ -54,7 +44,7 @@ def _baseline_server(inventory_name: str) -> Any:
 
     tools = {"tools": list(load_inventory(inventory_name).mcp_tools), "resultType": "complete"}
     tools |= {"ttlMs": 0, "cacheScope": "private"}
-    answers = {code: {**_result(code), "resultType": "complete"} for code in CODES}
+    answers = {code: {**recorded_result(code), "resultType": "complete"} for code in CODES}
     fallback = {"content": [{"type": "text", "text": "ok"}], "isError": True, "resultType": "complete"}
 
     async def on_list_tools(ctx: Any, params: Any) -> dict[str, Any]:
@@ -84,9 +74,10 @@ def _serve_baseline(argv: list[str]) -> int:
 
         run_stdio(server)
         return 0
-    from server.transports import bind_socket, run_http
+    from recordings.plumbing.listener import bind_socket
+    from server.transports import run_http
 
-    sock = bind_socket(args.host, args.port)
+    sock = bind_socket(args.host, args.port, blocking=True, inheritable=True)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -95,62 +86,17 @@ def _serve_baseline(argv: list[str]) -> int:
         return JSONResponse({"status": "ok"})
 
     app = server.streamable_http_app(host=args.host, custom_starlette_routes=[Route("/healthz", healthz)])
-    run_http(app, sock, lambda: print(f"finmcp-server ready: {base} (baseline)", file=sys.stderr, flush=True))
+    run_http(app, sock, lambda: announce_ready("finmcp-server", base, "baseline"))
     return 0
 
 
 # ---------------------------------------------------------------- measuring
 
 
-async def _drive(make_client: Any, sessions: int, in_flight: int, total: int) -> tuple[float, list[float]]:
-    """Connect ``sessions`` clients (untimed), then time ``total`` calls with ``in_flight`` per client."""
-    latencies: list[float] = []
-    per_worker = total // (sessions * in_flight)
-
-    async def worker(client: Client, offset: int) -> None:
-        for i in range(per_worker):
-            code = CODES[(offset + i) % len(CODES)]
-            started = time.perf_counter()
-            result = await client.call_tool(TOOL, {"fundNameOrCode": code})
-            latencies.append(time.perf_counter() - started)
-            if result.is_error:
-                raise RuntimeError(f"benchmark call failed: {result.content}")
-
-    with anyio.fail_after(120):
-        async with AsyncExitStack() as stack:
-            clients = [await stack.enter_async_context(make_client()) for _ in range(sessions)]
-            for client in clients:
-                for code in CODES:  # warm-up: lists tools once, fills the server's replay cache
-                    await client.call_tool(TOOL, {"fundNameOrCode": code})
-            started = time.perf_counter()
-            async with anyio.create_task_group() as group:
-                for index, client in enumerate(clients):
-                    for j in range(in_flight):
-                        group.start_soon(worker, client, index * in_flight + j)
-            elapsed = time.perf_counter() - started
-    return elapsed, latencies
-
-
-def _row(
-    kind: str, transport: str, era: str, concurrency: int, elapsed: float, lat: list[float]
-) -> dict[str, Any]:
-    ordered = sorted(lat)
-    return {
-        "server": kind,
-        "transport": transport,
-        "era": era,
-        "concurrency": concurrency,
-        "calls": len(lat),
-        "calls_per_s": round(len(lat) / elapsed, 1),
-        "p50_ms": round(statistics.median(ordered) * 1000, 2),
-        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 2),
-    }
-
-
 def _call_rows(targets: dict[str, tuple[str, StdioServerParameters]]) -> list[dict[str, Any]]:
     """Every (transport, era, concurrency) for each server, interleaved, best of ``ROUNDS`` runs."""
     rows = []
-    for era, mode in (("2026-07-28", "auto"), ("2025-11-25", "legacy")):
+    for era, mode in ERAS:
         for concurrency in (1, 8):
             total = CALLS_PER_RUN[concurrency]
             for transport in ("http", "stdio"):
@@ -159,16 +105,16 @@ def _call_rows(targets: dict[str, tuple[str, StdioServerParameters]]) -> list[di
                     for kind, (url, stdio) in targets.items():
                         if transport == "http":
                             measured = anyio.run(
-                                _drive, lambda m=mode, u=url: Client(u, mode=m), concurrency, 1, total
+                                drive, lambda m=mode, u=url: Client(u, mode=m), concurrency, 1, total
                             )
                         else:
                             measured = anyio.run(
-                                _drive, lambda m=mode, p=stdio: Client(p, mode=m), 1, concurrency, total
+                                drive, lambda m=mode, p=stdio: Client(p, mode=m), 1, concurrency, total
                             )
                         if kind not in best or measured[0] < best[kind][0]:
                             best[kind] = measured
                 for kind, (elapsed, lat) in best.items():
-                    rows.append(_row(kind, transport, era, concurrency, elapsed, lat))
+                    rows.append(call_row(kind, transport, era, concurrency, elapsed, lat))
     return rows
 
 
@@ -190,7 +136,7 @@ def run() -> list[dict[str, Any]]:
         with RecordingStore.open(db) as store:
             for code in CODES:
                 store.put_response(
-                    "qieman79", TOOL, {"fundNameOrCode": code}, _result(code), "imported:bench"
+                    "qieman79", TOOL, {"fundNameOrCode": code}, recorded_result(code), "imported:bench"
                 )
         ours_args = ["--miss", "strict", "--recordings", str(db), "--latency", "none"]
         py = sys.executable

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from urllib.parse import urlsplit
 
 from proxy import eventloop
+from recordings.plumbing.launch import announce_ready
 
 
 class _Upstream(asyncio.Protocol):
@@ -68,11 +68,7 @@ async def _serve(upstream: str, host: str, port: int) -> None:
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: _Client(target.hostname or "", target.port or 80), host, port)
     bound = server.sockets[0].getsockname()[1]
-    print(
-        f"finmcp-proxy ready: http://{host}:{bound}/mcp (bare TCP relay for the bench)",
-        file=sys.stderr,
-        flush=True,
-    )
+    announce_ready("finmcp-proxy", f"http://{host}:{bound}/mcp", "bare TCP relay for the bench")
     await asyncio.Event().wait()
 
 

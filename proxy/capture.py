@@ -26,7 +26,6 @@ from proxy.grouping import GroupAssigner, Placement
 from proxy.jsonrpc import (
     CLIENT_INFO_META,
     GROUP_META,
-    MODERN_VERSION,
     PROTOCOL_VERSION_META,
     TAG_META,
     Message,
@@ -35,6 +34,7 @@ from proxy.jsonrpc import (
 from proxy.tags import TagError, Tags
 from proxy.writer import TraceWriter
 from recordings.errors import InvalidValueError
+from recordings.plumbing.protocol import HANDSHAKE_ERA_LABEL, era_label
 from recordings.store import RecordingStore
 from recordings.trace_rows import CallRow, call_row, message_row, prepare_outcome
 
@@ -146,14 +146,14 @@ class Tracer:
             params = msg.params
             info = params.get("clientInfo")
             version = params.get("protocolVersion")
-            era = "handshake"
+            era = HANDSHAKE_ERA_LABEL
         else:
             meta = msg.meta
             version = meta.get(PROTOCOL_VERSION_META)
             if version is None:
                 return
             info = meta.get(CLIENT_INFO_META)
-            era = MODERN_VERSION if version == MODERN_VERSION else "handshake"
+            era = era_label(version)
         if isinstance(info, dict):
             name, cversion = info.get("name"), info.get("version")
             if isinstance(name, str) and name != session.client_name:

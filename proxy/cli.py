@@ -16,8 +16,8 @@ import os
 import sys
 
 from proxy.eventloop import LOOPS
-from proxy.http_proxy import DEFAULT_MAX_BODY
 from proxy.tags import TagError, Tags
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
 
 COMMANDS = ("serve", "sessions", "show", "export", "replay")
 
@@ -36,7 +36,8 @@ def _header(value: str) -> tuple[bytes, bytes]:
     return name.strip().encode("latin-1"), content.strip().encode("latin-1")
 
 
-def _serve_parser() -> argparse.ArgumentParser:
+def build_serve_parser() -> argparse.ArgumentParser:
+    """The parser of ``finmcp-proxy`` serving (HTTP listener or stdio); the subcommands have their own."""
     p = argparse.ArgumentParser(
         prog="finmcp-proxy",
         description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, replay).",
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return _inspect(argv)
     if argv and argv[0] == "serve":
         argv = argv[1:]
-    args = _serve_parser().parse_args(argv)
+    args = build_serve_parser().parse_args(argv)
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.WARNING),
         stream=sys.stderr,

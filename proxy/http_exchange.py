@@ -18,20 +18,19 @@ import json
 import logging
 import time
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from proxy.capture import PendingCall, Session
+from proxy.http_types import Request, Settings
 from proxy.http_wire import chunk, error_response
-from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message, parse_body
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body
 from proxy.ordered_output import OrderedOutput
-from proxy.sse import SSEParser, encode_event
 from proxy.tags import Tags
-from proxy.upstream_conn import UpstreamConnection
+from proxy.upstream_conn import ConnectionPool, UpstreamConnection
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
+from recordings.plumbing.protocol import is_stateless
+from recordings.plumbing.sse import SSEParser, encode_event
 from recordings.redact import redact_url
-
-if TYPE_CHECKING:
-    from proxy.http_proxy import ClientProtocol, Request
 
 log = logging.getLogger("finmcp.proxy.http")
 
@@ -39,10 +38,39 @@ HOLD_LIMIT = 1024 * 1024
 NO_ANSWER = "upstream response ended without an answer"
 
 
+class ClientChannel(Protocol):
+    """The back-channel of an exchange: the client connection it answers on.
+
+    Implemented by :class:`proxy.http_proxy.ClientProtocol`.
+    """
+
+    settings: Settings
+    pool: ConnectionPool
+    """The upstream connection pool of the listener."""
+    paused: bool
+    """True while the client reads slower than the upstream sends."""
+
+    def write(self, data: bytes) -> None:
+        """Send bytes to the client (dropped once the connection is closed)."""
+        ...
+
+    def next_provisional(self) -> int:
+        """A number unique in this listener, for a session key before the upstream names the session."""
+        ...
+
+    def exchange_done(self, exchange: Exchange, keep: bool) -> None:
+        """The exchange wrote its last byte; ``keep``: the connection may serve another request."""
+        ...
+
+    def internal_error(self, exchange: Exchange, exc: Exception) -> None:
+        """A bug while forwarding: answer 502 if nothing was sent yet, and close."""
+        ...
+
+
 class Exchange:
     """One forwarded request/response pair and its trace bookkeeping."""
 
-    def __init__(self, conn: ClientProtocol, request: Request, tags: Tags, target: Target) -> None:
+    def __init__(self, conn: ClientChannel, request: Request, tags: Tags, target: Target) -> None:
         self.conn = conn
         self.settings = conn.settings
         self.tracer = conn.settings.tracer
@@ -92,7 +120,7 @@ class Exchange:
         if self.timeout is not None:
             self.deadline = loop.time() + self.timeout
             self.timer = loop.call_at(self.deadline, self._on_timer)
-        upstream = self.conn.server.pool.take_idle()
+        upstream = self.conn.pool.take_idle()
         if upstream is not None:
             self._send(upstream)
             self._trace_request()
@@ -102,7 +130,7 @@ class Exchange:
 
     async def _connect(self) -> None:
         try:
-            upstream = await self.conn.server.pool.connect()
+            upstream = await self.conn.pool.connect()
         except UpstreamError as exc:
             self._guarded(self._upstream_failed, str(exc), 502)
             self._guarded(self._flush)
@@ -146,7 +174,7 @@ class Exchange:
             self.session = self.tracer.session(sid, "http", self.tags)
             return
         meta = self.messages[0].meta if self.messages else {}
-        if version == MODERN_VERSION or meta.get(PROTOCOL_VERSION_META) == MODERN_VERSION:
+        if is_stateless(version) or is_stateless(meta.get(PROTOCOL_VERSION_META)):
             info = meta.get("io.modelcontextprotocol/clientInfo")
             name = info.get("name") if isinstance(info, dict) else None
             cversion = info.get("version") if isinstance(info, dict) else None
@@ -173,9 +201,7 @@ class Exchange:
         if sid:
             key = sid.decode("latin-1")
         else:
-            server = self.conn.server
-            server.provisional += 1
-            key = f"http:nosession:{time.monotonic_ns()}:{server.provisional}"
+            key = f"http:nosession:{time.monotonic_ns()}:{self.conn.next_provisional()}"
         self.session = self.tracer.session(key, "http", self.tags)
         self.deferred = False
         self._log_client()
@@ -257,7 +283,7 @@ class Exchange:
         self.ended = True
         self._stop_timer()
         if self.upstream is not None:
-            self.conn.server.pool.release(self.upstream, response.keep_alive)
+            self.conn.pool.release(self.upstream, response.keep_alive)
             self.upstream = None
         if self.sse_parser is not None:
             if raw and self._unanswered():  # requests still unanswered get an error before the end

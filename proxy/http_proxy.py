@@ -23,48 +23,20 @@ import asyncio
 import json
 import logging
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from proxy.capture import Tracer
 from proxy.eventloop import loop_name
 from proxy.http_exchange import Exchange
+from proxy.http_types import Request, Settings
 from proxy.http_wire import HOP_BY_HOP, error_response, request_ids
-from proxy.security import Policy
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
-from proxy.upstream_http import Target
+from recordings.plumbing.listener import PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")
 
 MAX_HEAD = 64 * 1024
-DEFAULT_MAX_BODY = 4 * 1024 * 1024
 PATH_CACHE = 1024
-
-
-@dataclass(slots=True)
-class Settings:
-    """Everything the HTTP side needs."""
-
-    target: Target
-    tracer: Tracer
-    policy: Policy
-    defaults: Tags = field(default_factory=Tags)
-    timeout: float = 120.0
-    max_body: int = DEFAULT_MAX_BODY
-    upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Request:
-    """One parsed client request."""
-
-    method: bytes
-    target: str
-    raw_headers: list[tuple[bytes, bytes]]  # names as sent
-    forward: list[tuple[bytes, bytes]]  # raw_headers without hop-by-hop and tag headers
-    body: bytes
-    keep_alive: bool
-    lookup: dict[bytes, bytes]  # lower-case name -> value (the last one, where a name repeats)
 
 
 @dataclass(slots=True)
@@ -113,21 +85,6 @@ class ProxyServer:
             conn.abort()
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket; ``IPPROTO_TCP`` so asyncio sets ``TCP_NODELAY`` on accepted sockets."""
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(2048)
-    sock.setblocking(False)
-    return sock
-
-
 async def serve(server: ProxyServer, sock: socket.socket) -> asyncio.Server:
     """Start accepting on ``sock``."""
     loop = asyncio.get_running_loop()
@@ -140,6 +97,7 @@ class ClientProtocol(asyncio.Protocol):
     def __init__(self, server: ProxyServer) -> None:
         self.server = server
         self.settings = server.settings
+        self.pool = server.pool
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.exchange: Exchange | None = None
@@ -179,6 +137,11 @@ class ClientProtocol(asyncio.Protocol):
     def abort(self) -> None:
         if self.transport is not None:
             self.transport.abort()
+
+    def next_provisional(self) -> int:
+        """A number unique in this listener (session keys before the upstream names a session)."""
+        self.server.provisional += 1
+        return self.server.provisional
 
     # ---------------------------------------------------------------- parsing
 
@@ -297,8 +260,11 @@ class ClientProtocol(asyncio.Protocol):
         if denied is not None:
             self._write_error(denied[0], denied[1], request_ids(request.body))
             return True
-        if path == "/healthz" and request.method == b"GET":
-            self._health()
+        if path in PUBLIC_PATHS:  # the proxy's own endpoint, open without the token: never forwarded
+            if request.method == b"GET":
+                self._health()
+            else:
+                self._write_error(405, f"{path} answers GET only", request_ids(request.body))
             return True
         try:
             tags, rest = self.server.path_tags(path)

@@ -30,6 +30,7 @@ REASONS = {
     401: b"Unauthorized",
     403: b"Forbidden",
     404: b"Not Found",
+    405: b"Method Not Allowed",
     413: b"Payload Too Large",
     421: b"Misdirected Request",
     431: b"Request Header Fields Too Large",

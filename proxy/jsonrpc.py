@@ -9,7 +9,6 @@ from typing import Any
 
 log = logging.getLogger("finmcp.proxy")
 
-MODERN_VERSION = "2026-07-28"
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
 GROUP_META = "io.finmcp/group"

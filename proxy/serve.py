@@ -13,11 +13,14 @@ from urllib.parse import urlsplit
 
 from proxy import eventloop
 from proxy.capture import Recorder, Tracer
-from proxy.http_proxy import DEFAULT_MAX_BODY, ProxyServer, Settings, bind_socket, serve
+from proxy.http_proxy import ProxyServer, serve
+from proxy.http_types import Settings
 from proxy.security import Policy
 from proxy.tags import Tags
 from proxy.upstream_http import Target
 from proxy.writer import TraceWriter
+from recordings.plumbing.launch import announce_ready
+from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
 from recordings.redact import redact_url
 from recordings.schema import BUSY_TIMEOUT_MS
 from recordings.store import RecordingStore
@@ -101,22 +104,23 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     settings = Settings(
         target=Target.parse(config.upstream or ""),
         tracer=runtime.tracer,
-        policy=Policy.build(config.host, config.token, config.allow_hosts, config.allow_origins),
+        policy=Policy.build(
+            config.host, config.token, allow_hosts=config.allow_hosts, allow_origins=config.allow_origins
+        ),
         defaults=config.defaults,
         timeout=config.timeout,
         max_body=config.max_body,
         upstream_headers=config.upstream_headers,
     )
     proxy = ProxyServer(settings)
-    sock = sock or bind_socket(config.host, config.port)
+    sock = sock or bind_socket(config.host, config.port, blocking=False, inheritable=False)
     host, port = sock.getsockname()[:2]
     server = await serve(proxy, sock)
     shown = f"[{host}]" if ":" in host else host
-    print(
-        f"finmcp-proxy ready: http://{shown}:{port}/mcp (upstream {config.upstream_label}, db {config.db},"
-        f" loop {eventloop.loop_name()})",
-        file=sys.stderr,
-        flush=True,
+    announce_ready(
+        "finmcp-proxy",
+        f"http://{shown}:{port}/mcp",
+        f"upstream {config.upstream_label}, db {config.db}, loop {eventloop.loop_name()}",
     )
     try:
         await stop.wait()

@@ -23,6 +23,7 @@ from proxy.capture import Session, Tracer
 from proxy.jsonrpc import error_message, parse_body
 from proxy.tags import Tags
 from proxy.upstreams import Upstream, make_upstream
+from recordings.plumbing.launch import announce_ready
 
 log = logging.getLogger("finmcp.proxy.stdio")
 LINE_LIMIT = 256 * 1024 * 1024
@@ -154,11 +155,10 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
         upstream_closed.set()
 
     pump.upstream = make_upstream(config, pump.from_upstream, on_closed, pump.fail_request)
-    print(
-        f"finmcp-proxy ready: stdio (upstream {config.upstream_label}, db {config.db},"
-        f" loop {eventloop.loop_name()})",
-        file=sys.stderr,
-        flush=True,
+    announce_ready(
+        "finmcp-proxy",
+        "stdio",
+        f"upstream {config.upstream_label}, db {config.db}, loop {eventloop.loop_name()}",
     )
     try:
         await pump.upstream.start()

@@ -22,10 +22,11 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from proxy.jsonrpc import MODERN_VERSION, PROTOCOL_VERSION_META, Message, error_message
-from proxy.sse import SSEParser
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message
 from proxy.upstream_conn import ConnectionPool, StreamedResponse
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
+from recordings.plumbing.protocol import is_stateless
+from recordings.plumbing.sse import SSEParser
 
 log = logging.getLogger("finmcp.proxy.upstream")
 
@@ -208,12 +209,12 @@ class HttpUpstream(_HttpBase):
             meta_version = msg.meta.get(PROTOCOL_VERSION_META)
             if isinstance(meta_version, str):
                 version = meta_version
-                self.modern = meta_version == MODERN_VERSION
+                self.modern = is_stateless(meta_version)
         if self.session_id:
             headers.append((b"mcp-session-id", self.session_id))
         if version and not (msg is not None and msg.method == "initialize"):
             headers.append((b"mcp-protocol-version", version.encode("latin-1")))
-        if msg is not None and msg.method and version == MODERN_VERSION:
+        if msg is not None and msg.method and is_stateless(version):
             headers.append((b"mcp-method", msg.method.encode("latin-1")))
             key = NAME_BEARING_METHODS.get(msg.method)
             name = msg.params.get(key) if key else None

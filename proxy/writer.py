@@ -117,9 +117,11 @@ class TraceWriter:
         return future
 
     def _running_loop(self) -> asyncio.AbstractEventLoop | None:
-        loop = asyncio._get_running_loop()  # None outside a loop; no exception to raise and catch
-        if loop is not None:
-            self._loop = loop
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not in an event loop thread
+            return None
+        self._loop = loop
         return loop
 
     def flush(self) -> None:

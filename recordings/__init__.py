@@ -4,7 +4,10 @@
 - :mod:`recordings.canonical`: canonical arguments and lookup keys;
 - :mod:`recordings.store`: :class:`RecordingStore` (responses and traces);
 - :mod:`recordings.jsonl`: export/import of responses as JSONL;
-- :mod:`recordings.import_finmcp`: import of tool outputs from FinMCP-Bench sample files.
+- :mod:`recordings.import_finmcp`: import of tool outputs from FinMCP-Bench sample files;
+- :mod:`recordings.plumbing`: plumbing the server, proxy and evaluator share and nothing below them
+  could hold (seed derivation, protocol eras, SSE parsing, the listener policy and socket binding,
+  launching a finmcp process); none of it touches storage.
 """
 
 from recordings.canonical import args_key, canonical_arguments, canonical_json, canonicalize

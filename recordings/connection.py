@@ -7,13 +7,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from sqlite_utils import Database
 
 from recordings.checkpoint import BackgroundCheckpointer
 from recordings.errors import RecordingsError
 from recordings.schema import open_database, user_version
+
+
+def where_equal(**filters: object) -> tuple[str, list[Any]]:
+    """``" WHERE a = ? AND b = ?"`` over the filters that are not None, and their values (``""`` for none).
+
+    Column names come from the keywords (code), values are bound parameters.
+    """
+    names = [name for name, value in filters.items() if value is not None]
+    if not names:
+        return "", []
+    return " WHERE " + " AND ".join(f"{name} = ?" for name in names), [filters[name] for name in names]
 
 
 class StoreConnection:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from recordings.canonical import CanonicalArgs, canonicalize
 from recordings.clock import utc_now_iso
-from recordings.connection import StoreConnection
+from recordings.connection import StoreConnection, where_equal
 from recordings.errors import InvalidValueError
 from recordings.results import normalize_result, result_from_columns, result_to_columns
 
@@ -157,7 +157,7 @@ class ResponsesMixin(StoreConnection):
 
     def count(self, inventory: str | None = None, tool: str | None = None) -> int:
         """Number of stored responses, optionally for one inventory and/or tool."""
-        where, params = _filters(inventory, tool)
+        where, params = where_equal(inventory=inventory, tool=tool)
         with self._locked():
             return int(self._conn.execute(f"SELECT count(*) FROM responses{where}", params).fetchone()[0])
 
@@ -169,7 +169,7 @@ class ResponsesMixin(StoreConnection):
         Each item: ``inventory, tool, args_key, arguments`` (dict), ``result``
         (``{content, structuredContent, isError}``), ``latency_ms, provenance, created``.
         """
-        where, params = _filters(inventory, tool)
+        where, params = where_equal(inventory=inventory, tool=tool)
         after: tuple[str, str, str] | None = None
         while True:
             clause, args = where, list(params)
@@ -197,14 +197,3 @@ class ResponsesMixin(StoreConnection):
             if len(rows) < page_size:
                 return
             after = (rows[-1][0], rows[-1][1], rows[-1][2])
-
-
-def _filters(inventory: str | None, tool: str | None) -> tuple[str, list[str]]:
-    clauses, params = [], []
-    if inventory is not None:
-        clauses.append("inventory = ?")
-        params.append(inventory)
-    if tool is not None:
-        clauses.append("tool = ?")
-        params.append(tool)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

@@ -51,38 +51,32 @@ class Migration:
     apply: Callable[[Database], None]
 
 
+# The DDL is written out rather than generated (sqlite-utils spells a float column FLOAT in 3.x and
+# REAL in 4.x), so every installation creates the same schema. The text is what sqlite-utils 4 wrote
+# when these steps were released, so databases created before and after read alike.
+
+RESPONSES_DDL = (
+    """CREATE TABLE "responses" (
+   "id" INTEGER PRIMARY KEY,
+   "inventory" TEXT NOT NULL,
+   "tool" TEXT NOT NULL,
+   "args_key" TEXT NOT NULL,
+   "arguments" TEXT NOT NULL,
+   "content" TEXT NOT NULL,
+   "structured_content" TEXT,
+   "is_error" INTEGER NOT NULL DEFAULT 0,
+   "latency_ms" REAL,
+   "provenance" TEXT NOT NULL,
+   "created" TEXT NOT NULL
+)""",
+    """CREATE UNIQUE INDEX "responses_inventory_tool_args_key"
+    ON "responses" ("inventory", "tool", "args_key")""",
+)
+
+
 def _create_responses(db: Database) -> None:
-    db.create_table(
-        "responses",
-        {
-            "id": int,
-            "inventory": str,
-            "tool": str,
-            "args_key": str,
-            "arguments": str,
-            "content": str,
-            "structured_content": str,
-            "is_error": int,
-            "latency_ms": float,
-            "provenance": str,
-            "created": str,
-        },
-        pk="id",
-        not_null={
-            "inventory",
-            "tool",
-            "args_key",
-            "arguments",
-            "content",
-            "is_error",
-            "provenance",
-            "created",
-        },
-        defaults={"is_error": 0},
-    )
-    db["responses"].create_index(
-        ["inventory", "tool", "args_key"], index_name="responses_inventory_tool_args_key", unique=True
-    )
+    for statement in RESPONSES_DDL:
+        db.execute(statement)
 
 
 CALLS_COLUMNS: tuple[str, ...] = (
@@ -110,77 +104,77 @@ CALLS_COLUMNS: tuple[str, ...] = (
 )
 """The exact column list of ``calls``, in table order (the evaluator's contract)."""
 
+TRACES_DDL = (
+    """CREATE TABLE "runs" (
+   "run_id" TEXT PRIMARY KEY,
+   "created" TEXT NOT NULL,
+   "meta" TEXT
+)""",
+    """CREATE TABLE "sessions" (
+   "session_key" TEXT PRIMARY KEY,
+   "run_id" TEXT,
+   "client_name" TEXT,
+   "client_version" TEXT,
+   "protocol_version" TEXT,
+   "era" TEXT,
+   "transport" TEXT,
+   "upstream" TEXT,
+   "started" TEXT,
+   "ended" TEXT
+)""",
+    """CREATE TABLE "messages" (
+   "id" INTEGER PRIMARY KEY,
+   "session_key" TEXT,
+   "run_id" TEXT,
+   "sample_id" TEXT,
+   "turn" INTEGER,
+   "direction" TEXT NOT NULL,
+   "seq" INTEGER,
+   "t_ns" INTEGER,
+   "wall_time" TEXT,
+   "jsonrpc_id" TEXT,
+   "method" TEXT,
+   "kind" TEXT NOT NULL,
+   "body" TEXT NOT NULL,
+   "headers" TEXT
+)""",
+    """CREATE INDEX "messages_session_seq"
+    ON "messages" ("session_key", "seq")""",
+    """CREATE INDEX "messages_run_sample_turn"
+    ON "messages" ("run_id", "sample_id", "turn")""",
+    """CREATE TABLE "calls" (
+   "id" INTEGER PRIMARY KEY,
+   "run_id" TEXT,
+   "sample_id" TEXT,
+   "turn" INTEGER,
+   "session_key" TEXT,
+   "client_name" TEXT,
+   "protocol_version" TEXT,
+   "jsonrpc_id" TEXT,
+   "seq" INTEGER,
+   "tool" TEXT,
+   "arguments" TEXT,
+   "result" TEXT,
+   "rpc_error" TEXT,
+   "status" TEXT NOT NULL DEFAULT 'pending',
+   "t_req_ns" INTEGER,
+   "t_resp_ns" INTEGER,
+   "wall_time" TEXT,
+   "latency_ms" REAL,
+   "call_group" INTEGER,
+   "group_source" TEXT,
+   "trial" INTEGER NOT NULL DEFAULT 0
+)""",
+    """CREATE INDEX "calls_run_sample_turn_seq"
+    ON "calls" ("run_id", "sample_id", "turn", "seq")""",
+    """CREATE INDEX "calls_session_jsonrpc_id"
+    ON "calls" ("session_key", "jsonrpc_id")""",
+)
+
 
 def _create_traces(db: Database) -> None:
-    db.create_table("runs", {"run_id": str, "created": str, "meta": str}, pk="run_id", not_null={"created"})
-    db.create_table(
-        "sessions",
-        {
-            "session_key": str,
-            "run_id": str,
-            "client_name": str,
-            "client_version": str,
-            "protocol_version": str,
-            "era": str,
-            "transport": str,
-            "upstream": str,
-            "started": str,
-            "ended": str,
-        },
-        pk="session_key",
-    )
-    db.create_table(
-        "messages",
-        {
-            "id": int,
-            "session_key": str,
-            "run_id": str,
-            "sample_id": str,
-            "turn": int,
-            "direction": str,
-            "seq": int,
-            "t_ns": int,
-            "wall_time": str,
-            "jsonrpc_id": str,
-            "method": str,
-            "kind": str,
-            "body": str,
-            "headers": str,
-        },
-        pk="id",
-        not_null={"direction", "kind", "body"},
-    )
-    db["messages"].create_index(["session_key", "seq"], index_name="messages_session_seq")
-    db["messages"].create_index(["run_id", "sample_id", "turn"], index_name="messages_run_sample_turn")
-    types = {
-        "id": int,
-        "run_id": str,
-        "sample_id": str,
-        "turn": int,
-        "session_key": str,
-        "client_name": str,
-        "protocol_version": str,
-        "jsonrpc_id": str,
-        "seq": int,
-        "tool": str,
-        "arguments": str,
-        "result": str,
-        "rpc_error": str,
-        "status": str,
-        "t_req_ns": int,
-        "t_resp_ns": int,
-        "wall_time": str,
-        "latency_ms": float,
-        "call_group": int,
-        "group_source": str,
-        "trial": int,
-    }
-    assert tuple(types) == CALLS_COLUMNS
-    db.create_table(
-        "calls", types, pk="id", not_null={"status", "trial"}, defaults={"status": "pending", "trial": 0}
-    )
-    db["calls"].create_index(["run_id", "sample_id", "turn", "seq"], index_name="calls_run_sample_turn_seq")
-    db["calls"].create_index(["session_key", "jsonrpc_id"], index_name="calls_session_jsonrpc_id")
+    for statement in TRACES_DDL:
+        db.execute(statement)
 
 
 def _drop_call_id_index(db: Database) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from recordings.clock import utc_now_iso
 from recordings.connection import StoreConnection
 from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
+from recordings.plumbing.protocol import ERA_LABELS
 from recordings.redact import redact_url
 from recordings.results import dumps
 from recordings.trace_rows import (
@@ -35,7 +36,6 @@ from recordings.trace_rows import (
     prepare_outcome,
 )
 
-ERAS = frozenset({"handshake", "2026-07-28"})
 SESSION_FIELDS = (
     "run_id",
     "client_name",
@@ -108,7 +108,7 @@ class TraceMixin(StoreConnection):
             raise InvalidValueError(f"session {session_key!r}: unknown fields {unknown}")
         for name, value in fields.items():
             check_text(value, f"session {session_key!r} {name}")
-        check_choice(fields.get("era"), ERAS, f"session {session_key!r} era", optional=True)
+        check_choice(fields.get("era"), ERA_LABELS, f"session {session_key!r} era", optional=True)
         values = {name: fields.get(name) for name in SESSION_FIELDS}
         if values["upstream"] is not None:  # an upstream URL may carry ?api_key=... or user:password@
             values["upstream"] = redact_url(values["upstream"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from recordings.connection import StoreConnection
+from recordings.connection import StoreConnection, where_equal
 from recordings.schema import CALLS_COLUMNS
 from recordings.trace import SESSION_FIELDS
 
@@ -92,11 +92,8 @@ class TraceReadMixin(StoreConnection):
     def sessions(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Session rows (all, or one run's), ordered by start time."""
         columns = ("session_key", *SESSION_FIELDS)
-        sql = f"SELECT {', '.join(columns)} FROM sessions"
-        params: list[Any] = []
-        if run_id is not None:
-            sql += " WHERE run_id = ?"
-            params.append(run_id)
+        where, params = where_equal(run_id=run_id)
+        sql = f"SELECT {', '.join(columns)} FROM sessions{where}"
         with self._locked():
             rows = self._conn.execute(sql + " ORDER BY started, session_key", params).fetchall()
         return [dict(zip(columns, row, strict=True)) for row in rows]
@@ -107,16 +104,8 @@ class TraceReadMixin(StoreConnection):
         ``body`` is the stored text; ``headers`` and ``jsonrpc_id`` are decoded.
         """
         columns = MESSAGE_COLUMNS
-        sql = f"SELECT {', '.join(columns)} FROM messages"
-        clauses, params = [], []
-        if session_key is not None:
-            clauses.append("session_key = ?")
-            params.append(session_key)
-        if run_id is not None:
-            clauses.append("run_id = ?")
-            params.append(run_id)
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
+        where, params = where_equal(session_key=session_key, run_id=run_id)
+        sql = f"SELECT {', '.join(columns)} FROM messages{where}"
         with self._locked():
             rows = self._conn.execute(sql + " ORDER BY session_key, seq, id", params).fetchall()
         out = []

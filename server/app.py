@@ -23,10 +23,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.security import DEFAULT_MAX_BODY, SecurityMiddleware, SecuritySettings
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
+from recordings.plumbing.protocol import is_stateless
+from server.security import SecurityMiddleware, SecuritySettings
 from server.service import ToolService
 
 logger = logging.getLogger("finmcp.server")
@@ -63,7 +64,7 @@ class ToolsListCache:
         if set(params) - {"cursor", "_meta"} or not (cursor is None or isinstance(cursor, str)):
             return await call_next(ctx)
         version = ctx.protocol_version
-        if version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params is None:
+        if not is_stateless(version) and ctx.session.client_params is None:
             return await call_next(ctx)
         key = (version, cursor)
         hit = self._cache.get(key)
@@ -255,4 +256,5 @@ def build_http_app(
 ) -> SecurityMiddleware:
     """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`."""
     settings = security or SecuritySettings()
-    return SecurityMiddleware(HttpApp(services, transport, json_response, settings.max_body), settings)
+    max_body = DEFAULT_MAX_BODY if settings.max_body is None else settings.max_body
+    return SecurityMiddleware(HttpApp(services, transport, json_response, max_body), settings)

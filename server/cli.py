@@ -25,7 +25,8 @@ from tool_specs.inventory import load_inventory
 from tool_specs.summary import main as print_summary
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``finmcp-server`` (serving options and the subcommands)."""
     serve_options = argparse.ArgumentParser(add_help=False)
     add_serve_options(serve_options)
     parser = argparse.ArgumentParser(
@@ -83,7 +84,7 @@ def _graph(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-server``."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
         logging.basicConfig(
             level=args.log_level.upper(),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any, Protocol
 
 from recordings.errors import RecordingsError
 from recordings.import_finmcp import import_finmcp
@@ -18,7 +19,13 @@ from recordings.store import RecordingStore
 from tool_specs.inventory import load_inventory
 
 
-def add_recording_commands(sub: argparse._SubParsersAction) -> None:
+class SubcommandAdder(Protocol):
+    """What ``ArgumentParser.add_subparsers()`` returns, as far as adding commands goes."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+
+
+def add_recording_commands(sub: SubcommandAdder) -> None:
     """Register the bake, import and export subcommands."""
     bake = sub.add_parser("bake", help="record simulated outputs for a list of calls")
     bake.add_argument("--inventory", default="finmcp65", help="built-in name or inventory file")

@@ -1,24 +1,14 @@
-"""Seeded, order-independent random draws for the latency and fault models.
+"""Per-process call counting for the latency and fault models' seeded draws.
 
-A draw depends only on the seed and on what identifies the call (tool, canonical argument key, how many
-times this exact call has been seen), never on arrival order, so concurrent clients and reruns see the
-same latencies and the same injected faults.
+A draw (:func:`recordings.plumbing.seeding.unit_draw`) depends only on the seed and on what identifies
+the call (tool, canonical argument key, how many times this exact call has been seen), never on
+arrival order, so concurrent clients and reruns see the same latencies and the same injected faults.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import Counter
-
-_SCALE = float(1 << 53)
-
-
-def unit_draw(seed: int, *parts: object) -> float:
-    """A uniform number in (0, 1) determined by ``seed`` and ``parts``."""
-    text = "\x1f".join([str(seed), *map(str, parts)]).encode("utf-8")
-    value = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") >> 11
-    return (value + 0.5) / _SCALE
 
 
 class OccurrenceCounter:

@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import RecordingsError
+from recordings.plumbing.launch import announce_ready
+from recordings.plumbing.listener import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, bind_socket
 from recordings.store import RecordingStore
 from server.app import build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
 from server.latency import DEFAULT_LATENCY, LatencySpecError, parse_latency
-from server.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, SecuritySettings
+from server.security import SecuritySettings
 from server.service import SimulateFn, ToolService
-from server.transports import bind_socket, run_http, run_stdio
+from server.transports import run_http, run_stdio
 from tool_specs.errors import InventoryError
 from tool_specs.inventory import Inventory, load_inventory
 
@@ -178,7 +180,9 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         return 0
     token = args.token or (environ or {}).get(TOKEN_ENV) or None
     try:
-        security = SecuritySettings.build(args.host, token, args.max_body, args.allow_host, args.allow_origin)
+        security = SecuritySettings.build(
+            args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin
+        )
     except ValueError as exc:
         raise ServeError(f"--max-body: {exc}") from None
     app = build_http_app(services, args.transport, args.json_response, security)
@@ -189,7 +193,7 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
             file=sys.stderr,
         )
     try:
-        sock = bind_socket(args.host, args.port)
+        sock = bind_socket(args.host, args.port, blocking=True, inheritable=True)
     except OSError as exc:
         raise ServeError(f"cannot bind {args.host}:{args.port}: {exc}") from None
     host, port = sock.getsockname()[:2]
@@ -200,7 +204,7 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         routes: list[Any] = sorted(app.app.routes)
         for path in routes:
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
-        print(f"finmcp-server ready: {base} ({args.transport})", file=sys.stderr, flush=True)
+        announce_ready("finmcp-server", base, args.transport)
 
     run_http(app, sock, announce)
     return 0

@@ -26,23 +26,6 @@ def run_stdio(server: Server[Any]) -> None:
     anyio.run(serve_stdio, server)
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0 picks a free one)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio only disables Nagle (TCP_NODELAY) on sockets whose proto says TCP,
-    # and without it every keep-alive request waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
-
-
 def run_http(app: ASGIApp, sock: socket.socket, on_ready: Callable[[], None] | None = None) -> None:
     """Serve ``app`` on the bound socket until SIGINT/SIGTERM; ``on_ready`` runs once it accepts requests."""
     config = uvicorn.Config(

@@ -11,12 +11,12 @@ import pytest
 from proxy.grouping import GroupAssigner
 from proxy.jsonrpc import parse_body
 from proxy.security import Policy
-from proxy.sse import SSEParser
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
 from proxy.upstream_http import Target, UpstreamError, build_request, parse_head
 from proxy.writer import TraceWriter
 from recordings import RecordingStore
+from recordings.plumbing.sse import SSEParser
 
 MS = 1_000_000
 
@@ -359,7 +359,8 @@ class _Transport(asyncio.Transport):
 
 def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order(tmp_path):
     from proxy.capture import Tracer
-    from proxy.http_proxy import ProxyServer, Settings
+    from proxy.http_proxy import ProxyServer
+    from proxy.http_types import Settings
     from proxy.security import Policy
     from proxy.upstream_http import Target, UpstreamError
 

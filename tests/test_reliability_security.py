@@ -54,8 +54,8 @@ def modern(name: str, arguments: dict, rid: int = 1) -> tuple[bytes, dict[str, s
 
 
 def test_both_programs_bind_loopback_by_default():
-    from proxy.cli import _serve_parser
-    from server.cli import _parser
+    from proxy.cli import build_serve_parser as _serve_parser
+    from server.cli import build_parser as _parser
 
     assert _parser().parse_args([]).host == "127.0.0.1"
     assert _serve_parser().parse_args(["--upstream", "http://127.0.0.1:1/mcp", "--db", "x"]).listen[0] == (

@@ -8,10 +8,11 @@ import statistics
 import anyio
 import pytest
 
+from recordings.plumbing.seeding import unit_draw
 from server.faults import FaultSpecError, parse_faults
 from server.latency import LatencySpecError, parse_latency
 from server.security import SecurityMiddleware, SecuritySettings
-from server.seeded import OccurrenceCounter, unit_draw
+from server.seeded import OccurrenceCounter
 from server.validation import compile_schema, describe_errors
 
 # ---------------------------------------------------------------- latency

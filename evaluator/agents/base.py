@@ -7,12 +7,12 @@ group tag), so every call reaches the server through the logging proxy.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evaluator.inputs.model import Reference
+from recordings.plumbing.seeding import rng_for
 
 
 @dataclass(slots=True)
@@ -102,6 +102,4 @@ class Agent(Protocol):
 
 def seeded_rng(seed: int, *parts: object) -> random.Random:
     """A random stream that depends only on the seed and the parts (sample, trial, turn)."""
-    text = "\x1f".join(str(p) for p in (seed, *parts))
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
-    return random.Random(int.from_bytes(digest, "big"))
+    return rng_for(seed, *parts)

@@ -20,9 +20,15 @@ from typing import Any
 
 import httpx2
 
-PROTOCOL_VERSION = "2026-07-28"
+from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from recordings.plumbing.sse import parse_events
+
+PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
 GROUP_META_KEY = "io.finmcp/group"
+Json = dict[str, Any]
+Sent = asyncio.Event | None
+"""Set once a request is on the wire (or has ended), so concurrent calls keep a fixed arrival order."""
 
 
 class McpCallError(Exception):
@@ -31,20 +37,6 @@ class McpCallError(Exception):
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
         self.code = code
-
-
-def _sse_messages(text: str) -> list[Any]:
-    """JSON payloads of the ``data:`` lines of an SSE body (events split by blank lines)."""
-    messages, data = [], []
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip())
-        elif not line.strip() and data:
-            messages.append(json.loads("\n".join(data)))
-            data = []
-    if data:
-        messages.append(json.loads("\n".join(data)))
-    return messages
 
 
 class McpHttpClient:
@@ -111,7 +103,8 @@ class McpHttpClient:
         text = response.text
         try:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                messages = _sse_messages(text)
+                events = parse_events(response.content)
+                messages = [json.loads(e.data) for e in events if e.event == "message" and e.data]
             else:
                 messages = [json.loads(text)] if text.strip() else []
         except json.JSONDecodeError:
@@ -142,13 +135,8 @@ class McpHttpClient:
         raise McpCallError("tools/list: more than 1000 pages")
 
     async def call_tool(
-        self,
-        url: str,
-        name: str,
-        arguments: dict[str, Any],
-        meta: dict[str, Any] | None = None,
-        sent: asyncio.Event | None = None,
-    ) -> dict[str, Any]:
+        self, url: str, name: str, arguments: Json, meta: Json | None = None, sent: Sent = None
+    ) -> Json:
         """``tools/call``; returns the result dict (``content``, ``structuredContent``, ``isError``)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if meta:
@@ -179,13 +167,8 @@ class _SdkAdapter:
         self.client = client
 
     async def call_tool(
-        self,
-        url: str,
-        name: str,
-        arguments: dict[str, Any],
-        meta: dict[str, Any] | None = None,
-        sent: asyncio.Event | None = None,
-    ) -> dict[str, Any]:
+        self, url: str, name: str, arguments: Json, meta: Json | None = None, sent: Sent = None
+    ) -> Json:
         if sent is not None:
             sent.set()  # the SDK does not say when a request is written
         try:

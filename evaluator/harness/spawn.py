@@ -1,87 +1,26 @@
 """Start ``finmcp-server`` and ``finmcp-proxy`` as child processes on free 127.0.0.1 ports (``--spawn``).
 
-The harness talks to them only over HTTP: ``python -m server`` and ``python -m proxy`` are launched
-with ``--port 0`` / ``--listen 127.0.0.1:0`` and the ports are read from their ready lines on stderr
-(stderr goes to a file, so a full pipe can never block a child).
+The harness talks to them only over HTTP: the installed console scripts are launched with
+``--port 0`` / ``--listen 127.0.0.1:0`` and the ports are read from their ready lines on stderr
+(:class:`recordings.plumbing.launch.FinmcpProcess`: stderr goes to a file, so a full pipe can never
+block a child).
 """
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
-SERVER_READY = re.compile(r"finmcp-server ready: (http://127\.0\.0\.1:\d+)")
-PROXY_READY = re.compile(r"finmcp-proxy ready: (http://127\.0\.0\.1:\d+)/mcp")
+from recordings.plumbing.launch import FinmcpProcess, LaunchError, StartStop
 
 
-class SpawnError(RuntimeError):
+class SpawnError(LaunchError):
     """A child process exited or did not announce itself in time (the message holds its stderr)."""
 
 
-class ChildProcess:
-    """``python -m MODULE ARGS`` with stderr in a temporary file; ``base`` is read from its ready line."""
-
-    def __init__(
-        self, module: str, args: Sequence[str], ready: re.Pattern[str], timeout: float = 60.0
-    ) -> None:
-        self.module = module
-        self.args = list(args)
-        self.ready = ready
-        self.timeout = timeout
-        self.process: subprocess.Popen[bytes] | None = None
-        self.base = ""
-        self._log = tempfile.NamedTemporaryFile(prefix=f"finmcp-{module}-", suffix=".log", delete=False)  # noqa: SIM115
-
-    def stderr_text(self) -> str:
-        """What the child wrote to stderr so far."""
-        return Path(self._log.name).read_text(encoding="utf-8", errors="replace")
-
-    def start(self) -> Self:
-        """Launch and wait (bounded) for the ready line; raises :class:`SpawnError`."""
-        command = [sys.executable, "-m", self.module, *self.args]
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._log,
-            env=dict(os.environ),
-        )
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                message = f"{self.module} exited with status {self.process.returncode}:\n{self.stderr_text()}"
-                self.stop()
-                raise SpawnError(message)
-            match = self.ready.search(self.stderr_text())
-            if match:
-                self.base = match.group(1)
-                return self
-            time.sleep(0.03)
-        message = f"{self.module} not ready after {self.timeout} s:\n{self.stderr_text()}"
-        self.stop()
-        raise SpawnError(message)
-
-    def stop(self) -> None:
-        """SIGTERM (the proxy's writer commits what is queued), SIGKILL after 10 s; removes the log."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        self._log.close()
-        Path(self._log.name).unlink(missing_ok=True)
+def _child(program: str, args: list[str]) -> FinmcpProcess:
+    return FinmcpProcess(program, args, timeout=60.0, stop_timeout=10.0, error=SpawnError)
 
 
 @dataclass
@@ -99,13 +38,13 @@ class SpawnConfig:
     extra_server_args: list[str] = field(default_factory=list)
 
 
-class Stack:
+class Stack(StartStop):
     """Server + proxy children; ``proxy_url`` is the untagged proxy endpoint base (``http://host:port``)."""
 
     def __init__(self, config: SpawnConfig) -> None:
         self.config = config
-        self.server: ChildProcess | None = None
-        self.proxy: ChildProcess | None = None
+        self.server: FinmcpProcess | None = None
+        self.proxy: FinmcpProcess | None = None
 
     @property
     def proxy_base(self) -> str:
@@ -133,7 +72,7 @@ class Stack:
         if c.recordings is not None:
             server_args += ["--recordings", str(c.recordings)]
         server_args += [*c.extra_server_args, "--host", "127.0.0.1", "--port", "0"]
-        self.server = ChildProcess("server", server_args, SERVER_READY).start()
+        self.server = _child("finmcp-server", server_args).start()
         proxy_args = [
             "--upstream",
             self.server_url,
@@ -145,7 +84,7 @@ class Stack:
             "127.0.0.1:0",
         ]
         try:
-            self.proxy = ChildProcess("proxy", proxy_args, PROXY_READY).start()
+            self.proxy = _child("finmcp-proxy", proxy_args).start()
         except BaseException:
             self.server.stop()
             raise
@@ -156,11 +95,3 @@ class Stack:
         for child in (self.proxy, self.server):
             if child is not None:
                 child.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

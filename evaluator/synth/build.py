@@ -23,9 +23,9 @@ import anyio
 from evaluator.synth.chains import ChainSampler
 from evaluator.synth.executor import Executor, SimExecutor
 from evaluator.synth.progress import Progress
-from evaluator.synth.rng import rng_for
 from evaluator.synth.samples import Accepted, Synthesizer
 from evaluator.synth.toolgraph import ToolGraph, executable_graph, probe_entities
+from recordings.plumbing.seeding import rng_for
 from server.sim.simulator import Simulator
 from tool_specs.graph import DependencyGraph
 from tool_specs.inventory import Inventory, load_inventory

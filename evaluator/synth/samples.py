@@ -15,10 +15,10 @@ from evaluator.inputs.model import difficulty_from_count
 from evaluator.synth.chains import Chain, ChainSampler, Step
 from evaluator.synth.context import CITIES, Persona, SampleContext, make_context
 from evaluator.synth.executor import Executor
-from evaluator.synth.rng import rng_for
 from evaluator.synth.summary import summarize
 from evaluator.synth.texts import compose, with_user_id
 from evaluator.synth.trajectory import Trajectory, execute
+from recordings.plumbing.seeding import rng_for
 from server.world import World
 from tool_specs.inventory import Inventory
 from tool_specs.taxonomy import Taxonomy

@@ -14,10 +14,10 @@ from evaluator.synth.build import Builder
 from evaluator.synth.chains import Chain
 from evaluator.synth.context import make_context
 from evaluator.synth.progress import Progress
-from evaluator.synth.rng import rng_for
 from evaluator.synth.samples import Accepted, chain_parts, write_query
 from evaluator.synth.texts import with_user_id
 from evaluator.synth.trajectory import execute
+from recordings.plumbing.seeding import rng_for
 
 
 def sample_chains(builder: Builder, per_sub: int, parallel_share: float = 0.3) -> list[dict[str, Any]]:

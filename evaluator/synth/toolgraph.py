@@ -20,7 +20,7 @@ from evaluator.inputs.model import Reference
 from evaluator.synth.binders import ACCEPTS, StepInputs, bind
 from evaluator.synth.context import make_context
 from evaluator.synth.extract import extract
-from evaluator.synth.rng import rng_for
+from recordings.plumbing.seeding import rng_for
 from server.sim.simulator import Simulator
 from tool_specs.graph import DependencyGraph
 

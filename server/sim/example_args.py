@@ -17,13 +17,13 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import rng_for
 from server.sim.regex_strings import sample_pattern
 from server.sim.schema_values import date_format_from_text, format_date
 from server.sim.sim_entities import CRYPTO, CURRENCY_PAIRS, US_TICKERS, universe
 from server.world import World
 from server.world import trading_calendar as cal
 from server.world import vocab as v
-from server.world.rng import rng_for
 from tool_specs.model import ToolSpec
 
 _ONE_OF = re.compile(r"(?:One of|Options):\s*(.+?)\.?\s*$", re.S)

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.registry import ToolInputError
 from server.sim.schema_values import parse_date
 from server.sim.sim_entities import INSTRUMENT_TYPES, Bar, Entity, bars, entity_name, universe
 from server.world import World
 from server.world import trading_calendar as cal
-from server.world.rng import derive_seed
 from tool_specs.model import ToolSpec
 
 MAX_ROWS = 250

@@ -12,12 +12,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.regex_strings import sample_pattern
 from server.sim.schema_calls import Call, Gen, Row, ToolPlan
 from server.sim.schema_values import column_kind, date_format_from_text, format_date, is_chinese
 from server.sim.sim_entities import INSTRUMENT_TYPES, Entity, universe
 from server.world import vocab as v
-from server.world.rng import derive_seed
 from tool_specs.model import ToolSpec
 
 _NUMERIC_KINDS = frozenset(

@@ -28,6 +28,7 @@ import random
 from typing import Any
 
 from recordings.canonical import canonical_json
+from recordings.plumbing.seeding import derive_seed
 from server.sim.registry import BuildContext, ToolInputError
 from server.sim.schema_calls import (
     HISTORY_TOKENS,
@@ -40,7 +41,6 @@ from server.sim.schema_calls import (
     tool_entity_type,
 )
 from server.sim.schema_compiler import SchemaCompiler
-from server.world.rng import derive_seed
 from tool_specs.model import ToolSpec
 
 _PLANS: dict[int, ToolPlan] = {}

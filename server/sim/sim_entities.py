@@ -20,10 +20,10 @@ import weakref
 from dataclasses import dataclass
 from datetime import date
 
+from recordings.plumbing.seeding import derive_seed, rng_for
 from server.world import World
 from server.world import trading_calendar as cal
 from server.world import vocab as v
-from server.world.rng import derive_seed, rng_for
 from tool_specs.entities import INSTRUMENT_ENTITIES
 
 US_TICKERS: tuple[tuple[str, str], ...] = (

@@ -9,9 +9,11 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import derive_seed, rng_for
+
 from . import trading_calendar as cal
 from . import vocab as v
-from .rng import derive_seed, pick, rng_for
+from .rng import pick
 
 if TYPE_CHECKING:
     from .world import World

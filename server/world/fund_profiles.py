@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import derive_seed
+
 from . import vocab as v
 from .funds import Fund, FundStub, asset_mix
 from .quant import clamp
-from .rng import derive_seed, unit
+from .rng import unit
 
 if TYPE_CHECKING:
     from .world import World

@@ -10,11 +10,13 @@ from itertools import accumulate
 from operator import mul
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import rng_for
+
 from . import trading_calendar as cal
 from . import vocab as v
 from .dates import last_quarter_end
 from .navs import NavSeries, light_noise, performance, year_bounds
-from .rng import money, pick, ratio, rng_for, sample, split_basis_points, weighted_pick
+from .rng import money, pick, ratio, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
     from .world import World

@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import rng_for
+
 from . import trading_calendar as cal
 from . import vocab as v
 from .navs import NavSeries, noisy_returns, year_bounds
-from .rng import normal, pick, rng_for
+from .rng import normal, pick
 
 if TYPE_CHECKING:
     from .world import World

@@ -17,7 +17,7 @@ from importlib import resources
 from itertools import accumulate
 from typing import Any
 
-from .rng import derive_seed
+from recordings.plumbing.seeding import derive_seed
 
 _TOKEN = re.compile(r"\{\{\s*(\w+)(:\s*\w+?)?\s*\}\}")
 

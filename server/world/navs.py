@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
+from recordings.plumbing.seeding import rng_for
+
 from . import trading_calendar as cal
 from .dates import shift_months
 from .quant import RISK_FREE, TRADING_DAYS_PER_YEAR, level_volatility, max_drawdown
-from .rng import rng_for
 
 _SQRT3 = 1.7320508075688772
 _SQRT6 = 2.449489742783178

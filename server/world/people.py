@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from recordings.plumbing.seeding import derive_seed, rng_for
+
 from . import vocab as v
 from .names import person_name
-from .rng import derive_seed, pick, rng_for
+from .rng import pick
 
 _EDUCATION = ("硕士", "硕士", "博士", "本科")
 

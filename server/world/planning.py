@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import rng_for
+
 from . import vocab as v
-from .rng import proportional_bp, rng_for, sample
+from .rng import proportional_bp, sample
 
 if TYPE_CHECKING:
     from .world import World

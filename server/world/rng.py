@@ -1,8 +1,8 @@
-"""Seed derivation and small numeric helpers shared by every world builder.
+"""Small numeric helpers shared by every world builder.
 
 Every entity draws from its own ``random.Random`` seeded by a stable hash of
-``(world seed, entity kind, entity key)``. Builders therefore never depend on the
-order in which entities were requested, nor on the process that builds them.
+``(world seed, entity kind, entity key)`` (:func:`recordings.plumbing.seeding.rng_for`). Builders
+therefore never depend on the order in which entities were requested, nor on the process that builds them.
 
 Only arithmetic that IEEE-754 defines exactly is used on the random draws
 (``+ - * /``, ``round``, ``math.sqrt``); libm functions such as ``log``/``cos``
@@ -11,7 +11,6 @@ Only arithmetic that IEEE-754 defines exactly is used on the random draws
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Sequence
 from typing import TypeVar
@@ -19,17 +18,6 @@ from typing import TypeVar
 T = TypeVar("T")
 
 _SQRT3 = 1.7320508075688772  # sqrt(3): scales a sum of 4 uniforms to unit variance
-
-
-def derive_seed(seed: int, kind: str, *key: object) -> int:
-    """A 64-bit integer derived from the world seed, an entity kind and its key (stable everywhere)."""
-    text = "\x1f".join([str(seed), kind, *(str(k) for k in key)])
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-
-
-def rng_for(seed: int, kind: str, *key: object) -> random.Random:
-    """A fresh ``random.Random`` for one entity."""
-    return random.Random(derive_seed(seed, kind, *key))
 
 
 def normal(rng: random.Random) -> float:

@@ -7,11 +7,13 @@ from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import rng_for
+
 from . import trading_calendar as cal
 from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund
 from .navs import NavSeries, performance, year_bounds
-from .rng import pick, proportional_bp, rng_for, sample, split_basis_points, weighted_pick
+from .rng import pick, proportional_bp, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
     from .world import World

@@ -11,10 +11,12 @@ import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from recordings.plumbing.seeding import derive_seed, rng_for
+
 from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund
 from .names import person_name
-from .rng import derive_seed, money, pick, proportional_bp, rng_for, sample, split_basis_points, weighted_pick
+from .rng import money, pick, proportional_bp, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
     from .world import World

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
+
 from . import content, market, planning, strategies, users
 from . import trading_calendar as cal
 from . import vocab as v
@@ -15,7 +17,6 @@ from .dates import shift_months
 from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe, fund_returns_year
 from .navs import NavSeries, factor_year, year_bounds
 from .people import build_manager
-from .rng import derive_seed
 
 _FUND_CODE_RE = re.compile(r"^\d{6}$")
 _STRATEGY_CODE_RE = re.compile(r"^[A-Z0-9_]{1,24}$")

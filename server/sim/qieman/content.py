@@ -10,15 +10,15 @@ search with no match answers ``{}``, as the real server does.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed, hex_token, rng_for
 from server.sim.qieman.common import int_arg, parse_day
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import trading_calendar as cal
 from server.world import vocab as v
-from server.world.rng import derive_seed, pick, rng_for
+from server.world.rng import pick
 
 MAX_RANGE_DAYS = 1100
 CONTENT_START = date(2015, 1, 1)
@@ -98,10 +98,6 @@ def _items_page(hits: list, page: int, size: int, items: list[dict[str, Any]]) -
     }
 
 
-def _token(*key: object) -> str:
-    return hashlib.blake2b("\x1f".join(map(str, key)).encode(), digest_size=12).hexdigest()
-
-
 # ---------------------------------------------------------------- news
 
 
@@ -122,7 +118,7 @@ def build_financial_news(ctx: BuildContext, args: dict[str, Any]) -> dict[str, A
             "title": it["title"],
             "summary": it["summary"],
             "sources": it["source"],
-            "url": f"https://mp.weixin.qq.com/s/{_token(ctx.world.seed, 'news', it['id'])}",
+            "url": f"https://mp.weixin.qq.com/s/{hex_token(ctx.world.seed, 'news', it['id'])}",
             "publishDate": it["publish_time"],
         }
         for it in hits[(page - 1) * size : page * size]

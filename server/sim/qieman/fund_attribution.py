@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from datetime import date
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import code_list_arg, r4, r6
 from server.sim.qieman.fund_windows import (
     NAV_WINDOWS,
@@ -32,7 +33,7 @@ from server.world.quant import (
     phi,
     recovery_days,
 )
-from server.world.rng import derive_seed, unit
+from server.world.rng import unit
 
 
 def _index_code_for(name: str, fund: Fund) -> str | None:

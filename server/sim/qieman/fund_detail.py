@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import (
     SHORT_WEEKDAYS,
     add_txn_days,
@@ -18,7 +19,6 @@ from server.sim.qieman.fund_batch import batch_tool, display_type
 from server.sim.qieman.fund_rules import redemption_arrivals
 from server.sim.registry import BuildContext
 from server.world.funds import Fund
-from server.world.rng import derive_seed
 
 _DETAIL_INVEST_TYPE = {"指数型": "股票型", "QDII型": "股票型"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import date, timedelta
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import band_text, fund_url, r4
 from server.sim.qieman.fund_windows import (
     factor_returns,
@@ -30,7 +31,7 @@ from server.world.quant import (
     phi,
     return_metrics,
 )
-from server.world.rng import derive_seed, proportional_bp, unit
+from server.world.rng import proportional_bp, unit
 
 SUITABLE_INVESTOR = {1: "保守型", 2: "稳健型", 3: "平衡型", 4: "成长型", 5: "进取型"}
 

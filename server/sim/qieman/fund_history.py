@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from recordings.plumbing.seeding import rng_for
 from server.sim.qieman.common import choice_arg, cn_date, pct_text
 from server.sim.qieman.fund_batch import batch, batch_tool
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world.dates import shift_months
 from server.world.funds import Fund
-from server.world.rng import rng_for
 
 DIMENSIONS = (
     "oneMonth",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import choice_arg, fund_url, int_arg
 from server.sim.qieman.fund_batch import display_type
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import vocab as v
 from server.world.funds import FundStub
-from server.world.rng import derive_seed
 from server.world.world import CATEGORY_ALIASES, SORT_COLUMNS
 
 _TRADE_STATUS = {

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import code_list_arg, one_of
 from server.sim.registry import BuildContext, ToolInputError
 from server.world import World
@@ -38,7 +39,7 @@ from server.world.dates import last_quarter_end, shift_months
 from server.world.fund_profiles import LATEST, SPECIAL_WINDOWS, WINDOW_MONTHS
 from server.world.funds import Fund, FundStub
 from server.world.navs import NavSeries, year_bounds
-from server.world.rng import derive_seed, unit
+from server.world.rng import unit
 
 
 def fund_or_error(world: World, code: Any, tool: str, field: str = "fundCode") -> Fund:

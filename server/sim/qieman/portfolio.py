@@ -22,6 +22,7 @@ import math
 from datetime import time
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed, rng_for
 from server.sim.qieman.common import r4, r6
 from server.sim.qieman.fund_diagnosis import fit_against_factors, last_month_end, risk_score
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
@@ -35,7 +36,7 @@ from server.world.quant import (
     portfolio_returns,
     return_metrics,
 )
-from server.world.rng import derive_seed, normal, rng_for
+from server.world.rng import normal
 
 BACKTEST_DAYS = 750
 CORRELATION_DAYS = 250

@@ -22,10 +22,11 @@ import weakref
 from datetime import date, timedelta
 from typing import Any
 
+from recordings.plumbing.seeding import derive_seed, rng_for
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
 from server.world.quant import TRADING_DAYS_PER_YEAR
-from server.world.rng import derive_seed, rng_for, sample
+from server.world.rng import sample
 from server.world.strategies import Strategy
 
 STATUS_OK = "查询成功"

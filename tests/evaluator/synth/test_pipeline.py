@@ -18,9 +18,9 @@ from evaluator.synth.context import make_context
 from evaluator.synth.executor import McpExecutor
 from evaluator.synth.extract import Entities
 from evaluator.synth.progress import Progress
-from evaluator.synth.rng import rng_for
 from evaluator.synth.toolgraph import mine_candidates, validate_candidates
 from evaluator.synth.trajectory import execute
+from recordings.plumbing.seeding import rng_for
 from tool_specs.graph import DependencyGraph
 from tool_specs.inventory import load_inventory
 

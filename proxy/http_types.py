@@ -1,0 +1,41 @@
+"""The HTTP side's plain data: its settings and one parsed client request.
+
+Shared by the listener (:mod:`proxy.http_proxy`, which parses requests) and the exchanges that
+forward them (:mod:`proxy.http_exchange`), so neither imports the other for its types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from proxy.capture import Tracer
+from proxy.security import Policy
+from proxy.tags import Tags
+from proxy.upstream_http import Target
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
+
+
+@dataclass(slots=True)
+class Settings:
+    """Everything the HTTP side needs."""
+
+    target: Target
+    tracer: Tracer
+    policy: Policy
+    defaults: Tags = field(default_factory=Tags)
+    timeout: float = 120.0
+    max_body: int = DEFAULT_MAX_BODY
+    upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Request:
+    """One parsed client request."""
+
+    method: bytes
+    target: str
+    raw_headers: list[tuple[bytes, bytes]]  # names as sent
+    forward: list[tuple[bytes, bytes]]  # raw_headers without hop-by-hop and tag headers
+    body: bytes
+    keep_alive: bool
+    lookup: dict[bytes, bytes]  # lower-case name -> value (the last one, where a name repeats)

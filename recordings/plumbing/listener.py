@@ -1,0 +1,166 @@
+"""What an HTTP listener of finmcp accepts (Host, Origin, token, body size), and binding its socket.
+
+One policy for ``finmcp-server`` (an ASGI middleware applies it) and ``finmcp-proxy`` (its HTTP
+listener applies it), configured per side:
+
+- ``Host`` must name an allowed host (loopback names, the bound host unless it is a wildcard
+  address, ``--allow-host`` names; any port): else ``421`` (DNS rebinding protection);
+- ``Origin``, when present, must be ``http(s)://`` an allowed host or an ``--allow-origin``: else
+  ``403`` (browsers send it on cross-site requests; command-line clients do not);
+- with a token, every path except the public ones (``/healthz``) needs ``Authorization: Bearer
+  TOKEN`` or one of the side's token headers carrying the bare token (constant-time comparison):
+  else ``401``;
+- with a body limit, a declared ``Content-Length`` that is not a number gets ``400`` and one above
+  the limit ``413``, before the body is read.
+"""
+
+from __future__ import annotations
+
+import hmac
+import socket
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Self
+from urllib.parse import urlsplit
+
+WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
+"""Bind addresses meaning every interface (never a default here): no single Host name to allow."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+PUBLIC_PATHS = frozenset({"/healthz"})
+HOST_REJECTED = "Host header not allowed (DNS rebinding protection)"
+ORIGIN_REJECTED = "Origin not allowed"
+
+
+def host_name(value: str) -> str:
+    """The host part of a ``Host`` header value (``[::1]:8080`` -> ``::1``), lower-cased."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 0 else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def allowed_hosts(bind_host: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """Loopback names, the bound host (unless a wildcard address) and the extra names, lower-cased."""
+    hosts = {*LOOPBACK_HOSTS, *(h.lower() for h in extra)}
+    if bind_host not in WILDCARD_ADDRESSES:
+        hosts.add(host_name(bind_host) if not bind_host.startswith("[") else bind_host[1:-1])
+    return frozenset(hosts)
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: host_allowed's cache key stays cheap
+class ListenerPolicy:
+    """What a listener accepts; :meth:`check` gives the verdict on one request's headers and path.
+
+    A side configures it by subclassing with other field defaults (token headers, refusal text, body
+    limit) and builds it with :meth:`build`.
+    """
+
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_HOSTS)
+    extra_origins: frozenset[str] = field(default_factory=frozenset)
+    token: str | None = None
+    token_headers: tuple[bytes, ...] = ()
+    """Lower-case names of headers that may carry the bare token (besides ``Authorization: Bearer``)."""
+    token_reason: str = "missing or wrong bearer token"
+    max_body: int | None = None
+    """Checked against ``Content-Length`` here; None when the caller enforces it while reading."""
+    public_paths: frozenset[str] = PUBLIC_PATHS
+
+    def __post_init__(self) -> None:
+        if self.max_body is not None and self.max_body < 1:
+            raise ValueError(f"max body {self.max_body}: expected a positive number of bytes")
+
+    @classmethod
+    def build(
+        cls,
+        bind_host: str,
+        token: str | None = None,
+        max_body: int | None = None,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
+    ) -> Self:
+        """The policy of a listener bound to ``bind_host`` (``max_body`` None: the class's default)."""
+        hosts = allowed_hosts(bind_host, allow_hosts)
+        origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
+        if max_body is None:
+            return cls(allowed_hosts=hosts, extra_origins=origins, token=token or None)
+        return cls(allowed_hosts=hosts, extra_origins=origins, token=token or None, max_body=max_body)
+
+    def origin_allowed(self, origin: str) -> bool:
+        """True for ``http(s)://`` origins on an allowed host, or an explicitly allowed origin."""
+        origin = origin.strip().lower()
+        if origin.rstrip("/") in self.extra_origins:
+            return True
+        parts = urlsplit(origin)
+        return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed_hosts
+
+    @lru_cache(maxsize=256)  # noqa: B019 - policies live as long as the process; clients repeat their Host
+    def host_allowed(self, host: bytes) -> bool:
+        """True when a ``Host`` header value names an allowed host."""
+        return host_name(host.decode("latin-1")) in self.allowed_hosts
+
+    def token_ok(self, headers: Mapping[bytes, bytes]) -> bool:
+        """True without a token, else when a header carries it (constant-time comparisons)."""
+        if self.token is None:
+            return True
+        expected = self.token.encode()
+        auth = headers.get(b"authorization")
+        if auth is not None and hmac.compare_digest(auth, b"Bearer " + expected):
+            return True
+        for name in self.token_headers:
+            value = headers.get(name)
+            if value is not None and hmac.compare_digest(value, expected):
+                return True
+        return False
+
+    def check(
+        self, headers: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]], path: str
+    ) -> tuple[int, str] | None:
+        """None when the request may pass, else ``(status, reason)``; lower-case header names.
+
+        ``headers`` is a mapping or a list of pairs (where a name repeats, the last value counts).
+        Checks in order: Host, Origin, token (not on public paths), Content-Length.
+        """
+        if not isinstance(headers, Mapping):
+            headers = dict(headers)
+        host = headers.get(b"host")
+        if host is None or not self.host_allowed(host):
+            return 421, HOST_REJECTED
+        origin = headers.get(b"origin")
+        if origin is not None and not self.origin_allowed(origin.decode("latin-1")):
+            return 403, ORIGIN_REJECTED
+        if self.token is not None and path not in self.public_paths and not self.token_ok(headers):
+            return 401, self.token_reason
+        if self.max_body is not None:
+            length = headers.get(b"content-length")
+            if length is not None:
+                try:
+                    declared = int(length)
+                except ValueError:
+                    return 400, "invalid Content-Length"
+                if declared > self.max_body:
+                    return 413, f"request body too large (limit {self.max_body} bytes)"
+        return None
+
+
+def bind_socket(host: str, port: int, *, blocking: bool, inheritable: bool) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0 picks a free one; ``[::1]`` or ``::1`` for IPv6).
+
+    ``IPPROTO_TCP`` explicitly: asyncio only disables Nagle (``TCP_NODELAY``) on sockets whose proto
+    says TCP, and without it every keep-alive request waits ~40 ms for a delayed ACK.
+    """
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bare, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(2048)
+    sock.setblocking(blocking)
+    sock.set_inheritable(inheritable)
+    return sock

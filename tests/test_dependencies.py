@@ -1,0 +1,56 @@
+"""Every third-party package the code imports is declared in pyproject.toml (runtime or dev extra)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("tool_specs", "recordings", "server", "proxy", "evaluator")
+OWN = {*PACKAGES, "bench", "tests"}
+
+
+def declared(requirements: list[str]) -> set[str]:
+    return {
+        re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].strip().lower().replace("_", "-") for r in requirements
+    }
+
+
+def imported(folders: tuple[str, ...]) -> dict[str, str]:
+    """Top-level names of the non-stdlib, non-project modules imported in ``folders`` -> a file importing it."""
+    found: dict[str, str] = {}
+    for folder in folders:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in OWN and top not in sys.stdlib_module_names:
+                        found.setdefault(top, str(path.relative_to(REPO)))
+    return found
+
+
+def test_every_import_is_declared():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime = declared(project["dependencies"])
+    dev = runtime | declared(project["optional-dependencies"]["dev"])
+    distributions = importlib.metadata.packages_distributions()
+    helpers = {path.stem for path in (REPO / "tests").rglob("*.py")}  # test helpers imported by bare name
+    missing = []
+    for folders, allowed in ((PACKAGES + ("bench",), runtime), (("tests",), dev)):
+        for top, where in imported(folders).items():
+            if folders == ("tests",) and top in helpers:
+                continue
+            names = {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+            if not names & allowed:
+                missing.append(f"{top} ({', '.join(sorted(names))}) imported in {where}")
+    assert not missing, "imported but not declared in pyproject.toml:\n" + "\n".join(missing)
