@@ -1,6 +1,6 @@
 """Security: loopback by default, Host/Origin (DNS rebinding), bearer tokens, redaction, no secret leaks.
 
-Complements tests/test_server_http.py and tests/test_proxy_http.py (which check the basic 401/421/403
+Complements tests/server/test_http.py and tests/proxy/test_http.py (which check the basic 401/421/403
 answers) with: the defaults themselves, look-alike hosts and origins, token variants, the token never
 reaching either process's log (debug level), and secrets absent from every stored byte (database and
 WAL files) and from all three exports.

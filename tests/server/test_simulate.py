@@ -15,7 +15,7 @@ from mcp.client import Client
 from recordings import RecordingStore
 from server.service import SOURCE_KEY
 from server.testing import ServerProcess
-from tests.test_server_official import official_calls
+from tests.server.test_official import official_calls
 from tool_specs.inventory import load_inventory
 
 BIN = Path(sys.executable).parent
