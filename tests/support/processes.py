@@ -79,46 +79,44 @@ class Child:
     killed: bool = False
     check: bool = True
     problems: list[str] = field(default_factory=list)
+    stderr: str = ""  # everything the process wrote to stderr, once it is stopped
 
     def close(self) -> list[str]:
         """Stop the process and return what went wrong in it (empty when all is well)."""
         try:
-            if self.check:
-                self._check_and_stop()
+            process = self.proc.process
+            assert process is not None
+            found: list[str] = []
+            running = process.poll() is None
+            if running and isinstance(self.proc, ProxyProcess):
+                found += self._write_failures()
+            if running:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    code = process.wait(timeout=STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    found.append(f"did not exit within {STOP_TIMEOUT_S} s of SIGTERM")
+                else:
+                    if code != self.sigterm_exit:
+                        found.append(f"exited with {code} after SIGTERM (expected {self.sigterm_exit})")
+            elif not self.killed:
+                found.append(f"had already exited with {process.returncode} before the test ended")
+            self.stderr = self.proc.stderr_text()
+            found += [f"stderr holds:\n{record}" for record in stderr_problems(self.stderr, self.allow)]
+            if found and self.check:
+                tail = "\n".join(self.stderr.splitlines()[-40:])
+                self.problems = [f"{self.name} (pid {process.pid}): {problem}" for problem in found]
+                self.problems.append(f"{self.name} stderr (last 40 lines):\n{tail}")
         finally:
             self.proc.stop()  # kills what is left, removes the stderr log
         return self.problems
 
-    def _check_and_stop(self) -> None:
-        process = self.proc.process
-        assert process is not None
-        problems = self.problems
-        if process.poll() is None:
-            if isinstance(self.proc, ProxyProcess):
-                try:
-                    failures = health(self.proc).get("write_failures")
-                except OSError as exc:
-                    problems.append(f"/healthz did not answer before the stop: {exc}")
-                else:
-                    if failures != 0:
-                        problems.append(f"/healthz reports write_failures={failures}")
-            process.send_signal(signal.SIGTERM)
-            try:
-                code = process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                problems.append(f"did not exit within {STOP_TIMEOUT_S} s of SIGTERM")
-            else:
-                if code != self.sigterm_exit:
-                    problems.append(f"exited with {code} after SIGTERM (expected {self.sigterm_exit})")
-        elif not self.killed:
-            problems.append(f"had already exited with {process.returncode} before the test ended")
-        text = self.proc.stderr_text()
-        for record in stderr_problems(text, self.allow):
-            problems.append(f"stderr holds:\n{record}")
-        if problems:
-            tail = "\n".join(text.splitlines()[-40:])
-            self.problems[:] = [f"{self.name} (pid {process.pid}): {p}" for p in problems]
-            self.problems.append(f"{self.name} stderr (last 40 lines):\n{tail}")
+    def _write_failures(self) -> list[str]:
+        try:
+            failures = health(self.proc).get("write_failures")
+        except OSError as exc:
+            return [f"/healthz did not answer before the stop: {exc}"]
+        return [] if failures == 0 else [f"/healthz reports write_failures={failures}"]
 
 
 class Children:
@@ -130,6 +128,7 @@ class Children:
 
     def __init__(self) -> None:
         self._children: list[Child] = []
+        self._stopped: list[Child] = []
 
     def server(
         self,
@@ -159,9 +158,18 @@ class Children:
         self._children.append(Child(proc, "finmcp-proxy", PROXY_SIGTERM_EXIT, allow, killed, check))
         return proc
 
+    def stop(self, proc: ServerProcess | ProxyProcess) -> str:
+        """Stop and check one child now (its problems are reported at :meth:`close`); its whole stderr."""
+        child = next(c for c in self._children if c.proc is proc)
+        self._children.remove(child)
+        self._stopped.append(child)
+        child.close()
+        return child.stderr
+
     def close(self) -> list[str]:
         """Stop every child, newest first (a proxy before its upstream); the problems found."""
-        problems: list[str] = []
+        problems = [p for child in self._stopped for p in child.problems]
+        self._stopped.clear()
         while self._children:
             problems += self._children.pop().close()
         return problems
