@@ -29,6 +29,7 @@ from server.latency import parse_latency
 from server.service import SOURCE_KEY, ToolService
 from server.testing import SchemaSimulator
 from server.validation import MAX_ARGUMENT_DEPTH
+from tests.support import strategies
 from tests.support.processes import health
 from tests.support.rpc import JSON_HEADERS, modern_headers, tool_call
 from tests.support.scripts import run_script
@@ -38,19 +39,8 @@ from tool_specs.inventory import load_inventory
 INVENTORY = load_inventory("finmcp65")
 TOOL_NAMES = [t.name for t in INVENTORY.tools]
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=40)
-    | st.text(alphabet=st.characters(codec="utf-8"), min_size=1000, max_size=5000)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-    max_leaves=20,
-)
+long_texts = st.text(alphabet=st.characters(codec="utf-8"), min_size=1000, max_size=5000)
+json_values = strategies.json_values(strategies.json_scalars(2**70, 40, long_texts), key_size=12)
 argument_objects = st.dictionaries(st.text(max_size=20), json_values, max_size=6)
 
 
