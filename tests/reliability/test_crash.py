@@ -77,11 +77,11 @@ class LoadClient:
                     return
 
 
-def run_load(clients: list[LoadClient], kill_when: int, kill, max_calls: int = 400) -> None:
-    """Run every client concurrently; ``kill()`` fires once ``kill_when`` calls were answered.
+def run_load(clients: list[LoadClient], max_calls: int = 400, kill_when: int = 0, kill=None) -> None:
+    """Run every client concurrently; ``kill()`` (when given) fires once ``kill_when`` calls were answered.
 
-    Each client then runs until its first failure, so the run ends when every client has seen the
-    crash (a client that never does ends after ``max_calls`` and fails the test's checks).
+    Each client runs until its first failure or ``max_calls``, so after a kill the run ends when every
+    client has seen the crash (a client that never does ends after ``max_calls`` and fails the checks).
     """
 
     async def main():
@@ -89,9 +89,10 @@ def run_load(clients: list[LoadClient], kill_when: int, kill, max_calls: int = 4
             async with anyio.create_task_group() as tg:
                 for client in clients:
                     tg.start_soon(client.go, max_calls)
-                while sum(len(c.received) for c in clients) < kill_when:
-                    await anyio.sleep(0.01)
-                await anyio.to_thread.run_sync(kill)
+                if kill is not None:
+                    while sum(len(c.received) for c in clients) < kill_when:
+                        await anyio.sleep(0.01)
+                    await anyio.to_thread.run_sync(kill)
 
     anyio.run(main)
 
@@ -106,7 +107,7 @@ def test_proxy_killed_mid_load_loses_no_answered_call_and_resumes(server, proxy_
     db = tmp_path / "runs.sqlite"
     proxy = proxy_process(["--upstream", server.url, "--db", str(db)], killed=True)
     clients = [LoadClient(proxy.base, "crash", f"c{i:02d}") for i in range(CLIENTS)]
-    run_load(clients, 150, proxy.process.kill)
+    run_load(clients, kill_when=150, kill=proxy.process.kill)
     assert proxy.process.wait(5) == -signal.SIGKILL
     answered = {(c.sample, rid) for c in clients for rid in c.received}
     assert len(answered) >= 150, "the load did not get going before the kill"
@@ -126,13 +127,7 @@ def test_proxy_killed_mid_load_loses_no_answered_call_and_resumes(server, proxy_
     # restart on the same file and resume the run where each client stopped
     again = proxy_process(["--upstream", server.url, "--db", str(db)])
     resumed = [LoadClient(again.base, "crash", c.sample, c.next_id) for c in clients]
-
-    async def resume():
-        async with anyio.create_task_group() as tg:
-            for client in resumed:
-                tg.start_soon(client.go, 10)
-
-    anyio.run(resume)
+    run_load(resumed, max_calls=10)
     assert all(c.received == list(range(c.next_id - 10, c.next_id)) and not c.errors for c in resumed)
     after = read_calls(db, "crash")
     new = [r for r in after if r["seq"] > before_max_seq]
@@ -205,7 +200,7 @@ def test_server_killed_mid_load_gives_errors_then_the_run_resumes(proxy_process,
     try:
         proxy = proxy_process(["--upstream", upstream, "--db", str(db), "--timeout", "3"])
         clients = [LoadClient(proxy.base, "srvcrash", f"c{i:02d}") for i in range(CLIENTS)]
-        run_load(clients, 64, lambda: (server.process.kill(), server.process.wait(5)))
+        run_load(clients, kill_when=64, kill=lambda: (server.process.kill(), server.process.wait(5)))
         assert all(c.errors for c in clients)
         assert all("finmcp-proxy" in message for c in clients for message in c.errors)
         assert health(proxy)["status"] == "ok"
@@ -219,13 +214,7 @@ def test_server_killed_mid_load_gives_errors_then_the_run_resumes(proxy_process,
 
         server = FixedPortServer(port)  # back on the same URL: the run resumes
         resumed = [LoadClient(proxy.base, "srvcrash", c.sample, c.next_id) for c in clients]
-
-        async def resume():
-            async with anyio.create_task_group() as tg:
-                for client in resumed:
-                    tg.start_soon(client.go, 5)
-
-        anyio.run(resume)
+        run_load(resumed, max_calls=5)
         assert all(len(c.received) == 5 and not c.errors for c in resumed)
     finally:
         text = server.stderr_text()

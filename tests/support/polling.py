@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import anyio
+
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -30,8 +32,31 @@ def wait_for(
         if until(value):
             return value
         if time.monotonic() >= deadline:
-            shown = repr(value)
-            if len(shown) > 800:
-                shown = shown[:800] + "..."
-            raise AssertionError(f"{what} not reached within {timeout} s; last value: {shown}")
+            raise AssertionError(_missed(what, timeout, value))
         time.sleep(interval)
+
+
+async def wait_for_async(
+    probe: Callable[[], T],
+    until: Callable[[T], object] = bool,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    interval: float = 0.01,
+    what: str = "the condition",
+) -> T:
+    """:func:`wait_for` inside an event loop: the loop keeps running between probes (which must not block)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if until(value):
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(_missed(what, timeout, value))
+        await anyio.sleep(interval)
+
+
+def _missed(what: str, timeout: float, value: object) -> str:
+    shown = repr(value)
+    if len(shown) > 800:
+        shown = shown[:800] + "..."
+    return f"{what} not reached within {timeout} s; last value: {shown}"
