@@ -17,7 +17,7 @@ from server.latency import parse_latency
 from server.service import ARGS_KEY, FAULT_KEY, PROVENANCE_KEY, SOURCE_KEY, ToolService
 from server.testing import SchemaSimulator
 from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
-from tests.support.polling import wait_for_async
+from tests.support.polling import wait_for
 from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
@@ -281,7 +281,9 @@ def test_timeout_fault_reports_progress_and_honours_cancellation(finmcp65, mode)
             assert result.meta[FAULT_KEY] == "timeout"
             with anyio.move_on_after(0.3):
                 await client.call_tool("GetCurrentTime", {})
-            await wait_for_async(lambda: svc.stats.counts["cancelled"], what="the service's cancelled count")
+            await anyio.to_thread.run_sync(
+                lambda: wait_for(lambda: svc.stats.counts["cancelled"], what="the service's cancelled count")
+            )
 
     run(main)
     assert (

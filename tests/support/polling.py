@@ -6,8 +6,6 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import anyio
-
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -24,7 +22,8 @@ def wait_for(
     """Call ``probe()`` until ``until(value)`` holds and return that value.
 
     After ``timeout`` seconds it fails with an ``AssertionError`` naming ``what`` and the last value,
-    so a slow machine costs time, never a wrong verdict.
+    so a slow machine costs time, never a wrong verdict. Inside an event loop, run it in a worker
+    thread (``await anyio.to_thread.run_sync(lambda: wait_for(...))``) so the loop keeps running.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -34,25 +33,6 @@ def wait_for(
         if time.monotonic() >= deadline:
             raise AssertionError(_missed(what, timeout, value))
         time.sleep(interval)
-
-
-async def wait_for_async(
-    probe: Callable[[], T],
-    until: Callable[[T], object] = bool,
-    *,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    interval: float = 0.01,
-    what: str = "the condition",
-) -> T:
-    """:func:`wait_for` inside an event loop: the loop keeps running between probes (which must not block)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if until(value):
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(_missed(what, timeout, value))
-        await anyio.sleep(interval)
 
 
 def _missed(what: str, timeout: float, value: object) -> str:
