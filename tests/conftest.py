@@ -1,11 +1,16 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures: the ../shared reference folder and checked child processes."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from proxy.testing import ProxyProcess
+from server.testing import ServerProcess
+from tests.support.processes import Children
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,3 +34,33 @@ def shared_dir() -> Path:
     if SHARED is None:
         pytest.skip("../shared (FinMCP/FinToolBench reference files) is absent; set FINMCP_SHARED to run")
     return SHARED
+
+
+@pytest.fixture
+def children() -> Iterator[Children]:
+    """Processes started for one test; at teardown each is stopped and checked.
+
+    The test fails when a child died on its own, logged an ERROR or a traceback, exited after SIGTERM
+    with another code than today's (server -15, proxy 0), or (a proxy) reports write failures.
+    """
+    with Children() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def module_children() -> Iterator[Children]:
+    """:func:`children` for module-scoped fixtures (checked when the module's last test is done)."""
+    with Children() as started:
+        yield started
+
+
+@pytest.fixture
+def server_process(children: Children) -> Callable[..., ServerProcess]:
+    """Factory: ``server_process(args, allow=(), killed=False, check=True, **ServerProcess options)``."""
+    return children.server
+
+
+@pytest.fixture
+def proxy_process(children: Children) -> Callable[..., ProxyProcess]:
+    """Factory: ``proxy_process(args, allow=(), killed=False, check=True, **ProxyProcess options)``."""
+    return children.proxy

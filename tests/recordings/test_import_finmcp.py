@@ -11,6 +11,7 @@ import pytest
 from recordings import RECORDING_META_KEY, RecordingStore
 from recordings.errors import InvalidValueError
 from recordings.import_finmcp import FAILURE_MARKER, import_finmcp, output_result
+from tests.support.finmcp_samples import sample_calls
 
 
 def call(call_id, name, arguments):
@@ -217,18 +218,8 @@ def qieman_names(shared_dir):
 
 def recorded_pairs(path, known):
     """(tool, arguments, text) of every Qieman call with its result, found independently by id."""
-    pairs = []
-    for sample in json.loads(path.read_text(encoding="utf-8")):
-        for field in ("messages", "messages_list"):
-            messages = sample.get(field) or []
-            results = {m.get("tool_call_id"): m["content"] for m in messages if m.get("role") == "tool"}
-            for message in messages:
-                for tool_call in message.get("tool_calls") or []:
-                    name = tool_call["function"]["name"]
-                    if name in known:
-                        pairs.append(
-                            (name, json.loads(tool_call["function"]["arguments"]), results[tool_call["id"]])
-                        )
+    pairs = sample_calls(path, known)
+    assert all(text is not None for _, _, text in pairs), "a call without its result"
     return pairs
 
 

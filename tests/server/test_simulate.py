@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import anyio
 import mcp_types as types
@@ -14,19 +12,17 @@ from mcp.client import Client
 
 from recordings import RecordingStore
 from server.service import SOURCE_KEY
-from server.testing import ServerProcess
-from tests.test_server_official import official_calls
+from tests.support.finmcp_samples import official_calls
+from tests.support.scripts import run_script
 from tool_specs.inventory import load_inventory
-
-BIN = Path(sys.executable).parent
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "finmcp-server"), *args], capture_output=True, text=True, timeout=300)
+    return run_script("finmcp-server", *args)
 
 
 @pytest.mark.shared
-def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, tmp_path):
+def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, server_process, tmp_path):
     db = tmp_path / "rec.sqlite"
     # Only the demo file's outputs are recorded: the train file's calls are misses, answered by the
     # simulator from a world that also knows the codes the recordings mention (e.g. ZH013136).
@@ -55,15 +51,15 @@ def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, tm
                     answered.add((tool, json.dumps(arguments, sort_keys=True)))
 
     args = ["--inventory", "qieman79", "--recordings", str(db), "--latency", "none", "--seed", "0"]
-    with ServerProcess(args) as proc:
-        anyio.run(main)
+    proc = server_process(args)
+    anyio.run(main)
     assert sources.get("replay", 0) >= 20 and sources.get("simulated", 0) >= 30
     assert set(sources) <= {"replay", "simulated"}
     # a strategy code the recordings mention resolves in the simulated world
     assert ("GetStrategyRiskInfo", json.dumps({"strategyCode": "ZH013136"})) in answered
 
 
-def test_bake_then_strict_replay_and_export(tmp_path):
+def test_bake_then_strict_replay_and_export(server_process, tmp_path):
     calls = tmp_path / "calls.jsonl"
     lines = [
         {"tool": "SearchFunds", "arguments": {"keyword": "红利", "size": 3}},
@@ -92,8 +88,8 @@ def test_bake_then_strict_replay_and_export(tmp_path):
             assert miss.is_error and "No recording" in miss.content[0].text
 
     args = ["--inventory", "finmcp65", "--recordings", str(db), "--miss", "strict", "--latency", "none"]
-    with ServerProcess(args) as proc:
-        anyio.run(main)
+    proc = server_process(args)
+    anyio.run(main)
 
     out = tmp_path / "export.jsonl"
     exported = cli("export", "--recordings", str(db), "--out", str(out))

@@ -11,11 +11,9 @@ import subprocess
 
 import pytest
 
-from recordings import RecordingStore
-from server.testing import ServerProcess
+from tests.server.recorded_time import TIME
 
 PACKAGE = "@modelcontextprotocol/inspector"
-TIME = {"currentTime": "2025-08-28 10:00:00", "date": "2025-08-28", "timestamp": 1756346400000}
 
 
 def inspector(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -47,17 +45,10 @@ def npx_inspector():
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    path = tmp_path_factory.mktemp("rec") / "recordings.sqlite"
-    result = {
-        "content": [{"type": "text", "text": json.dumps(TIME)}],
-        "structuredContent": TIME,
-        "isError": False,
-    }
-    with RecordingStore.open(path) as store:
-        store.put_response("qieman79", "GetCurrentTime", {}, result, "imported:unit.json")
-    with ServerProcess(["--miss", "strict", "--recordings", str(path), "--latency", "none"]) as proc:
-        yield proc
+def server(recorded_time, module_children):
+    return module_children.server(
+        ["--miss", "strict", "--recordings", str(recorded_time), "--latency", "none"]
+    )
 
 
 def test_inspector_lists_and_calls_tools(npx_inspector, server):

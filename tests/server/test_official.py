@@ -19,36 +19,12 @@ from recordings import RecordingStore
 from recordings.canonical import args_key
 from recordings.import_finmcp import import_finmcp
 from server.service import SOURCE_KEY
-from server.testing import ServerProcess
+from tests.support.finmcp_samples import FILES, official_calls
 from tool_specs.inventory import load_inventory
-
-FILES = ("demo_infer.json", "train_data_demo.json")
-
-
-def official_calls(shared_dir, known):
-    """(tool, arguments) of every Qieman call in the sample files, with the texts recorded for it."""
-    calls, texts = [], defaultdict(set)
-    for name in FILES:
-        for sample in json.loads((shared_dir / "finmcp" / name).read_text(encoding="utf-8")):
-            for field in ("messages", "messages_list"):
-                messages = sample.get(field) or []
-                results = {
-                    m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"
-                }
-                for message in messages:
-                    for tool_call in message.get("tool_calls") or []:
-                        tool = tool_call["function"]["name"]
-                        if tool in known:
-                            arguments = json.loads(tool_call["function"]["arguments"] or "{}")
-                            calls.append((tool, arguments))
-                            texts[(tool, json.dumps(arguments, sort_keys=True))].add(
-                                results.get(tool_call["id"])
-                            )
-    return calls, texts
 
 
 @pytest.fixture(scope="module")
-def official(shared_dir, tmp_path_factory):
+def official(shared_dir, module_children, tmp_path_factory):
     inventory = load_inventory("qieman79")
     schemas = {t.name: t.input_schema for t in inventory.tools}
     path = tmp_path_factory.mktemp("official") / "recordings.sqlite"
@@ -60,8 +36,7 @@ def official(shared_dir, tmp_path_factory):
         recorded = {(r["tool"], r["args_key"]) for r in store.iter_responses()}
     calls, texts = official_calls(shared_dir, set(schemas))
     args = ["--inventory", "finmcp65", "--miss", "strict", "--recordings", str(path), "--latency", "none"]
-    with ServerProcess(args) as proc:
-        yield proc, calls, texts, recorded, schemas
+    return module_children.server(args), calls, texts, recorded, schemas
 
 
 @pytest.mark.shared

@@ -14,18 +14,16 @@ from mcp.shared.exceptions import MCPError
 
 from recordings import RecordingStore
 from server.service import PROVENANCE_KEY, SOURCE_KEY
-from server.testing import ServerProcess, minimal_instance
+from server.testing import minimal_instance
+from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
+from tests.support.polling import wait_for
+from tests.support.processes import health
+from tests.support.rpc import MODERN, modern_message, modern_post
 from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
-TIME = {"currentTime": "2025-08-28 10:00:00", "date": "2025-08-28", "timestamp": 1756346400000}
-TIME_TEXT = json.dumps(TIME, ensure_ascii=False, indent=2)
 COUNTS = {"finmcp65": 65, "qieman79": 79, "fintool760": 760}
-MODERN = "2026-07-28"
-
-
-def text_result(text, structured):
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+AUTH = {"Authorization": "Bearer s3cret"}
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +40,7 @@ def recordings(tmp_path_factory, fintool_call):
     path = tmp_path_factory.mktemp("rec") / "recordings.sqlite"
     name, arguments, output = fintool_call
     with RecordingStore.open(path) as store:
-        store.put_response(
-            "qieman79", "GetCurrentTime", {}, text_result(TIME_TEXT, TIME), "imported:unit.json"
-        )
+        record_time(store)
         store.put_response(
             "fintool760", name, arguments, text_result(json.dumps(output), output), "recorded:unit-upstream"
         )
@@ -52,26 +48,23 @@ def recordings(tmp_path_factory, fintool_call):
 
 
 @pytest.fixture(scope="module")
-def multi(recordings):
+def multi(recordings, module_children):
     args = ["--inventory", "finmcp65", "--inventory", "qieman79", "--inventory", "fintool760"]
-    with ServerProcess(
+    return module_children.server(
         [*args, "--miss", "strict", "--recordings", str(recordings), "--latency", "none"]
-    ) as proc:
-        yield proc
+    )
 
 
 @pytest.fixture(scope="module")
-def json_server(recordings):
+def json_server(recordings, module_children):
     args = ["--json-response", "--miss", "strict", "--recordings", str(recordings), "--latency", "none"]
-    with ServerProcess(args) as proc:
-        yield proc
+    return module_children.server(args)
 
 
 @pytest.fixture(scope="module")
-def slow(recordings):
+def slow(recordings, module_children):
     args = ["--miss", "strict", "--recordings", str(recordings), "--latency", "fixed:1500"]
-    with ServerProcess([*args, "--token", "s3cret", "--max-body", "20000"]) as proc:
-        yield proc
+    return module_children.server([*args, "--token", "s3cret", "--max-body", "20000"])
 
 
 def authed(url, token="s3cret"):
@@ -80,25 +73,8 @@ def authed(url, token="s3cret"):
     )
 
 
-def modern_post(base_url, body, extra_headers=None):
-    """One raw 2026-07-28 POST (no session): returns (status, headers, body bytes)."""
-    params = body.setdefault("params", {})
-    params["_meta"] = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": body["method"],
-        **({"Mcp-Name": params["name"]} if "name" in params else {}),
-        **(extra_headers or {}),
-    }
-    with httpx2.Client(timeout=10) as client:
-        response = client.post(base_url, content=json.dumps(body), headers=headers)
-        return response.status_code, response.headers, response.content
+def cancelled(server) -> int:
+    return health(server)["calls"]["finmcp65"].get("cancelled", 0)
 
 
 # ---------------------------------------------------------------- listing
@@ -125,7 +101,7 @@ def test_each_inventory_lists_all_its_tools(multi, mode):
     anyio.run(main)
 
 
-def test_big_listing_needs_pages_or_json_for_default_legacy_sse_clients(multi, recordings):
+def test_big_listing_needs_pages_or_json_for_default_legacy_sse_clients(multi, server_process):
     async def too_big():
         async with Client(multi.endpoint("/fintool760/mcp"), mode="legacy") as client:
             await client.list_tools()
@@ -145,16 +121,14 @@ def test_big_listing_needs_pages_or_json_for_default_legacy_sse_clients(multi, r
         return names
 
     args = ["--inventory", "fintool760", "--miss", "strict", "--latency", "none"]
-    with ServerProcess([*args, "--page-size", "250"]) as proc:
-        assert len(anyio.run(paged, proc.url)) == 760
-    with ServerProcess([*args, "--json-response"]) as proc:
-        assert len(anyio.run(paged, proc.url)) == 760
+    assert len(anyio.run(paged, server_process([*args, "--page-size", "250"]).url)) == 760
+    assert len(anyio.run(paged, server_process([*args, "--json-response"]).url)) == 760
 
 
 def test_routes_and_healthz(multi):
-    health = multi.health()
-    assert health["status"] == "ok" and health["inventories"] == COUNTS
-    assert health["endpoints"] == ["/finmcp65/mcp", "/fintool760/mcp", "/qieman79/mcp"]
+    healthz = health(multi)
+    assert healthz["status"] == "ok" and healthz["inventories"] == COUNTS
+    assert healthz["endpoints"] == ["/finmcp65/mcp", "/fintool760/mcp", "/qieman79/mcp"]
     with httpx2.Client() as client:
         missing = client.post(
             multi.endpoint("/mcp"), content=b"{}", headers={"Content-Type": "application/json"}
@@ -199,29 +173,17 @@ def test_calls_replay_validate_and_reject(multi, fintool_call, mode):
 
 
 def test_same_call_twice_gives_identical_bytes(multi, json_server):
+    call = modern_message("tools/call", {"name": "GetCurrentTime", "arguments": {}}, 7, client="raw-test")
+    miss_params = {"name": "GetFundDiagnosis", "arguments": {"fundNameOrCode": "1"}}
+    miss = modern_message("tools/call", miss_params, 8, client="raw-test")
     for url in (multi.endpoint("/finmcp65/mcp"), json_server.url):
-        body = {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "GetCurrentTime", "arguments": {}},
-        }
-        first = modern_post(url, json.loads(json.dumps(body)))
-        second = modern_post(url, json.loads(json.dumps(body)))
-        assert first[0] == 200 and first[1]["content-type"].startswith("application/json")
-        assert first[2] == second[2]
-        payload = json.loads(first[2])
-        assert payload["result"]["content"][0]["text"] == TIME_TEXT
-        miss = {
-            "jsonrpc": "2.0",
-            "id": 8,
-            "method": "tools/call",
-            "params": {"name": "GetFundDiagnosis", "arguments": {"fundNameOrCode": "1"}},
-        }
-        assert (
-            modern_post(url, json.loads(json.dumps(miss)))[2]
-            == modern_post(url, json.loads(json.dumps(miss)))[2]
-        )
+        first, second = modern_post(url, call), modern_post(url, call)
+        assert first.status_code == 200 and first.headers["content-type"].startswith("application/json")
+        assert first.content == second.content
+        assert first.json()["result"]["content"][0]["text"] == TIME_TEXT
+        first_miss, second_miss = modern_post(url, miss), modern_post(url, miss)
+        assert first_miss.json()["result"]["isError"] is True
+        assert first_miss.content == second_miss.content
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -233,7 +195,7 @@ def test_json_response_mode(json_server, mode):
             assert result.structured_content == TIME
 
     anyio.run(main)
-    assert json_server.health()["endpoints"] == ["/finmcp65/mcp", "/mcp"]
+    assert health(json_server)["endpoints"] == ["/finmcp65/mcp", "/mcp"]
 
 
 # ---------------------------------------------------------------- latency, progress, cancellation, security
@@ -246,7 +208,7 @@ def test_progress_and_cancellation(slow, mode):
     async def on_progress(progress, total, message):
         updates.append((progress, total))
 
-    before = slow.health()["calls"]["finmcp65"].get("cancelled", 0)
+    before = cancelled(slow)
 
     async def main():
         async with Client(authed(slow.url), mode=mode) as client:
@@ -256,68 +218,38 @@ def test_progress_and_cancellation(slow, mode):
             assert result.structured_content == TIME
             with pytest.raises(MCPError):
                 await client.call_tool("GetCurrentTime", {}, read_timeout_seconds=0.3)
+            # the courtesy cancel reaches the server shortly after; the session stays open until it has
+            await anyio.to_thread.run_sync(
+                lambda: wait_for(lambda: cancelled(slow), lambda n: n > before, what="the cancelled count")
+            )
 
     anyio.run(main)
     assert len(updates) >= 4 and updates[-1] == (pytest.approx(1500), pytest.approx(1500))
-    for _ in range(50):  # the courtesy cancel / closed stream reaches the server shortly after
-        if slow.health()["calls"]["finmcp65"].get("cancelled", 0) > before:
-            break
-        anyio.run(anyio.sleep, 0.05)
-    assert slow.health()["calls"]["finmcp65"]["cancelled"] == before + 1
+    assert cancelled(slow) == before + 1
 
 
 def test_client_disconnect_mid_call_leaves_the_server_healthy(slow):
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "GetCurrentTime", "arguments": {}},
-    }
+    call = modern_message("tools/call", {"name": "GetCurrentTime", "arguments": {}}, 1, client="raw-test")
     with pytest.raises(httpx2.TimeoutException):
-        modern_post_with_timeout(slow.url, body, timeout=0.3)
-    status, _, raw = modern_post(slow.url, json.loads(json.dumps(body)), {"Authorization": "Bearer s3cret"})
-    assert status == 200 and json.loads(raw)["result"]["structuredContent"] == TIME
-
-
-def modern_post_with_timeout(url, body, timeout):
-    params = body.setdefault("params", {})
-    params["_meta"] = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": params["name"],
-        "Authorization": "Bearer s3cret",
-    }
-    with httpx2.Client(timeout=timeout) as client:
-        return client.post(url, content=json.dumps(body), headers=headers)
+        modern_post(slow.url, call, AUTH, timeout=0.3)  # leaves during the 1.5 s latency
+    response = modern_post(slow.url, call, AUTH)
+    assert response.status_code == 200 and response.json()["result"]["structuredContent"] == TIME
 
 
 def test_token_host_origin_and_body_limit(slow):
-    list_body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    status, headers, _ = modern_post(slow.url, dict(list_body))
-    assert status == 401 and headers["www-authenticate"].startswith("Bearer")
-    assert modern_post(slow.url, dict(list_body), {"Authorization": "Bearer nope"})[0] == 401
-    auth = {"Authorization": "Bearer s3cret"}
-    status, _, raw = modern_post(slow.url, dict(list_body), auth)
-    assert status == 200 and len(json.loads(raw)["result"]["tools"]) == 65
-    assert modern_post(slow.url, dict(list_body), {**auth, "Host": "attacker.example"})[0] == 421
-    assert modern_post(slow.url, dict(list_body), {**auth, "Origin": "http://attacker.example"})[0] == 403
-    assert (
-        modern_post(slow.url, dict(list_body), {**auth, "Origin": f"http://localhost:{slow.port}"})[0] == 200
-    )
-    huge = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "tools/call",
-        "params": {"name": "SearchFunds", "arguments": {"keyword": "x" * 30000}},
-    }
-    assert modern_post(slow.url, huge, auth)[0] == 413
-    assert slow.health()["status"] == "ok"  # /healthz needs no token
+    listing = modern_message("tools/list", {}, 1, client="raw-test")
+    refused = modern_post(slow.url, listing)
+    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+    assert modern_post(slow.url, listing, {"Authorization": "Bearer nope"}).status_code == 401
+    listed = modern_post(slow.url, listing, AUTH)
+    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == 65
+    assert modern_post(slow.url, listing, {**AUTH, "Host": "attacker.example"}).status_code == 421
+    assert modern_post(slow.url, listing, {**AUTH, "Origin": "http://attacker.example"}).status_code == 403
+    local = {**AUTH, "Origin": f"http://localhost:{slow.port}"}
+    assert modern_post(slow.url, listing, local).status_code == 200
+    huge_params = {"name": "SearchFunds", "arguments": {"keyword": "x" * 30000}}
+    assert modern_post(slow.url, modern_message("tools/call", huge_params, 2), AUTH).status_code == 413
+    assert health(slow)["status"] == "ok"  # /healthz needs no token
 
     async def main():
         with pytest.raises(ExceptionGroup) as caught:  # the SDK client reports the 401 as an error response

@@ -2,39 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from recordings import RecordingStore
 from server.service import SOURCE_KEY
 from server.testing import ServerProcess
+from tests.server.recorded_time import TIME
+from tests.support.processes import health
+from tests.support.scripts import server_stdio
 
 MODES = ["auto", "legacy"]
-TIME = {"currentTime": "2025-08-28 10:00:00", "date": "2025-08-28", "timestamp": 1756346400000}
 
 
 @pytest.fixture(scope="module")
-def recordings(tmp_path_factory):
-    path = tmp_path_factory.mktemp("rec") / "recordings.sqlite"
-    result = {
-        "content": [{"type": "text", "text": json.dumps(TIME)}],
-        "structuredContent": TIME,
-        "isError": False,
-    }
-    with RecordingStore.open(path) as store:
-        store.put_response("qieman79", "GetCurrentTime", {}, result, "imported:unit.json")
-    return path
-
-
-@pytest.fixture(scope="module")
-def sse_server(recordings):
+def sse_server(recorded_time, module_children):
     # --page-size: the SDK's legacy SSE client caps one event at 1 MiB; the 760-tool listing is ~1.4 MB
     args = [
         "--transport",
@@ -46,10 +32,9 @@ def sse_server(recordings):
         "--page-size",
         "300",
     ]
-    with ServerProcess(
-        [*args, "--miss", "strict", "--recordings", str(recordings), "--latency", "none"]
-    ) as proc:
-        yield proc
+    return module_children.server(
+        [*args, "--miss", "strict", "--recordings", str(recorded_time), "--latency", "none"]
+    )
 
 
 async def list_all(client):
@@ -85,7 +70,7 @@ def test_legacy_sse_transport(sse_server, mode):
                 await exercise(client, count)
 
     anyio.run(main)
-    assert sse_server.health()["endpoints"] == [
+    assert health(sse_server)["endpoints"] == [
         "/finmcp65/messages/",
         "/finmcp65/sse",
         "/fintool760/messages/",
@@ -94,12 +79,8 @@ def test_legacy_sse_transport(sse_server, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_stdio_transport(recordings, mode):
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "server", "--transport", "stdio", "--miss", "strict", "--recordings", str(recordings)]
-        + ["--latency", "none"],
-    )
+def test_stdio_transport(recorded_time, mode):
+    params = server_stdio("--miss", "strict", "--recordings", str(recorded_time), "--latency", "none")
 
     async def main():
         with anyio.fail_after(30):
@@ -110,7 +91,8 @@ def test_stdio_transport(recordings, mode):
     anyio.run(main)
 
 
-def test_start_up_errors_are_clear(recordings, tmp_path):
+def test_start_up_errors_are_clear(recorded_time, tmp_path):
+    """Start-up itself is under test here, so the launcher is used directly (no running child to check)."""
     from server.testing import ServerStartError
 
     cases = [
@@ -124,6 +106,7 @@ def test_start_up_errors_are_clear(recordings, tmp_path):
         with pytest.raises(ServerStartError) as caught:
             ServerProcess(args, timeout=20).start()
         assert needle in str(caught.value) and "exited with 2" in str(caught.value)
+        assert "Traceback" not in str(caught.value)  # a clear message, not a crash
 
 
 def test_simulate_without_the_simulator_fails_at_start_up(monkeypatch):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 
 from recordings import RecordingStore
 from recordings.checkpoint import BackgroundCheckpointer
+from tests.support.polling import wait_for
 
 
 def _fully_checkpointed(path) -> bool:
@@ -55,12 +55,11 @@ def test_the_thread_checkpoints_while_the_writer_keeps_committing(tmp_path):
 
     writer = threading.Thread(target=write)
     writer.start()
-    deadline = time.monotonic() + 10
-    while store._checkpointer.checkpoints < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    stop.set()
-    writer.join()
-    assert store._checkpointer.checkpoints >= 3
+    try:
+        wait_for(lambda: store._checkpointer.checkpoints >= 3, what="three checkpoints while writing")
+    finally:
+        stop.set()
+        writer.join()
     store.close()
     assert _fully_checkpointed(path)  # the last checkpoint at close copied everything
     with RecordingStore.open(path) as reopened:

@@ -11,8 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx2
 import pytest
 
-from proxy.testing import ProxyProcess
 from recordings import RecordingStore
+from tests.support.polling import wait_for
+from tests.support.rpc import JSON_HEADERS, raw_request
 
 CALL = {
     "jsonrpc": "2.0",
@@ -22,15 +23,14 @@ CALL = {
 }
 RESULT = b'{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"hi"}],"isError":false,"_meta":{"k":1}}}'
 
-
-JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
 _EVENT = b"event: message\r\ndata: " + RESULT + b"\r\n\r\n"
 SSE_WITH_END = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_EVENT), _EVENT)
 
 
 FLOOD_CHUNK = 64 * 1024
 FLOOD_TOTAL = 48 * 1024 * 1024
+TIMEOUT_S = 2.0  # the proxy's --timeout here
+HOLD_S = 1.5  # how long the "sse" upstream holds its answer back at most (< TIMEOUT_S)
 
 
 class Upstream(BaseHTTPRequestHandler):
@@ -38,6 +38,8 @@ class Upstream(BaseHTTPRequestHandler):
     seen: list[tuple[str, str, dict[str, str], bytes]] = []
     mode = "json"
     flood_sent = 0
+    release = threading.Event()  # "sse": the test got the first event; send the answer
+    answer_sent = False
 
     def log_message(self, *args):
         pass
@@ -70,11 +72,13 @@ class Upstream(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             progress = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}'
-            for data, pause in ((progress, 0.6), (RESULT, 0)):
+            for data in (progress, RESULT):
+                if data is RESULT:  # hold the answer until the client has the progress event (or HOLD_S)
+                    Upstream.release.wait(HOLD_S)
+                    Upstream.answer_sent = True
                 event = b"event: message\r\ndata: " + data + b"\r\n\r\n"
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
-                time.sleep(pause)
             self.wfile.write(b"0\r\n\r\n")
         elif Upstream.mode == "sse_with_end":  # the last event and the end of the stream in one segment
             self.send_response(200)
@@ -95,7 +99,7 @@ class Upstream(BaseHTTPRequestHandler):
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
         elif Upstream.mode == "silent":
-            time.sleep(3)
+            time.sleep(TIMEOUT_S + 2)
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +112,15 @@ def fake_upstream():
 
 
 @pytest.fixture
-def proxied(fake_upstream, tmp_path):
+def proxied(fake_upstream, proxy_process, tmp_path):
     Upstream.seen.clear()
     Upstream.mode = "json"
+    Upstream.release.clear()
+    Upstream.answer_sent = False
     db = tmp_path / "runs.sqlite"
-    with ProxyProcess(["--upstream", fake_upstream, "--db", str(db), "--timeout", "1"]) as proc:
-        proc.db = db
-        yield proc
+    proc = proxy_process(["--upstream", fake_upstream, "--db", str(db), "--timeout", str(TIMEOUT_S)])
+    proc.db = db
+    return proc
 
 
 def test_request_and_response_bytes_pass_unchanged(proxied):
@@ -162,8 +168,7 @@ def test_host_header_names_the_upstream(proxied, fake_upstream):
 
 def test_sse_is_streamed_as_it_arrives(proxied):
     Upstream.mode = "sse"
-    arrivals = []
-    started = time.monotonic()
+    arrivals = []  # (was the upstream's answer already sent when this event arrived?, line)
     with (
         httpx2.Client(timeout=10) as http,
         http.stream(
@@ -173,9 +178,11 @@ def test_sse_is_streamed_as_it_arrives(proxied):
         assert response.headers["content-type"] == "text/event-stream"
         for line in response.iter_lines():
             if line.startswith("data:"):
-                arrivals.append((time.monotonic() - started, line))
+                arrivals.append((Upstream.answer_sent, line))
+                Upstream.release.set()
     assert len(arrivals) == 2
-    assert arrivals[0][0] < 0.5 <= arrivals[1][0]  # the progress event came before the pause ended
+    # the progress event reached the client while the upstream still held its answer back
+    assert arrivals[0][0] is False and "notifications/progress" in arrivals[0][1]
     assert arrivals[1][1] == "data: " + RESULT.decode()
     with RecordingStore.open(proxied.db) as store:
         assert [c["status"] for c in store.calls("sse")] == ["ok"]
@@ -184,13 +191,9 @@ def test_sse_is_streamed_as_it_arrives(proxied):
 def test_an_sse_answer_and_its_end_arriving_together_pass_unchanged(proxied):
     Upstream.mode = "sse_with_end"
     host, port = proxied.base.removeprefix("http://").split(":")
-    body = json.dumps(CALL).encode()
-    head = (
-        f"POST /r/together/mcp HTTP/1.1\r\nhost: {host}:{port}\r\naccept: text/event-stream\r\n"
-        f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
-    ).encode()
+    headers = {"host": f"{host}:{port}", "accept": "text/event-stream", "content-type": "application/json"}
     with socket.create_connection((host, int(port)), timeout=5) as sock:
-        sock.sendall(head + body)
+        sock.sendall(raw_request("POST", "/r/together/mcp", headers, json.dumps(CALL).encode()))
         received = b""
         while not received.endswith(b"0\r\n\r\n"):
             received += sock.recv(65536)
@@ -207,7 +210,7 @@ def test_silent_upstream_times_out_with_a_jsonrpc_error(proxied):
         )
     assert response.status_code == 504
     error = response.json()
-    assert error["id"] == "a-1" and "did not answer within 1.0 s" in error["error"]["message"]
+    assert error["id"] == "a-1" and f"did not answer within {TIMEOUT_S} s" in error["error"]["message"]
     with RecordingStore.open(proxied.db) as store:
         calls = store.calls("slow")
     assert [c["status"] for c in calls] == ["transport_error"]
@@ -218,9 +221,8 @@ def test_a_client_that_reads_slowly_holds_the_upstream_back(proxied):
     Upstream.flood_sent = 0
     with socket.create_connection(("127.0.0.1", proxied.port)) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-        sock.sendall(b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/octet-stream\r\n\r\n")
-        time.sleep(1.0)  # the client reads nothing
-        held_back_at = Upstream.flood_sent
+        sock.sendall(raw_request("GET", "/mcp", {"host": "127.0.0.1", "accept": "application/octet-stream"}))
+        held_back_at = wait_for(_flood_stalled, what="the upstream held back")  # the client reads nothing
         rss_kb = _rss_kb(proxied.process.pid)
         received = bytearray()
         sock.settimeout(5)
@@ -233,6 +235,13 @@ def test_a_client_that_reads_slowly_holds_the_upstream_back(proxied):
     head, _, body = bytes(received).partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200")
     assert len(body) == (FLOOD_TOTAL // FLOOD_CHUNK) * (len(b"%x" % FLOOD_CHUNK) + 4 + FLOOD_CHUNK) + 5
+
+
+def _flood_stalled() -> int:
+    """What the flooding upstream has sent, once it stopped sending for a while (else 0)."""
+    before = Upstream.flood_sent
+    time.sleep(0.3)
+    return before if before and Upstream.flood_sent == before else 0
 
 
 def _rss_kb(pid: int) -> int:

@@ -1,6 +1,6 @@
 """Security: loopback by default, Host/Origin (DNS rebinding), bearer tokens, redaction, no secret leaks.
 
-Complements tests/test_server_http.py and tests/test_proxy_http.py (which check the basic 401/421/403
+Complements tests/server/test_http.py and tests/proxy/test_http.py (which check the basic 401/421/403
 answers) with: the defaults themselves, look-alike hosts and origins, token variants, the token never
 reaching either process's log (debug level), and secrets absent from every stored byte (database and
 WAL files) and from all three exports.
@@ -9,19 +9,18 @@ WAL files) and from all three exports.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx2
 import pytest
 
-from proxy.testing import ProxyProcess
 from recordings import RecordingStore
-from server.testing import ServerProcess
+from tests.support.processes import SERVER_SIGTERM_EXIT, stderr_problems
+from tests.support.rpc import modern_call
+from tests.support.scripts import run_script, script
+from tests.support.traces import checkpoint, stored_bytes, wait_messages
 
-MODERN = "2026-07-28"
 SERVER_TOKEN = "srv-tok-7f3a9c2e51d84b60"
 PROXY_TOKEN = "prx-tok-0c1d2e3f4a5b6c7d"
 SECRET = "sk-live-5a4b3c2d1e0f9a8b"
@@ -29,70 +28,54 @@ COOKIE = "sess-cookie-99aa88bb77cc"
 
 
 def modern(name: str, arguments: dict, rid: int = 1) -> tuple[bytes, dict[str, str]]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "sec", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": meta},
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
-    return json.dumps(body).encode(), headers
+    return modern_call(name, arguments, rid, client="sec")
 
 
 # ---------------------------------------------------------------- defaults
 
 
 def test_both_programs_bind_loopback_by_default():
-    from proxy.cli import build_serve_parser as _serve_parser
-    from server.cli import build_parser as _parser
+    from proxy.cli import build_serve_parser
+    from server.cli import build_parser
 
-    assert _parser().parse_args([]).host == "127.0.0.1"
-    assert _serve_parser().parse_args(["--upstream", "http://127.0.0.1:1/mcp", "--db", "x"]).listen[0] == (
+    assert build_parser().parse_args([]).host == "127.0.0.1"
+    assert build_serve_parser().parse_args(["--upstream", "http://127.0.0.1:1/mcp", "--db", "x"]).listen[0] == (
         "127.0.0.1"
     )
     # and a real server started without --host announces 127.0.0.1
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--latency", "none", "--miss", "strict"],
+        [script("finmcp-server"), "--port", "0", "--latency", "none", "--miss", "strict"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        line = ""
-        while time.monotonic() < deadline and "ready:" not in line:
+        lines = []
+        while not lines or "ready:" not in lines[-1]:  # the ready line, or the end of stderr
             line = process.stderr.readline()
-        assert "finmcp-server ready: http://127.0.0.1:" in line
+            if not line:
+                break
+            lines.append(line)
+        assert "finmcp-server ready: http://127.0.0.1:" in lines[-1], "".join(lines)
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()
+        assert process.wait(15) == SERVER_SIGTERM_EXIT
+        assert stderr_problems("".join(lines) + rest) == []
     finally:
-        process.kill()
-        process.wait(5)
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
 
 
 # ---------------------------------------------------------------- Host / Origin / token
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ServerProcess(["--latency", "none", "--token", SERVER_TOKEN, "--log-level", "debug"]) as proc:
-        yield proc
+SERVER_ARGS = ["--latency", "none", "--token", SERVER_TOKEN, "--log-level", "debug"]
 
 
-@pytest.fixture(scope="module")
-def proxy(server, tmp_path_factory):
-    db = tmp_path_factory.mktemp("sec") / "runs.sqlite"
-    args = [
+def proxy_args(server, db) -> list[str]:
+    return [
         "--upstream",
         server.url,
         "--db",
@@ -104,9 +87,19 @@ def proxy(server, tmp_path_factory):
         "--log-level",
         "DEBUG",
     ]
-    with ProxyProcess(args) as proc:
-        proc.db = db
-        yield proc
+
+
+@pytest.fixture(scope="module")
+def server(module_children):
+    return module_children.server(SERVER_ARGS)
+
+
+@pytest.fixture(scope="module")
+def proxy(server, module_children, tmp_path_factory):
+    db = tmp_path_factory.mktemp("sec") / "runs.sqlite"
+    proc = module_children.proxy(proxy_args(server, db))
+    proc.db = db
+    return proc
 
 
 FOREIGN_HOSTS = [
@@ -172,25 +165,22 @@ def test_token_is_enforced_on_every_path_but_healthz(server, proxy, target):
         assert ok.status_code == 200 and ok.json()["result"]["isError"] is False
 
 
-def test_tokens_never_reach_either_log(server, proxy):
+def test_tokens_never_reach_either_log(children, tmp_path):
+    server = children.server(SERVER_ARGS)
+    proxy = children.proxy(proxy_args(server, tmp_path / "runs.sqlite"))
     body, headers = modern("GetCurrentTime", {})
     with httpx2.Client(timeout=10) as http:
         http.post(proxy.url, content=body, headers={**headers, "Authorization": f"Bearer {PROXY_TOKEN}"})
         http.post(proxy.url, content=body, headers={**headers, "X-Finmcp-Proxy-Token": PROXY_TOKEN})
         http.post(proxy.url, content=body, headers={**headers, "Authorization": "Bearer wrong-token-123456"})
         http.post(server.url, content=body, headers={**headers, "Authorization": "Bearer wrong-token-123456"})
-    time.sleep(0.3)
-    logs = server.stderr_text() + proxy.stderr_text()
+    logs = children.stop(proxy) + children.stop(server)  # all they ever wrote, shutdown included
     assert "DEBUG" in logs  # the processes really logged at debug level
     for token in (SERVER_TOKEN, PROXY_TOKEN):
         assert token not in logs
 
 
 # ---------------------------------------------------------------- redaction
-
-
-def stored_bytes(db: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
 
 
 def test_secrets_never_stored_or_exported(proxy, tmp_path):
@@ -210,11 +200,13 @@ def test_secrets_never_stored_or_exported(proxy, tmp_path):
     token_header = {**headers, "X-Finmcp-Proxy-Token": PROXY_TOKEN}
     del token_header["Authorization"]
     assert httpx2.post(url, content=body, headers=token_header, timeout=10).status_code == 200
-    time.sleep(0.5)  # message rows are written behind the traffic
+    wait_messages(
+        proxy.db, "secrets", lambda m: m["direction"] == "s2c", count=2
+    )  # written behind the traffic
     with RecordingStore.open(proxy.db) as store:
         calls = store.calls("secrets")
         rows = store.messages(run_id="secrets")
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    checkpoint(proxy.db)
     assert len(calls) == 2 and calls[0]["arguments"]["apiKey"] == "[REDACTED]"
     assert calls[0]["arguments"]["keyword"] == "bond"  # only secrets are touched
     assert calls[0]["arguments"]["nested"] == [{"api_key": "[REDACTED]", "Cookie": "[REDACTED]"}]
@@ -225,17 +217,24 @@ def test_secrets_never_stored_or_exported(proxy, tmp_path):
         assert secret.encode() not in raw, secret
     for fmt in ("jsonl", "finmcp", "fintoolbench"):
         out = tmp_path / f"export.{fmt}"
-        done = subprocess.run(
-            [sys.executable, "-m", "proxy", "export", "--db", str(proxy.db), "--run", "secrets", "--format", fmt,
-             "--out", str(out)],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        done = run_script(
+            "finmcp-proxy",
+            "export",
+            "--db",
+            str(proxy.db),
+            "--run",
+            "secrets",
+            "--format",
+            fmt,
+            "--out",
+            str(out),
+        )
         assert done.returncode == 0, done.stderr
         text = out.read_text(encoding="utf-8")
         assert "bond" in text and SECRET not in text and COOKIE not in text
 
 
-def test_upstream_url_credentials_are_not_stored(server, tmp_path):
+def test_upstream_url_credentials_are_not_stored(server, children, tmp_path):
     db = tmp_path / "runs.sqlite"
     upstream = server.url + f"?api_key={SECRET}"
     args = [
@@ -246,22 +245,26 @@ def test_upstream_url_credentials_are_not_stored(server, tmp_path):
         "--upstream-header",
         f"Authorization: Bearer {SERVER_TOKEN}",
     ]
-    with ProxyProcess(args) as proxy:
-        body, headers = modern("GetCurrentTime", {})
-        assert (
-            httpx2.post(proxy.tagged("up", "s", 0), content=body, headers=headers, timeout=10).status_code
-            == 200
-        )
-        time.sleep(0.3)
+    proxy = children.proxy(args)
+    body, headers = modern("GetCurrentTime", {})
+    assert (
+        httpx2.post(proxy.tagged("up", "s", 0), content=body, headers=headers, timeout=10).status_code == 200
+    )
+    children.stop(proxy)  # SIGTERM: the proxy commits every queued row before it exits
     with RecordingStore.open(db) as store:
         (session,) = store.sessions("up")
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    checkpoint(db)
     assert session["upstream"].endswith("?api_key=[REDACTED]")
     assert SECRET.encode() not in stored_bytes(db)
 
 
-def test_upstream_url_credentials_are_not_logged(server, tmp_path):
+def test_upstream_url_credentials_are_not_logged(server, children, tmp_path):
     upstream = server.url + f"?api_key={SECRET}"
-    with ProxyProcess(["--upstream", upstream, "--db", str(tmp_path / "r.sqlite")]) as proxy:
-        text = proxy.stderr_text()
-    assert SECRET not in text
+    proxy = children.proxy(["--upstream", upstream, "--db", str(tmp_path / "r.sqlite")])
+    body, headers = modern("GetCurrentTime", {})
+    # no server token (the proxy adds none here): the upstream refuses the call, the proxy passes it on
+    assert (
+        httpx2.post(proxy.tagged("up", "s", 0), content=body, headers=headers, timeout=10).status_code == 401
+    )
+    text = children.stop(proxy)  # all it ever wrote, shutdown included
+    assert "api_key=[REDACTED]" in text and SECRET not in text

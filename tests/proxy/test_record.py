@@ -10,14 +10,15 @@ from mcp.client import Client
 
 from evaluator.inputs.predictions import load_predictions_file
 from proxy.cli import main as proxy_main
-from proxy.testing import ProxyProcess
 from recordings import RecordingStore
 from server.sim.example_args import example_arguments
-from server.testing import ServerProcess
 from server.world import World
+from tests.support.processes import Children, health
 from tool_specs.inventory import load_inventory
 
 TOOLS = ["GetCurrentTime", "SearchFunds", "GetFundDiagnosis", "GetFundsBasicInfo", "GetStrategyDetail"]
+GAP_MS = 250  # --group-gap-ms: calls of a group stay together on a loaded machine
+THINK_S = 3 * GAP_MS / 1000  # the pause between groups, well beyond the gap
 
 
 def plan():
@@ -35,16 +36,16 @@ def recorded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("record")
     db, rec = tmp / "runs.sqlite", tmp / "rec.sqlite"
     groups = plan()
-    with (
-        ServerProcess(["--latency", "none", "--seed", "0"]) as server,
-        ProxyProcess(["--upstream", server.url, "--db", str(db), "--record-into", str(rec)]) as proxy,
-    ):
+    with Children() as children:  # stopped (and checked) before the tests read the files
+        server = children.server(["--latency", "none", "--seed", "0"])
+        proxy_args = ["--upstream", server.url, "--db", str(db), "--record-into", str(rec)]
+        proxy = children.proxy([*proxy_args, "--group-gap-ms", str(GAP_MS)])
 
         async def main():
             async with Client(proxy.tagged("rec", "s1", 0), mode="auto") as client:
                 await client.list_tools()  # the proxy learns input schemas (defaults) from the listing
                 for group in groups:
-                    await anyio.sleep(0.1)  # think time between groups
+                    await anyio.sleep(THINK_S)  # think time between groups
                     async with anyio.create_task_group() as tg:
                         for tool, arguments in group:
                             tg.start_soon(client.call_tool, tool, arguments)
@@ -55,7 +56,7 @@ def recorded(tmp_path_factory):
     return db, rec, groups
 
 
-def test_record_then_serve_strictly_then_replay_identical(recorded, capsys):
+def test_record_then_serve_strictly_then_replay_identical(recorded, server_process, capsys):
     db, rec, groups = recorded
     with RecordingStore.open(db) as store:
         calls = store.calls("rec")
@@ -65,20 +66,20 @@ def test_record_then_serve_strictly_then_replay_identical(recorded, capsys):
         recorded_rows = list(store.iter_responses())
     assert len(recorded_rows) == len({(c["tool"], json.dumps(c["arguments"], sort_keys=True)) for c in ok})
     assert all(r["provenance"].startswith("recorded:http://127.0.0.1:") for r in recorded_rows)
-    with ServerProcess(["--recordings", str(rec), "--miss", "strict", "--latency", "none"]) as replayer:
-        code = proxy_main(["replay", "--db", str(db), "--run", "rec", "--against", replayer.url])
-        out = capsys.readouterr().out
-        assert code == 0, out
-        assert f"{len(calls)} identical" in out
-        assert replayer.health()["calls"]["finmcp65"].get("miss", 0) == 0
+    replayer = server_process(["--recordings", str(rec), "--miss", "strict", "--latency", "none"])
+    code = proxy_main(["replay", "--db", str(db), "--run", "rec", "--against", replayer.url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"{len(calls)} identical" in out
+    assert health(replayer)["calls"]["finmcp65"].get("miss", 0) == 0
 
 
-def test_replay_reports_differences_with_a_diff(recorded, capsys):
+def test_replay_reports_differences_with_a_diff(recorded, server_process, capsys):
     db, _rec, _groups = recorded
-    with ServerProcess(["--latency", "none", "--seed", "7"]) as other:
-        code = proxy_main(
-            ["replay", "--db", str(db), "--run", "rec", "--sample", "s1", "--against", other.url, "--json"]
-        )
+    other = server_process(["--latency", "none", "--seed", "7"])
+    code = proxy_main(
+        ["replay", "--db", str(db), "--run", "rec", "--sample", "s1", "--against", other.url, "--json"]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 1
     assert report["counts"].get("different", 0) >= 1
@@ -108,16 +109,15 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
     assert proxy_main(["export", "--db", str(db), "--run", "nope", "--format", "jsonl"]) == 1
 
 
-def test_recorded_credentials_are_redacted_and_match_any_credential(tmp_path):
+def test_recorded_credentials_are_redacted_and_match_any_credential(server_process, tmp_path):
     secret, other = "sk-live-3f9a77c1d2", "sk-live-0000aaaa11"
     db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"
     arguments = {"amount": "100", "base": "USD", "to": "CNY", "api_key": secret}
     server_args = ["--inventory", "fintool760", "--latency", "none", "--seed", "0"]
-    with (
-        ServerProcess(server_args) as server,
-        ProxyProcess(["--upstream", server.url, "--db", str(db), "--record-into", str(rec),
-                      "--record-inventory", "fintool760"]) as proxy,
-    ):  # fmt: skip
+    with Children() as children:  # stopped (and checked) before the files are searched
+        server = children.server(server_args)
+        proxy = children.proxy(["--upstream", server.url, "--db", str(db), "--record-into", str(rec),
+                                "--record-inventory", "fintool760"])  # fmt: skip
 
         async def record():
             async with Client(proxy.tagged("cred", "s1", 0), mode="auto") as client:
@@ -132,12 +132,12 @@ def test_recorded_credentials_are_redacted_and_match_any_credential(tmp_path):
         (row,) = list(store.iter_responses("fintool760"))
     assert row["arguments"]["api_key"] == "[REDACTED]" and row["arguments"]["amount"] == "100"
     strict = ["--inventory", "fintool760", "--latency", "none", "--miss", "strict", "--recordings", str(rec)]
-    with ServerProcess(strict) as replaying:
+    replaying = server_process(strict)
 
-        async def replay(credential):
-            async with Client(replaying.url, mode="auto") as client:
-                return await client.call_tool("currency_convert", {**arguments, "api_key": credential})
+    async def replay(credential):
+        async with Client(replaying.url, mode="auto") as client:
+            return await client.call_tool("currency_convert", {**arguments, "api_key": credential})
 
-        again = anyio.run(replay, other)  # another key: the same recording answers
+    again = anyio.run(replay, other)  # another key: the same recording answers
     assert not again.is_error
     assert again.content[0].text == recorded.content[0].text

@@ -19,23 +19,11 @@ from recordings.canonical import (
     format_number,
 )
 from recordings.errors import InvalidValueError
+from tests.support import strategies
 
 SAFE_INT = 2**53
 
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(10**20), max_value=10**20)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8)
-)
-json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+json_values = strategies.json_values(strategies.json_scalars(10**20, 8), key_size=6)
 json_objects = st.dictionaries(st.text(max_size=6), json_values, max_size=6)
 
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
+from urllib.parse import quote
 
 import anyio
 import httpx2
@@ -26,31 +24,23 @@ from hypothesis import strategies as st
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from proxy.testing import ProxyProcess
 from recordings import RecordingStore
 from server.latency import parse_latency
 from server.service import SOURCE_KEY, ToolService
-from server.testing import SchemaSimulator, ServerProcess
+from server.testing import SchemaSimulator
 from server.validation import MAX_ARGUMENT_DEPTH
+from tests.support import strategies
+from tests.support.processes import health
+from tests.support.rpc import JSON_HEADERS, modern_headers, tool_call
+from tests.support.scripts import run_script
+from tests.support.traces import read_calls, wait_calls
 from tool_specs.inventory import load_inventory
 
-MODERN = "2026-07-28"
 INVENTORY = load_inventory("finmcp65")
 TOOL_NAMES = [t.name for t in INVENTORY.tools]
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=40)
-    | st.text(alphabet=st.characters(codec="utf-8"), min_size=1000, max_size=5000)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-    max_leaves=20,
-)
+long_texts = st.text(alphabet=st.characters(codec="utf-8"), min_size=1000, max_size=5000)
+json_values = strategies.json_values(strategies.json_scalars(2**70, 40, long_texts), key_size=12)
 argument_objects = st.dictionaries(st.text(max_size=20), json_values, max_size=6)
 
 
@@ -105,48 +95,31 @@ def test_deep_nesting_is_refused_with_a_clear_error(service, depth):
 
 
 @pytest.fixture(scope="module")
-def server():
-    with ServerProcess(["--latency", "none", "--max-body", "200000"]) as proc:
-        yield proc
+def server(module_children):
+    return module_children.server(["--latency", "none", "--max-body", "200000"])
 
 
 @pytest.fixture(scope="module")
-def proxy(server, tmp_path_factory):
+def proxy(server, module_children, tmp_path_factory):
     db = tmp_path_factory.mktemp("hostile") / "runs.sqlite"
-    with ProxyProcess(["--upstream", server.url, "--db", str(db), "--max-body", "200000"]) as proc:
-        proc.db = db
-        yield proc
-
-
-def modern_headers(method: str = "tools/call", name: str | None = "GetCurrentTime") -> dict[str, str]:
-    return {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-        **({"Mcp-Name": name} if name else {}),
-    }
+    proc = module_children.proxy(["--upstream", server.url, "--db", str(db), "--max-body", "200000"])
+    proc.db = db
+    return proc
 
 
 def call_message(name: str, arguments: object, rid: int = 1) -> dict:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    return {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": meta},
-    }
+    return tool_call(name, arguments, rid, client="fuzz")
+
+
+def call_headers(name: str = "GetCurrentTime") -> dict[str, str]:
+    return modern_headers("tools/call", name)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(TOOL_NAMES), arguments=argument_objects)
 def test_fuzzed_arguments_over_http_get_answers_never_5xx(server, name, arguments):
     body = json.dumps(call_message(name, arguments))
-    response = httpx2.post(server.url, content=body, headers=modern_headers(name=name), timeout=10)
+    response = httpx2.post(server.url, content=body, headers=call_headers(name), timeout=10)
     assert response.status_code == 200, response.text[:300]
     answer = response.json()
     assert answer["id"] == 1 and ("result" in answer or "error" in answer)
@@ -156,31 +129,31 @@ def test_fuzzed_arguments_over_http_get_answers_never_5xx(server, name, argument
 
 VALID = json.dumps(call_message("GetCurrentTime", {})).encode()
 ABUSE = {
-    "not json": (b"{not json", modern_headers()),
-    "empty body": (b"", modern_headers()),
-    "json scalar": (b"42", modern_headers()),
-    "json null": (b"null", modern_headers()),
-    "empty batch": (b"[]", modern_headers()),
-    "batch of two": (b"[" + VALID + b"," + VALID + b"]", modern_headers()),
-    "no jsonrpc member": (json.dumps({"id": 1, "method": "tools/call"}).encode(), modern_headers()),
-    "method not a string": (json.dumps({"jsonrpc": "2.0", "id": 1, "method": 5}).encode(), modern_headers()),
+    "not json": (b"{not json", call_headers()),
+    "empty body": (b"", call_headers()),
+    "json scalar": (b"42", call_headers()),
+    "json null": (b"null", call_headers()),
+    "empty batch": (b"[]", call_headers()),
+    "batch of two": (b"[" + VALID + b"," + VALID + b"]", call_headers()),
+    "no jsonrpc member": (json.dumps({"id": 1, "method": "tools/call"}).encode(), call_headers()),
+    "method not a string": (json.dumps({"jsonrpc": "2.0", "id": 1, "method": 5}).encode(), call_headers()),
     "params not an object": (
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1]}).encode(),
-        modern_headers(),
+        call_headers(),
     ),
-    "invalid utf-8": (b'{"jsonrpc":"2.0","id":1,"method":"\xff\xfe"}', modern_headers()),
-    "text/plain": (VALID, {**modern_headers(), "Content-Type": "text/plain"}),
-    "no content type": (VALID, {k: v for k, v in modern_headers().items() if k != "Content-Type"}),
-    "accepts only html": (VALID, {**modern_headers(), "Accept": "text/html"}),
-    "no protocol header": (VALID, {k: v for k, v in modern_headers().items() if k != "MCP-Protocol-Version"}),
-    "unknown protocol version": (VALID, {**modern_headers(), "MCP-Protocol-Version": "1999-01-01"}),
-    "Mcp-Method disagrees": (VALID, {**modern_headers(), "Mcp-Method": "tools/list"}),
-    "Mcp-Name disagrees": (VALID, {**modern_headers(), "Mcp-Name": "SearchFunds"}),
+    "invalid utf-8": (b'{"jsonrpc":"2.0","id":1,"method":"\xff\xfe"}', call_headers()),
+    "text/plain": (VALID, {**call_headers(), "Content-Type": "text/plain"}),
+    "no content type": (VALID, {k: v for k, v in call_headers().items() if k != "Content-Type"}),
+    "accepts only html": (VALID, {**call_headers(), "Accept": "text/html"}),
+    "no protocol header": (VALID, {k: v for k, v in call_headers().items() if k != "MCP-Protocol-Version"}),
+    "unknown protocol version": (VALID, {**call_headers(), "MCP-Protocol-Version": "1999-01-01"}),
+    "Mcp-Method disagrees": (VALID, {**call_headers(), "Mcp-Method": "tools/list"}),
+    "Mcp-Name disagrees": (VALID, {**call_headers(), "Mcp-Name": "SearchFunds"}),
     "handshake call without session": (
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "X"}}).encode(),
-        {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        JSON_HEADERS,
     ),
-    "oversized body": (b'{"x":"' + b"a" * 300_000 + b'"}', modern_headers()),
+    "oversized body": (b'{"x":"' + b"a" * 300_000 + b'"}', call_headers()),
 }
 
 
@@ -202,9 +175,8 @@ def test_malformed_requests_get_a_clear_4xx_and_nothing_breaks(server, proxy, ca
     response = httpx2.post(url, content=body, headers=headers, timeout=10)
     assert 400 <= response.status_code < 500, (case, response.status_code, response.text[:300])
     assert readable_error(response).strip(), case
-    assert server.health()["status"] == "ok"
-    assert httpx2.get(proxy.base + "/healthz", timeout=5).json()["status"] == "ok"
-    good = httpx2.post(url, content=VALID, headers=modern_headers(), timeout=10)
+    assert health(server)["status"] == "ok" and health(proxy)["status"] == "ok"
+    good = httpx2.post(url, content=VALID, headers=call_headers(), timeout=10)
     assert good.status_code == 200 and good.json()["result"]["isError"] is False
 
 
@@ -213,7 +185,7 @@ def test_proxy_forwards_a_very_deep_body(proxy):
     arguments = "[" * depth + '"x"' + "]" * depth
     body = json.dumps(call_message("GetCurrentTime", {})).replace("{}", '{"x":' + arguments + "}", 1)
     response = httpx2.post(
-        proxy.tagged("deep-body", "s", 0), content=body, headers=modern_headers(), timeout=10
+        proxy.tagged("deep-body", "s", 0), content=body, headers=call_headers(), timeout=10
     )
     assert response.status_code < 500 and "internal proxy error" not in response.text
 
@@ -223,17 +195,11 @@ def test_deep_arguments_through_the_proxy_are_answered_and_logged(proxy):
     arguments = "[" * depth + '"x"' + "]" * depth
     body = json.dumps(call_message("GetCurrentTime", {}, rid=9)).replace("{}", '{"x":' + arguments + "}", 1)
     response = httpx2.post(
-        proxy.tagged("deep-args", "s", 0), content=body, headers=modern_headers(), timeout=10
+        proxy.tagged("deep-args", "s", 0), content=body, headers=call_headers(), timeout=10
     )
     assert response.status_code == 200
     assert "nested deeper than" in response.json()["result"]["content"][0]["text"]
-    deadline = time.monotonic() + 5
-    while True:
-        with RecordingStore.open(proxy.db) as store:
-            calls = store.calls("deep-args")
-        if calls or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    calls = wait_calls(proxy.db, "deep-args", 1)  # committed before the answer was forwarded
     assert [(c["jsonrpc_id"], c["status"]) for c in calls] == [(9, "tool_error")]
 
 
@@ -251,19 +217,18 @@ NASTY_TAGS = [
 
 
 def test_nasty_tags_are_stored_verbatim_and_never_used_as_paths(proxy, tmp_path):
-    from urllib.parse import quote
-
     for index, tag in enumerate(NASTY_TAGS):
         url = f"{proxy.base}/r/{quote(tag, safe='')}/s/{quote(tag, safe='')}/t/0/mcp"
-        response = httpx2.post(url, content=VALID, headers=modern_headers(), timeout=10)
+        response = httpx2.post(url, content=VALID, headers=call_headers(), timeout=10)
         assert response.status_code == 200, (tag, response.text)
-        headers = {**modern_headers(), "X-Finmcp-Run": f"hdr-{index}", "X-Finmcp-Sample": quote(tag)}
+        headers = {**call_headers(), "X-Finmcp-Run": f"hdr-{index}", "X-Finmcp-Sample": quote(tag)}
         assert httpx2.post(proxy.url, content=VALID, headers=headers, timeout=10).status_code == 200
-    time.sleep(0.3)
+    for index, tag in enumerate(NASTY_TAGS):  # call rows are committed before the answers are sent
+        (call,) = read_calls(proxy.db, tag)
+        assert (call["run_id"], call["sample_id"], call["status"]) == (tag, tag, "ok")
+        (call,) = read_calls(proxy.db, f"hdr-{index}")
+        assert (call["sample_id"], call["status"]) == (quote(tag), "ok")  # header tags are taken as sent
     with RecordingStore.open(proxy.db) as store:
-        for tag in NASTY_TAGS:
-            (call,) = store.calls(tag)
-            assert (call["run_id"], call["sample_id"], call["status"]) == (tag, tag, "ok")
         tables = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"calls", "messages", "sessions", "runs"} <= tables
     assert not os.path.exists("/tmp/finmcp-escape")
@@ -274,10 +239,9 @@ def test_nasty_tags_are_stored_verbatim_and_never_used_as_paths(proxy, tmp_path)
     for index, tag in enumerate(NASTY_TAGS):
         for fmt in ("jsonl", "finmcp", "fintoolbench"):
             out = out_dir / f"{index}.{fmt}"
-            done = subprocess.run(
-                [sys.executable, "-m", "proxy", "export", "--db", str(proxy.db), "--run", tag, "--format", fmt,
-                 "--out", str(out)],
-                capture_output=True, text=True, timeout=60, cwd=tmp_path,
+            done = run_script(
+                "finmcp-proxy", "export", "--db", str(proxy.db), "--run", tag, "--format", fmt, "--out", str(out),
+                cwd=tmp_path,
             )  # fmt: skip
             assert done.returncode == 0, done.stderr
             assert out.is_file()
@@ -297,15 +261,30 @@ def test_export_paths_go_exactly_where_the_user_asked(tmp_path):
     rec = tmp_path / "rec.sqlite"
     with RecordingStore.open(rec) as store:
         store.put_response("qieman79", "GetCurrentTime", {}, {"content": [], "isError": False}, "imported:x")
-    done = subprocess.run(
-        [sys.executable, "-m", "server", "export", "--recordings", str(rec), "--out", "../../x.jsonl"],
-        capture_output=True, text=True, timeout=60, cwd=work,
-    )  # fmt: skip
+    done = run_script("finmcp-server", "export", "--recordings", str(rec), "--out", "../../x.jsonl", cwd=work)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "x.jsonl").is_file() and json.loads((tmp_path / "x.jsonl").read_text())["tool"]
-    missing = subprocess.run(
-        [sys.executable, "-m", "server", "export", "--recordings", "../nope.sqlite", "--out", "y.jsonl"],
-        capture_output=True, text=True, timeout=60, cwd=work,
-    )  # fmt: skip
+    missing = run_script(
+        "finmcp-server", "export", "--recordings", "../nope.sqlite", "--out", "y.jsonl", cwd=work
+    )
     assert missing.returncode == 2 and "no such file" in missing.stderr
     assert not (work / "y.jsonl").exists() and not (tmp_path / "a" / "nope.sqlite").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pre-existing bug: arguments holding an escaped lone surrogate (JSON '\\ud800') are answered, but "
+    "the proxy's call row cannot be written (SQLite text must be UTF-8): the call is lost from the trace and "
+    "/healthz counts a write failure",
+)
+def test_escaped_lone_surrogates_in_arguments_are_still_logged(server, proxy_process, tmp_path):
+    db = tmp_path / "runs.sqlite"
+    # this child is expected to count a write failure while the bug stands: checked here, not at teardown
+    proxy = proxy_process(["--upstream", server.url, "--db", str(db)], check=False)
+    body = json.dumps(call_message("SearchFunds", {"keyword": "\ud800"}, rid=3))  # ensure_ascii: "\\ud800"
+    response = httpx2.post(
+        proxy.tagged("surrogate", "s", 0), content=body, headers=call_headers("SearchFunds")
+    )
+    assert response.status_code == 200 and response.json()["id"] == 3  # the client is answered
+    assert health(proxy)["write_failures"] == 0
+    assert [c["jsonrpc_id"] for c in wait_calls(db, "surrogate", 1, timeout=3)] == [3]

@@ -2,46 +2,37 @@
 
 from __future__ import annotations
 
-import sys
-import time
+import signal
 
 import anyio
 import pytest
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from proxy.testing import stdio_args
 from recordings import RecordingStore
-from server.testing import ServerProcess
+from tests.support.scripts import proxy_stdio, server_stdio_command
+from tests.support.traces import read_calls, wait_calls
 
 MODES = ["auto", "legacy"]
-PY = sys.executable
+LATENCY = "fixed:150"  # long enough that three calls sent together overlap on a loaded machine
 
 
 @pytest.fixture(scope="module")
-def http_server():
-    with ServerProcess(["--latency", "fixed:40"]) as proc:
-        yield proc
+def http_server(module_children):
+    return module_children.server(["--latency", LATENCY])
 
 
 @pytest.fixture(scope="module")
-def sse_server():
-    with ServerProcess(["--latency", "fixed:40", "--transport", "sse"]) as proc:
-        yield proc
+def sse_server(module_children):
+    return module_children.server(["--latency", LATENCY, "--transport", "sse"])
 
 
 def upstreams(http_server, sse_server):
     return {
         "http": ["--upstream", http_server.url],
-        "cmd": ["--upstream-cmd", f"{PY} -m server --transport stdio --latency fixed:40"],
+        "cmd": ["--upstream-cmd", server_stdio_command("--latency", LATENCY)],
         "sse": ["--upstream-sse", sse_server.endpoint("/sse")],
     }
-
-
-def calls_of(db, run):
-    with RecordingStore.open(db) as store:
-        return store.calls(run)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -49,12 +40,12 @@ def calls_of(db, run):
 def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, mode, kind):
     db = tmp_path / "runs.sqlite"
     run = f"stdio-{kind}-{mode}"
-    args = stdio_args(
+    params = proxy_stdio(
         upstreams(http_server, sse_server)[kind], db, "--run", run, "--sample", "s", "--turn", "2"
     )
 
     async def main():
-        async with Client(StdioServerParameters(command=PY, args=args), mode=mode) as client:
+        async with Client(params, mode=mode) as client:
             listed = await client.list_tools()
             async with anyio.create_task_group() as tg:
                 for _ in range(3):
@@ -65,7 +56,7 @@ def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, m
 
     count, result = anyio.run(main)
     assert count == 65 and not result.is_error and "currentTime" in result.content[0].text
-    calls = calls_of(db, run)
+    calls = read_calls(db, run)
     assert [(c["sample_id"], c["turn"], c["status"]) for c in calls] == [("s", 2, "ok")] * 3 + [
         ("s", 3, "ok")
     ]
@@ -80,14 +71,14 @@ def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, m
     assert sum(1 for m in messages if m["method"] == "tools/call") == 4
 
 
-def test_stdio_upstream_killed_gives_errors(tmp_path):
+def test_stdio_upstream_killed_gives_errors(server_process, tmp_path):
     db = tmp_path / "runs.sqlite"
-    server = ServerProcess(["--latency", "fixed:600"]).start()
-    args = stdio_args(["--upstream", server.url, "--timeout", "10"], db, "--run", "dead")
+    server = server_process(["--latency", "fixed:600"], killed=True)
+    params = proxy_stdio(["--upstream", server.url, "--timeout", "10"], db, "--run", "dead")
 
     async def main():
         errors = []
-        async with Client(StdioServerParameters(command=PY, args=args), mode="auto") as client:
+        async with Client(params, mode="auto") as client:
             await client.call_tool("GetCurrentTime", {})
             server.process.kill()
             server.process.wait()
@@ -99,10 +90,8 @@ def test_stdio_upstream_killed_gives_errors(tmp_path):
                         errors.append(exc)
         return errors
 
-    try:
-        errors = anyio.run(main)
-    finally:
-        server.stop()
+    errors = anyio.run(main)
+    assert server.process.returncode == -signal.SIGKILL
     assert len(errors) == 2 and all("finmcp-proxy" in str(e) for e in errors)
-    time.sleep(0.1)
-    assert [c["status"] for c in calls_of(db, "dead")] == ["ok", "transport_error", "transport_error"]
+    calls = wait_calls(db, "dead", 3, settled=True)
+    assert [c["status"] for c in calls] == ["ok", "transport_error", "transport_error"]

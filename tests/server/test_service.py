@@ -16,15 +16,11 @@ from server.faults import parse_faults
 from server.latency import parse_latency
 from server.service import ARGS_KEY, FAULT_KEY, PROVENANCE_KEY, SOURCE_KEY, ToolService
 from server.testing import SchemaSimulator
+from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
+from tests.support.polling import wait_for
 from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
-TIME = {"currentTime": "2025-08-28 10:00:00", "date": "2025-08-28", "timestamp": 1756346400000}
-TIME_TEXT = json.dumps(TIME, ensure_ascii=False, indent=2)
-
-
-def text_result(text, structured=None):
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +31,7 @@ def finmcp65():
 @pytest.fixture
 def store():
     with RecordingStore.open(":memory:") as opened:
-        opened.put_response(
-            "qieman79", "GetCurrentTime", {}, text_result(TIME_TEXT, TIME), "imported:unit.json"
-        )
+        record_time(opened)
         opened.put_response(
             "qieman79",
             "GetFundDiagnosis",
@@ -207,14 +201,30 @@ def test_recording_lookup_order_and_cache(finmcp65, store):
     assert first == second and first is not second
 
 
+class DelaySpy:
+    """A latency model that notes each delay it hands out."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.delays: list[float] = []
+
+    def delay_ms(self, *args) -> float:
+        delay = self.model.delay_ms(*args)
+        self.delays.append(delay)
+        return delay
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
 def test_recorded_latency_is_used(finmcp65, store):
-    svc = service(finmcp65, store, latency=parse_latency("recorded", fallback_ms=5))
+    spy = DelaySpy(parse_latency("recorded", fallback_ms=5))
+    svc = service(finmcp65, store, latency=spy)
     t0 = time.perf_counter()
     anyio.run(svc.call, "GetFundDiagnosis", {"fundNameOrCode": "prose"})
-    assert time.perf_counter() - t0 >= 0.3
-    t0 = time.perf_counter()
-    anyio.run(svc.call, "GetCurrentTime", {})
-    assert time.perf_counter() - t0 < 0.2
+    assert time.perf_counter() - t0 >= 0.3  # the recorded 321 ms were really waited
+    anyio.run(svc.call, "GetCurrentTime", {})  # recorded without a latency: the fallback
+    assert spy.delays == [321.0, 5.0]
 
 
 def test_faults_are_seeded_and_shaped(finmcp65, store):
@@ -271,7 +281,9 @@ def test_timeout_fault_reports_progress_and_honours_cancellation(finmcp65, mode)
             assert result.meta[FAULT_KEY] == "timeout"
             with anyio.move_on_after(0.3):
                 await client.call_tool("GetCurrentTime", {})
-            await anyio.sleep(0.1)
+            await anyio.to_thread.run_sync(
+                lambda: wait_for(lambda: svc.stats.counts["cancelled"], what="the service's cancelled count")
+            )
 
     run(main)
     assert (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import pytest
 
@@ -17,6 +16,7 @@ from proxy.upstream_http import Target, UpstreamError, build_request, parse_head
 from proxy.writer import TraceWriter
 from recordings import RecordingStore
 from recordings.plumbing.sse import SSEParser
+from tests.support.rpc import MODERN, raw_request
 
 MS = 1_000_000
 
@@ -236,9 +236,17 @@ def test_policy_hosts_origins_token():
     assert policy.check([(b"host", b"localhost")], "/healthz") is None
 
 
-def test_writer_acks_after_commit_and_batches(tmp_path):
+@pytest.fixture
+def trace_db(tmp_path):
+    """(path, store) of a fresh trace database; the store is closed after the test."""
     path = tmp_path / "t.sqlite"
     store = RecordingStore.open(path)
+    yield path, store
+    store.close()
+
+
+def test_writer_acks_after_commit_and_batches(trace_db):
+    path, store = trace_db
     writer = TraceWriter(store)
 
     async def main():
@@ -259,12 +267,10 @@ def test_writer_acks_after_commit_and_batches(tmp_path):
     assert asyncio.run(main()) == "ok"
     writer.close()
     assert len(store.messages()) == 50 and writer.failures == 0
-    store.close()
 
 
-def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(tmp_path):
-    path = tmp_path / "t.sqlite"
-    store = RecordingStore.open(path)
+def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(trace_db):
+    path, store = trace_db
     writer = TraceWriter(store, linger=0.05)
 
     async def main():
@@ -283,12 +289,10 @@ def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(tmp_path):
     asyncio.run(main())
     writer.submit(lambda s: s.ensure_run("after the loop"))  # no running loop: written at once
     assert writer.commits == 4 and "after the loop" in [r["run_id"] for r in store.runs()]
-    store.close()
 
 
-def test_writer_commits_at_once_when_asked_to(tmp_path):
-    path = tmp_path / "t.sqlite"
-    store = RecordingStore.open(path)
+def test_writer_commits_at_once_when_asked_to(trace_db):
+    path, store = trace_db
     writer = TraceWriter(store, linger=10)
 
     async def main():
@@ -301,11 +305,10 @@ def test_writer_commits_at_once_when_asked_to(tmp_path):
 
     asyncio.run(main())
     writer.close()
-    store.close()
 
 
-def test_writer_resolves_futures_with_the_commit_failure(tmp_path):
-    store = RecordingStore.open(tmp_path / "t.sqlite")
+def test_writer_resolves_futures_with_the_commit_failure(trace_db):
+    _path, store = trace_db
     writer = TraceWriter(store)
 
     async def main():
@@ -318,8 +321,8 @@ def test_writer_resolves_futures_with_the_commit_failure(tmp_path):
     assert writer.failures == 1
 
 
-def test_writer_survives_a_failing_operation(tmp_path):
-    store = RecordingStore.open(tmp_path / "t.sqlite")
+def test_writer_survives_a_failing_operation(trace_db):
+    _path, store = trace_db
     writer = TraceWriter(store)
 
     async def main():
@@ -333,7 +336,6 @@ def test_writer_survives_a_failing_operation(tmp_path):
     asyncio.run(main())
     writer.close()
     assert [r["run_id"] for r in store.runs()] == ["fine"] and writer.failures == 1
-    store.close()
 
 
 class _Transport(asyncio.Transport):
@@ -357,14 +359,14 @@ class _Transport(asyncio.Transport):
         return default
 
 
-def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order(tmp_path):
+def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order(trace_db):
     from proxy.capture import Tracer
     from proxy.http_proxy import ProxyServer
     from proxy.http_types import Settings
     from proxy.security import Policy
     from proxy.upstream_http import Target, UpstreamError
 
-    store = RecordingStore.open(tmp_path / "t.sqlite")
+    _path, store = trace_db
     writer = TraceWriter(store)
     tracer = Tracer(writer, "http://127.0.0.1:9/mcp")
     server = ProxyServer(Settings(Target.parse("http://127.0.0.1:9/mcp"), tracer, Policy.build("127.0.0.1")))
@@ -378,11 +380,13 @@ def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_or
 
     def request(name: str) -> bytes:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name}})
-        head = (
-            "POST /r/order/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-            f"mcp-protocol-version: 2026-07-28\r\nmcp-session-id: s-{name}\r\ncontent-length: {len(body)}\r\n\r\n"
-        )
-        return head.encode() + body.encode()
+        headers = {
+            "host": "127.0.0.1",
+            "content-type": "application/json",
+            "mcp-protocol-version": MODERN,
+            "mcp-session-id": f"s-{name}",
+        }
+        return raw_request("POST", "/r/order/mcp", headers, body.encode())
 
     async def main():
         writer.bind(asyncio.get_running_loop())
@@ -402,14 +406,12 @@ def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_or
     calls = store.calls("order")
     assert [c["tool"] for c in calls] == ["first", "second"]  # not the order in which connections opened
     assert [c["seq"] for c in calls] == [0, 1] and {c["status"] for c in calls} == {"transport_error"}
-    store.close()
 
 
-def test_a_locked_database_delays_the_rows_without_blocking_the_loop(tmp_path):
+def test_a_locked_database_delays_the_rows_without_blocking_the_loop(trace_db):
     import sqlite3
 
-    path = tmp_path / "t.sqlite"
-    store = RecordingStore.open(path)
+    path, store = trace_db
     store.set_busy_timeout(20)
     writer = TraceWriter(store)
     other = sqlite3.connect(path, isolation_level=None)
@@ -417,13 +419,14 @@ def test_a_locked_database_delays_the_rows_without_blocking_the_loop(tmp_path):
 
     async def main():
         future = writer.submit(lambda s: s.ensure_run("held"), wait=True)
-        started = time.monotonic()
-        ticks = 0
-        while time.monotonic() - started < 0.4:  # the loop keeps running meanwhile
-            await asyncio.sleep(0.01)
-            ticks += 1
-        assert not future.done() and writer.lock_waits >= 2
-        assert ticks >= 20  # never stalled for long: each attempt waits at most the busy timeout
+        ticks: dict[int, int] = {}  # loop ticks seen after each failed attempt, before the next
+        async with asyncio.timeout(30):  # only a hang guard: the attempts come with backoff
+            while writer.lock_waits < 4:
+                await asyncio.sleep(0.005)
+                ticks[writer.lock_waits] = ticks.get(writer.lock_waits, 0) + 1
+        assert not future.done()
+        # never stalled: each attempt waits at most the busy timeout, and the loop runs between attempts
+        assert all(ticks.get(attempt, 0) >= 1 for attempt in (1, 2, 3)), ticks
         writer.submit(lambda s: s.ensure_run("queued behind"))
         other.execute("COMMIT")  # the lock is released: the retry writes everything
         await asyncio.wait_for(future, 5)
@@ -433,12 +436,10 @@ def test_a_locked_database_delays_the_rows_without_blocking_the_loop(tmp_path):
     assert sorted(r["run_id"] for r in store.runs()) == ["held", "queued behind"]
     assert writer.failures == 0
     other.close()
-    store.close()
 
 
-def test_deferred_rows_stay_out_of_the_commit_a_response_waits_for(tmp_path):
-    path = tmp_path / "t.sqlite"
-    store = RecordingStore.open(path)
+def test_deferred_rows_stay_out_of_the_commit_a_response_waits_for(trace_db):
+    path, store = trace_db
     writer = TraceWriter(store, linger=0.05)
 
     async def main():
@@ -450,7 +451,6 @@ def test_deferred_rows_stay_out_of_the_commit_a_response_waits_for(tmp_path):
 
     asyncio.run(main())
     writer.close()
-    store.close()
 
 
 def test_ordered_output_holds_bytes_behind_a_barrier_until_the_rows_commit():
