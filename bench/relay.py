@@ -1,6 +1,6 @@
 """A bare TCP relay: the floor for any Python proxy on this machine (bench only).
 
-``python -m bench.relay --upstream http://HOST:PORT/... --listen 127.0.0.1:0`` copies bytes both ways
+``python -m bench.relay --upstream http://HOST:PORT/... --host 127.0.0.1 --port 0`` copies bytes both ways
 between each client connection and a fresh upstream connection: no HTTP parsing, no logging, on the
 same event loop as finmcp-proxy. ``bench_proxy`` measures it beside finmcp-proxy, so the cost of two
 extra loopback hops through a Python process is printed in the same run.
@@ -76,10 +76,10 @@ def main() -> None:
     """Relay until killed."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--upstream", required=True)
-    parser.add_argument("--listen", default="127.0.0.1:0")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
     args, _ = parser.parse_known_args()
-    host, _, port = args.listen.rpartition(":")
-    eventloop.run(_serve(args.upstream, host, int(port)))
+    eventloop.run(_serve(args.upstream, args.host, args.port))
 
 
 if __name__ == "__main__":

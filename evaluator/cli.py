@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_trace_store
 
 FORMATS = ("json", "md", "html")
 
@@ -44,10 +45,13 @@ def _formats(text: str) -> list[str]:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--refs", help="references: finmcp JSON/JSONL, official FinMCP-Bench JSON or FinToolBench JSONL"
+    add_bench(
+        p,
+        aliases=["--refs"],
+        help="benchmark: finmcp-sim, or a references file (finmcp JSON/JSONL, official FinMCP-Bench JSON, "
+        "FinToolBench JSONL)",
     )
-    p.add_argument("--db", help="trace DB written by finmcp-proxy (runs.sqlite)")
+    add_trace_store(p)
     p.add_argument("--out", help="directory for report files (default: Markdown on stdout)")
     p.add_argument("--format", default="json,md,html", help="comma-separated: json,md,html")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (0 = no CIs)")
@@ -73,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--preds", help="predictions: exported JSONL, official FinMCP-Bench file or FinToolBench results"
     )
     score.add_argument("--judge", choices=("rules", "llm"), default="rules", help="FinToolBench judge")
-    score.add_argument("--judge-url", help="OpenAI-compatible base URL (for --judge llm)")
-    score.add_argument("--judge-model", help="judge model name (for --judge llm)")
+    add_llm_endpoint(
+        score, purpose="--judge llm", url_aliases=["--judge-url"], model_aliases=["--judge-model"]
+    )
     score.add_argument("--judge-cache", help="SQLite file caching judgments")
     score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
     score.add_argument("--tool-manifest", help="FinToolBench tool manifest (tags for TMR/IMR/DMR)")
@@ -114,15 +119,15 @@ def _references(args: argparse.Namespace, preds: Any, inventory: Any):
 
     known = inventory.names if inventory is not None else None
     name = args.inventory or ""
-    if args.refs:
+    if args.bench:
         return open_references(
-            args.refs, known_tools=known, inventory_name=name, skip_invalid=args.skip_invalid
+            args.bench, known_tools=known, inventory_name=name, skip_invalid=args.skip_invalid
         )
     if preds is not None and preds.records is not None:  # an official file embeds its references
         records = [r for r in preds.records if isinstance(r, dict) and not r.get("error")]
         return parse_references(records, preds.source, known, name, args.skip_invalid)
     raise EvalInputError(
-        "--refs FILE is required (only an official FinMCP-Bench prediction file embeds references)"
+        "--bench NAME_OR_FILE is required (only an official FinMCP-Bench prediction file embeds references)"
     )
 
 
@@ -147,11 +152,16 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
         canon=Canonicalizer(inventory_schema_lookup(schema_inv) if schema_inv is not None else None),
     )
     if fintool:
+        from evaluator.llm import Endpoint
         from evaluator.metrics.judges import make_judge
 
         if getattr(args, "judge_repeats", 3) < 1:
             raise EvalInputError("--judge-repeats must be >= 1")
-        opts.judge = make_judge(args.judge, args.judge_url, args.judge_model, args.judge_cache)
+        opts.judge = make_judge(
+            args.judge,
+            Endpoint.from_args(args, "--judge llm") if args.judge == "llm" else None,
+            args.judge_cache,
+        )
         opts.judge_repeats = args.judge_repeats
         if args.tool_manifest:
             if not Path(args.tool_manifest).is_file():

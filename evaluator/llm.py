@@ -34,6 +34,8 @@ from typing import Any
 
 import httpx2
 
+from evaluator.errors import EvalInputError
+
 RETRY_STATUS = frozenset({408, 409, 429})
 """Client-side statuses worth retrying; every 5xx is retried too."""
 RETRY_AFTER_STATUS = frozenset({429, 503})
@@ -87,7 +89,7 @@ class ChatClient:
         *,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        url_label: str = "--base-url",
+        url_label: str = "--llm-url",
     ) -> None:
         self.url = endpoint_url(base_url, url_label)
         self.model, self.timeout, self.retry = model, timeout, retry
@@ -186,7 +188,35 @@ class ChatClient:
         self.close()
 
 
-def endpoint_url(base_url: str, label: str = "--base-url") -> str:
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible endpoint as the command line names it (``--llm-url``, ``--llm-model``,
+    ``--llm-key-env``, ``--llm-timeout``, ``--llm-retries``), the same for agent, judge and synthesis."""
+
+    url: str
+    model: str
+    key_env: str | None = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    retries: int = 2
+
+    @classmethod
+    def from_args(cls, args: Any, needed_by: str) -> Endpoint:
+        """The endpoint of parsed arguments; an input error naming the missing flags otherwise."""
+        flags = (("--llm-url URL", args.llm_url), ("--llm-model NAME", args.llm_model))
+        missing = [flag for flag, value in flags if not value]
+        if missing:
+            raise EvalInputError(f"{needed_by} needs {' and '.join(missing)}")
+        return cls(args.llm_url, args.llm_model, args.llm_key_env, args.llm_timeout, max(0, args.llm_retries))
+
+    def client(self, *, backoff: float | None = None, **kwargs: Any) -> ChatClient:
+        """A :class:`ChatClient` for this endpoint; ``kwargs`` are its sampling options."""
+        retry = RetryPolicy(retries=self.retries) if backoff is None else RetryPolicy(self.retries, backoff)
+        return ChatClient(
+            self.url, self.model, self.key_env, self.timeout, retry, url_label="--llm-url", **kwargs
+        )
+
+
+def endpoint_url(base_url: str, label: str = "--llm-url") -> str:
     """The ``/chat/completions`` URL of an OpenAI-compatible base URL (kept when already given)."""
     if not base_url.startswith(("http://", "https://")):
         raise LlmError(f"{label} {base_url!r}: expected an http(s):// URL such as http://127.0.0.1:8000/v1")

@@ -1,7 +1,7 @@
 """Command line of ``finmcp-proxy``.
 
 finmcp-proxy --upstream URL | --upstream-cmd "cmd args" | --upstream-sse URL
-             [--listen 127.0.0.1:8766] [--transport http|stdio] --db runs.sqlite [--record-into rec.sqlite]
+             [--host 127.0.0.1 --port 8766] [--transport http|stdio] --db runs.sqlite [--recordings rec.sqlite]
 finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench [--out FILE]
@@ -17,15 +17,25 @@ import sys
 
 from proxy.eventloop import LOOPS
 from proxy.tags import TagError, Tags
-from recordings.plumbing.listener import DEFAULT_MAX_BODY
+from recordings.plumbing.flags import (
+    DeprecatedAlias,
+    add_listener_options,
+    add_log_level,
+    add_option,
+    add_recordings,
+    add_trace_store,
+)
 
 COMMANDS = ("serve", "sessions", "show", "export", "replay")
+DEFAULT_PORT = 8766
 
 
 def _listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8766")
+        raise argparse.ArgumentTypeError(
+            f"--listen {value!r}: expected HOST:PORT (now spelled --host H --port P)"
+        )
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -50,14 +60,26 @@ def build_serve_parser() -> argparse.ArgumentParser:
         "--upstream-cmd", metavar="COMMAND", help='stdio upstream launched by the proxy: "cmd args..."'
     )
     up.add_argument("--upstream-sse", metavar="URL", help="legacy HTTP+SSE upstream, e.g. http://host/sse")
-    p.add_argument("--listen", type=_listen, default=("127.0.0.1", 8766), metavar="HOST:PORT")
+    add_listener_options(
+        p,
+        default_port=DEFAULT_PORT,
+        token_default=os.environ.get("FINMCP_PROXY_TOKEN"),
+        token_help="require this token (Authorization: Bearer or X-Finmcp-Proxy-Token; or set FINMCP_PROXY_TOKEN)",
+    )
+    p.add_argument("--listen", type=_listen, dest="listen", action=DeprecatedAlias, new="--host H --port P")
     p.add_argument(
         "--transport", choices=("http", "stdio"), default="http", help="client side (default http)"
     )
-    p.add_argument("--db", required=True, help="trace database (created if missing)")
-    p.add_argument("--record-into", metavar="FILE", help="also store successful results as recordings")
-    p.add_argument(
-        "--record-inventory",
+    add_trace_store(p, required=True, help="trace store (SQLite file, created if missing)")
+    add_recordings(
+        p,
+        aliases=["--record-into"],
+        help="record mode: also store each successful upstream answer in this recordings file",
+    )
+    add_option(
+        p,
+        "--recordings-inventory",
+        aliases=["--record-inventory"],
         metavar="NAME",
         help="inventory name recordings are stored under (default: NAME of an upstream .../NAME/mcp, else finmcp65)",
     )
@@ -65,10 +87,6 @@ def build_serve_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds without an upstream byte before failing"
     )
-    p.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, help="request body limit in bytes")
-    p.add_argument("--token", default=os.environ.get("FINMCP_PROXY_TOKEN"), help="require this bearer token")
-    p.add_argument("--allow-host", action="append", default=[], help="extra allowed Host names")
-    p.add_argument("--allow-origin", action="append", default=[], help="extra allowed Origins")
     p.add_argument(
         "--upstream-header", action="append", type=_header, default=[], help="'Name: value' added upstream"
     )
@@ -82,28 +100,29 @@ def build_serve_parser() -> argparse.ArgumentParser:
         default="auto",
         help="event loop: uvloop when installed (auto, the default) or asyncio's own",
     )
-    p.add_argument("--log-level", default="warning")
+    add_log_level(p)
     return p
 
 
-def _inspect_parser() -> argparse.ArgumentParser:
+def build_inspect_parser() -> argparse.ArgumentParser:
+    """The parser of the inspection subcommands: sessions, show, export, replay."""
     p = argparse.ArgumentParser(prog="finmcp-proxy")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sessions", help="list runs and sessions of a trace database")
-    s.add_argument("--db", required=True)
+    add_trace_store(s, required=True)
     s.add_argument("--run")
     s = sub.add_parser("show", help="calls of a run/sample in parallel groups")
-    s.add_argument("--db", required=True)
+    add_trace_store(s, required=True)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--full", action="store_true", help="do not shorten arguments and outputs")
     s = sub.add_parser("export", help="export a run's calls")
-    s.add_argument("--db", required=True)
+    add_trace_store(s, required=True)
     s.add_argument("--run", required=True)
     s.add_argument("--format", choices=("jsonl", "finmcp", "fintoolbench"), default="jsonl")
     s.add_argument("--out", help="output file (default stdout)")
     s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")
-    s.add_argument("--db", required=True)
+    add_trace_store(s, required=True)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--against", required=True, metavar="URL", help="Streamable HTTP endpoint to call")
@@ -133,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from proxy.serve import ProxyConfig, main_serve
 
-    host, port = args.listen
+    host, port = getattr(args, "listen", None) or (args.host, args.port)
     config = ProxyConfig(
         db=args.db,
         upstream=args.upstream,
@@ -142,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         transport=args.transport,
         host=host,
         port=port,
-        record_into=args.record_into,
-        record_inventory=args.record_inventory,
+        record_into=args.recordings,
+        record_inventory=args.recordings_inventory,
         group_gap_ms=args.group_gap_ms,
         timeout=args.timeout,
         max_body=args.max_body,
@@ -166,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _inspect(argv: list[str]) -> int:
-    args = _inspect_parser().parse_args(argv)
+    args = build_inspect_parser().parse_args(argv)
     from pathlib import Path
 
     if not Path(args.db).exists():

@@ -1,7 +1,7 @@
 """Run ``finmcp-proxy`` as a real subprocess on loopback (tests and benchmarks).
 
 ``with ProxyProcess(["--upstream", url, "--db", db]) as proxy: proxy.url`` starts the installed
-``finmcp-proxy ... --listen 127.0.0.1:0``, waits (bounded) for its ready line and stops it on exit
+``finmcp-proxy ... --host 127.0.0.1 --port 0``, waits (bounded) for its ready line and stops it on exit
 (SIGTERM, so the trace writer commits what is queued; stderr and the exit status stay readable, see
 :class:`recordings.plumbing.launch.FinmcpProcess`). ``stdio_args`` builds the command line a host
 would launch for ``--transport stdio``.
@@ -26,7 +26,7 @@ class ProxyProcess(LoopbackProcess):
     prints the same ready line (the bench's bare relay).
     """
 
-    spec = LaunchSpec("finmcp-proxy", ("--listen", "127.0.0.1:0"), timeout=20.0)
+    spec = LaunchSpec("finmcp-proxy", ("--host", "127.0.0.1", "--port", "0"), timeout=20.0)
     error_type = ProxyStartError
 
 

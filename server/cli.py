@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from recordings.errors import RecordingsError
-from server.recording_cli import add_recording_commands, run_recording_command
+from recordings.plumbing.flags import renamed_subcommand
+from server.recording_cli import RECORDING_VERBS, add_recording_commands, run_recording_command
 from server.serve import ServeError, add_serve_options, serve
 from tool_specs.errors import InventoryError
 from tool_specs.graph import DependencyGraph
@@ -84,6 +85,9 @@ def _graph(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-server``."""
+    argv = renamed_subcommand(
+        sys.argv[1:] if argv is None else argv, "finmcp-server", RECORDING_VERBS, "recordings"
+    )
     args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
         logging.basicConfig(
@@ -96,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         except ServeError as exc:
             print(f"finmcp-server: {exc}", file=sys.stderr)
             return 2
-    if args.command in ("bake", "import", "export"):
+    if args.command == "recordings":
         try:
             return run_recording_command(args)
         except (RecordingsError, InventoryError, ValueError, OSError) as exc:
-            print(f"finmcp-server {args.command}: {exc}", file=sys.stderr)
+            print(f"finmcp-server recordings {args.recordings_command}: {exc}", file=sys.stderr)
             return 2
     try:
         if args.command == "inventories":

@@ -1,9 +1,13 @@
-"""``finmcp-server bake | import | export``: fill and move recordings files.
+"""``finmcp-server recordings bake | import | export``: fill and move recordings files.
 
-- ``bake --inventory NAME --calls FILE --out DB``: simulate every call in FILE and record the outputs;
-- ``import --finmcp FILE... | --jsonl FILE --out DB``: real outputs from official FinMCP-Bench sample
-  files (``imported:<file>``), or a JSONL export;
-- ``export --recordings DB --out FILE.jsonl``: responses as JSONL, in a fixed order.
+- ``recordings bake --inventory NAME --calls FILE --recordings DB``: simulate every call in FILE and
+  record the outputs;
+- ``recordings import --finmcp FILE... | --jsonl FILE --recordings DB``: real outputs from official
+  FinMCP-Bench sample files (``imported:<file>``), or a JSONL export;
+- ``recordings export --recordings DB --out FILE.jsonl``: responses as JSONL, in a fixed order.
+
+The verbs used to stand alone (``finmcp-server bake``) and their target was ``--out``; both spellings
+still work, with a deprecation notice.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any, Protocol
 from recordings.errors import RecordingsError
 from recordings.import_finmcp import import_finmcp
 from recordings.jsonl import export_jsonl, import_jsonl
+from recordings.plumbing.flags import add_recordings
 from recordings.store import RecordingStore
 from tool_specs.inventory import load_inventory
 
@@ -25,37 +30,46 @@ class SubcommandAdder(Protocol):
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
 
 
+RECORDING_VERBS = ("bake", "import", "export")
+
+
 def add_recording_commands(sub: SubcommandAdder) -> None:
-    """Register the bake, import and export subcommands."""
-    bake = sub.add_parser("bake", help="record simulated outputs for a list of calls")
+    """Register ``recordings`` with its bake, import and export verbs."""
+    group = sub.add_parser("recordings", help="fill and move recordings files: bake, import, export")
+    verbs = group.add_subparsers(dest="recordings_command", required=True)
+    bake = verbs.add_parser("bake", help="record simulated outputs for a list of calls")
     bake.add_argument("--inventory", default="finmcp65", help="built-in name or inventory file")
     bake.add_argument(
         "--calls", type=Path, required=True, help="JSONL calls, reference samples or FinMCP samples"
     )
-    bake.add_argument("--out", type=Path, required=True, help="recordings database to create or extend")
+    add_recordings(
+        bake, type=Path, required=True, aliases=["--out"], help="recordings file to create or extend"
+    )
     bake.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
     bake.add_argument("--replace", action="store_true", help="overwrite outputs already recorded")
 
-    imp = sub.add_parser("import", help="import real outputs (FinMCP-Bench samples) or a JSONL export")
+    imp = verbs.add_parser("import", help="import real outputs (FinMCP-Bench samples) or a JSONL export")
     source = imp.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--finmcp", type=Path, nargs="+", metavar="FILE", help="official FinMCP-Bench sample files"
     )
     source.add_argument("--jsonl", type=Path, metavar="FILE", help="a finmcp responses JSONL export")
     imp.add_argument("--inventory", default="qieman79", help="inventory the FinMCP outputs belong to")
-    imp.add_argument("--out", type=Path, required=True, help="recordings database to create or extend")
+    add_recordings(
+        imp, type=Path, required=True, aliases=["--out"], help="recordings file to create or extend"
+    )
 
-    exp = sub.add_parser("export", help="export recorded responses as JSONL")
-    exp.add_argument("--recordings", type=Path, required=True, help="recordings database")
+    exp = verbs.add_parser("export", help="export recorded responses as JSONL")
+    add_recordings(exp, type=Path, required=True, help="recordings file to read")
     exp.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     exp.add_argument("--inventory", help="only this inventory")
 
 
 def run_recording_command(args: argparse.Namespace) -> int:
     """Run bake / import / export; errors surface as RecordingsError or ValueError for the caller."""
-    if args.command == "bake":
+    if args.recordings_command == "bake":
         return _bake(args)
-    if args.command == "import":
+    if args.recordings_command == "import":
         return _import(args)
     return _export(args)
 
@@ -65,16 +79,16 @@ def _bake(args: argparse.Namespace) -> int:
 
     inventory = load_inventory(args.inventory)
     calls = read_calls(args.calls)
-    with RecordingStore.open(args.out) as store:
+    with RecordingStore.open(args.recordings) as store:
         report = bake(inventory, calls, store, seed=args.seed, replace=args.replace)
-    print(f"baked {len(calls)} calls into {args.out}: {report.summary()}")
+    print(f"baked {len(calls)} calls into {args.recordings}: {report.summary()}")
     for error in report.errors[:20]:
         print(f"  error: {error}")
     return 1 if report.errors else 0
 
 
 def _import(args: argparse.Namespace) -> int:
-    with RecordingStore.open(args.out) as store:
+    with RecordingStore.open(args.recordings) as store:
         if args.jsonl:
             counts = import_jsonl(store, args.jsonl)
             print(f"imported {args.jsonl}: {dict(counts)}")

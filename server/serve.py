@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from recordings.errors import RecordingsError
+from recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings
 from recordings.plumbing.launch import announce_ready
-from recordings.plumbing.listener import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, bind_socket
+from recordings.plumbing.listener import LOOPBACK_HOSTS, bind_socket
 from recordings.store import RecordingStore
 from server.app import build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
@@ -41,13 +42,12 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         help="inventory to serve (built-in name or file); repeat for several (default finmcp65)",
     )
     group.add_argument("--transport", choices=("http", "stdio", "sse"), default="http")
-    group.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    group.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)"
+    add_listener_options(
+        group,
+        default_port=DEFAULT_PORT,
+        token_help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})",
     )
-    group.add_argument(
-        "--recordings", type=Path, metavar="FILE", help="finmcp SQLite file with recorded responses"
-    )
+    add_recordings(group, type=Path, help="recordings file (SQLite) to replay answers from")
     group.add_argument(
         "--recordings-inventory",
         action="append",
@@ -75,22 +75,12 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--json-response", action="store_true", help="HTTP: answer with JSON bodies instead of SSE streams"
     )
-    group.add_argument("--token", help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})")
-    group.add_argument(
-        "--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES", help="request body limit"
-    )
-    group.add_argument(
-        "--allow-host", action="append", default=[], metavar="HOST", help="extra allowed Host name"
-    )
-    group.add_argument(
-        "--allow-origin", action="append", default=[], metavar="ORIGIN", help="extra allowed Origin"
-    )
     group.add_argument(
         "--no-output-schemas",
         action="store_true",
         help="serve tools without outputSchema and results without structuredContent (text only, like Qieman)",
     )
-    group.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    add_log_level(group)
 
 
 def _inventories(names: list[str] | None) -> dict[str, Inventory]:

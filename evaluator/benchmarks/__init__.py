@@ -2,7 +2,7 @@
 
 ``load_benchmark("finmcp-sim")`` returns validated :class:`evaluator.inputs.model.Reference` objects;
 ``install_recordings(path)`` builds a recordings SQLite file (for ``finmcp-server --recordings``) from
-the shipped responses JSONL. ``open_references(source)`` is how the command lines read ``--refs`` /
+the shipped responses JSONL. ``open_references(source)`` is how the command lines read ``--bench`` /
 ``--bench``: a shipped benchmark by name (when no file of that name exists) or a references file.
 This package depends on the references reader, never the other way round.
 """

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
 
 
 def add_parser(sub: Any) -> None:
     """Register ``run`` on the ``finmcp-eval`` subparsers."""
     p = sub.add_parser("run", help="drive an agent over a benchmark through finmcp-proxy")
-    p.add_argument("--bench", default="finmcp-sim", help="finmcp-sim or a references file")
+    add_bench(p, default="finmcp-sim", help="benchmark: finmcp-sim (default) or a references file")
     p.add_argument("--agent", choices=("oracle", "noisy", "openai"), required=True)
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument(
@@ -25,7 +26,7 @@ def add_parser(sub: Any) -> None:
         "--spawn", action="store_true", help="start finmcp-server + finmcp-proxy on free ports"
     )
     p.add_argument("--run", required=True, help="run id (the proxy's run tag)")
-    p.add_argument("--db", help="trace DB (written by --spawn's proxy; default out/runs.sqlite with --spawn)")
+    add_trace_store(p, help="trace store the proxy writes (default out/runs.sqlite with --spawn)")
     p.add_argument("--state", help="run-state JSONL (default: DB path + .harness.jsonl)")
     p.add_argument("--concurrency", type=int, default=8, help="samples in flight")
     p.add_argument("--trials", type=int, default=1, help="repeat every sample k times (/k/{trial} tags)")
@@ -36,20 +37,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--limit", type=int, help="a stratified slice of N samples")
     p.add_argument("--sample", action="append", default=[], help="run only this sample id (repeatable)")
     p.add_argument("--inventory", help="inventory for a references file (default: the references' own)")
-    p.add_argument("--recordings", help="recordings SQLite (server replay and gold outputs in history)")
+    add_recordings(p, help="recordings file: the spawned server replays it; gold outputs in history")
     p.add_argument("--seed", type=int, default=0, help="seed of the noisy agent and the spawned server")
     p.add_argument(
         "--noise", default="0.1", help="noisy rates: RATE or drop=,wrong=,over=,split=,merge=,reorder="
     )
-    p.add_argument("--model", help="model name (openai)")
-    p.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (openai)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    add_llm_endpoint(
+        p,
+        purpose="--agent openai",
+        url_aliases=["--base-url"],
+        model_aliases=["--model"],
+        key_aliases=["--api-key-env"],
+    )
     p.add_argument("--max-calls", type=int, default=20, help="tool calls per turn (FinMCP: 20)")
     p.add_argument("--max-steps", type=int, help="assistant steps per turn (FinToolBench: 5)")
     p.add_argument("--top-k", type=int, help="offer only the BM25 top-K tools (FATR-style; e.g. 20)")
     p.add_argument("--inject-tags", action="store_true", help="append finance tags to tool descriptions")
-    p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per chat request")
-    p.add_argument("--llm-retries", type=int, default=2, help="retries per chat request")
     p.add_argument("--temperature", type=float, help="sampling temperature (openai)")
     p.add_argument("--server-latency", default="none", help="latency model of the spawned server")
     p.add_argument("--server-miss", choices=("simulate", "strict"), default="simulate")
@@ -68,23 +71,14 @@ def make_agent(args: argparse.Namespace) -> Any:
     if args.agent == "noisy":
         return NoisyAgent(NoiseRates.parse(args.noise), args.seed)
     from evaluator.agents.openai_agent import OpenAIAgent
-    from evaluator.llm import ChatClient, LlmError, RetryPolicy
+    from evaluator.llm import Endpoint, LlmError
 
-    if not args.model or not args.base_url:
-        raise EvalInputError("--agent openai needs --model NAME and --base-url URL")
     if args.max_calls < 1 or (args.max_steps is not None and args.max_steps < 1):
         raise EvalInputError("--max-calls and --max-steps must be >= 1")
     if args.top_k is not None and args.top_k < 1:
         raise EvalInputError("--top-k must be >= 1")
     try:
-        chat = ChatClient(
-            args.base_url,
-            args.model,
-            args.api_key_env,
-            args.llm_timeout,
-            RetryPolicy(retries=max(0, args.llm_retries)),
-            temperature=args.temperature,
-        )
+        chat = Endpoint.from_args(args, "--agent openai").client(temperature=args.temperature)
     except LlmError as exc:
         raise EvalInputError(str(exc)) from None
     return OpenAIAgent(chat, args.max_calls, args.max_steps, args.top_k, args.inject_tags)

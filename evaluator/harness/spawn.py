@@ -1,7 +1,7 @@
 """Start ``finmcp-server`` and ``finmcp-proxy`` as child processes on free 127.0.0.1 ports (``--spawn``).
 
 The harness talks to them only over HTTP: the installed console scripts are launched with
-``--port 0`` / ``--listen 127.0.0.1:0`` and the ports are read from their ready lines on stderr
+``--host 127.0.0.1 --port 0`` and the ports are read from their ready lines on stderr
 (:class:`recordings.plumbing.launch.FinmcpProcess`: stderr goes to a file, so a full pipe can never
 block a child).
 """
@@ -80,8 +80,10 @@ class Stack(StartStop):
             str(c.db),
             "--group-gap-ms",
             str(c.group_gap_ms),
-            "--listen",
-            "127.0.0.1:0",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
         ]
         try:
             self.proxy = _child("finmcp-proxy", proxy_args).start()

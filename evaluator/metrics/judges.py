@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluator.errors import EvalInputError
-from evaluator.llm import ChatClient, LlmError, RetryPolicy
+from evaluator.llm import ChatClient, Endpoint, LlmError
 
 
 class Judge(Protocol):
@@ -198,20 +198,17 @@ def _reply_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def make_judge(kind: str, url: str | None = None, model: str | None = None, cache_path: str | None = None):
-    """'rules' (offline, default) or 'llm' (needs ``url`` and ``model``; temperature 0.8, 500 tokens)."""
+def make_judge(kind: str, endpoint: Endpoint | None = None, cache_path: str | None = None):
+    """'rules' (offline, default) or 'llm' (asks ``endpoint`` at temperature 0.8, 500 tokens)."""
     if kind == "rules":
         from evaluator.metrics.rule_judge import RuleJudge
 
         return RuleJudge()
     if kind == "llm":
-        if not url or not model:
-            raise EvalInputError("--judge llm needs --judge-url and --judge-model")
+        if endpoint is None:
+            raise EvalInputError("--judge llm needs --llm-url URL and --llm-model NAME")
         try:
-            retry = RetryPolicy(backoff=0.2)
-            chat = ChatClient(
-                url, model, retry=retry, temperature=0.8, max_tokens=500, url_label="--judge-url"
-            )
+            chat = endpoint.client(backoff=0.2, temperature=0.8, max_tokens=500)
         except LlmError as exc:
             raise EvalInputError(str(exc)) from None
         return LLMJudge(chat, JudgeCache(cache_path))

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings
+
+SYNTH_MODEL = "gpt-4o-mini"
 
 
 def add_parser(sub: Any) -> None:
@@ -21,17 +24,15 @@ def add_parser(sub: Any) -> None:
         p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
     g = cmds.add_parser("graph", help="mine the tool dependency graph from multi-tool traces and validate it")
-    g.add_argument(
-        "--refs",
+    add_bench(
+        g,
         action="append",
         default=[],
-        help="reference files with multi-tool traces (default: finmcp-sim)",
+        aliases=["--refs"],
+        help="benchmark or references file with multi-tool traces; repeatable (default: finmcp-sim)",
     )
     g.add_argument("--inventory", default="finmcp65")
-    g.add_argument(
-        "--llm-url", help="OpenAI-compatible URL: ask the model about edges the typed graph rejects"
-    )
-    g.add_argument("--llm-model", default="gpt-4o-mini")
+    add_llm_endpoint(g, purpose="asking about edges the typed graph rejects", model_default=SYNTH_MODEL)
     g.add_argument("--out", help="write the validated graph as JSON")
     c = cmds.add_parser("chains", help="sample tool chains per sub-scenario")
     common(c)
@@ -41,14 +42,13 @@ def add_parser(sub: Any) -> None:
     common(q)
     q.add_argument("--chains", required=True)
     q.add_argument("--out", required=True)
-    q.add_argument("--llm-url")
-    q.add_argument("--llm-model", default="gpt-4o-mini")
+    add_llm_endpoint(q, purpose="writing queries (templates without it)", model_default=SYNTH_MODEL)
     q.add_argument("--examples", help="reference file whose single-tool queries are in-context examples")
     t = cmds.add_parser("trajectories", help="execute queries with the scripted planner; keep valid ones")
     common(t)
     t.add_argument("--queries", required=True)
     t.add_argument("--out", required=True, help="references JSONL")
-    t.add_argument("--recordings", help="SQLite file to bake the outputs into")
+    add_recordings(t, help="recordings file to bake the outputs into")
     t.add_argument("--url", help="MCP endpoint (finmcp-server /mcp or finmcp-proxy); default: in process")
     t.add_argument(
         "--tag-template", help="tagged URL, e.g. http://127.0.0.1:8766/r/{run}/s/{sample}/t/{turn}/mcp"
@@ -58,7 +58,7 @@ def add_parser(sub: Any) -> None:
     common(d)
     d.add_argument("--per-sub", type=int, default=2)
     d.add_argument("--out", required=True)
-    d.add_argument("--recordings")
+    add_recordings(d, help="recordings file to bake the outputs into")
     d.add_argument("--url")
     d.add_argument("--tag-template")
     d.add_argument("--run", default="synth")
@@ -67,18 +67,18 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--out", required=True, help="output directory")
     b.add_argument("--check", action="store_true", help="compare the result with the shipped files")
     s = cmds.add_parser("stats", help="Table-1 figures and distributions")
-    s.add_argument("--refs", help="reference file (default: the shipped finmcp-sim)")
+    add_bench(s, aliases=["--refs"], help="benchmark or references file (default: finmcp-sim)")
     s.add_argument("--json", action="store_true")
     i = cmds.add_parser("import", help="official FinMCP-Bench or FinToolBench files -> reference sets")
     i.add_argument("--finmcp", nargs="*", default=[], help="official FinMCP-Bench JSON files")
     i.add_argument("--fintoolbench", help="FinToolBench questions JSONL")
     i.add_argument("--out", required=True, help="references JSONL")
-    i.add_argument("--recordings", help="SQLite file for the imported tool outputs (FinMCP files)")
+    add_recordings(i, help="recordings file for the imported tool outputs (FinMCP files)")
     i.add_argument("--inventory", default="qieman79")
     e = cmds.add_parser("export", help="write the shipped benchmark as plain JSONL and a recordings DB")
-    e.add_argument("--benchmark", default="finmcp-sim")
+    add_bench(e, default="finmcp-sim", aliases=["--benchmark"], help="shipped benchmark (default finmcp-sim)")
     e.add_argument("--out", required=True, help="references JSONL")
-    e.add_argument("--recordings", help="recordings SQLite to create")
+    add_recordings(e, help="recordings file to create")
 
 
 def _read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -148,11 +148,14 @@ def run(args: argparse.Namespace) -> int:
         builder = _builder(args)
         writer = None
         if args.llm_url:
+            from evaluator.llm import Endpoint
             from evaluator.synth.llm import LlmQueryWriter, PromptReplies
 
             examples = _examples(args.examples)
             writer = LlmQueryWriter(
-                PromptReplies.connect(args.llm_url, args.llm_model), builder.inventory, examples
+                PromptReplies.connect(Endpoint.from_args(args, "synth queries --llm-url")),
+                builder.inventory,
+                examples,
             )
         queries = write_queries(builder, _read_jsonl(args.chains), writer)
         _write_jsonl(args.out, queries)
@@ -205,10 +208,10 @@ def _graph(args: argparse.Namespace) -> int:
     from tool_specs.inventory import load_inventory
 
     inventory = load_inventory(args.inventory)
-    if args.refs:
+    if args.bench:
         from evaluator.benchmarks import open_references
 
-        refs = [r for path in args.refs for r in open_references(path).samples]
+        refs = [r for path in args.bench for r in open_references(path).samples]
     else:
         from evaluator.benchmarks import load_benchmark
 
@@ -216,9 +219,12 @@ def _graph(args: argparse.Namespace) -> int:
     candidates = mine_candidates(refs)
     judge = None
     if args.llm_url:
+        from evaluator.llm import Endpoint
         from evaluator.synth.llm import LlmEdgeJudge, PromptReplies
 
-        judge = LlmEdgeJudge(PromptReplies.connect(args.llm_url, args.llm_model), inventory)
+        judge = LlmEdgeJudge(
+            PromptReplies.connect(Endpoint.from_args(args, "synth graph --llm-url")), inventory
+        )
     typed = DependencyGraph.from_inventory(inventory)
     graph = validate_candidates(candidates, typed, judge)
     traces = sum(1 for r in refs if r.type == "multi_tool")
@@ -259,10 +265,10 @@ def _stats(args: argparse.Namespace) -> int:
     from evaluator.synth.stats import render, table1
     from tool_specs.inventory import load_inventory
 
-    if args.refs:
+    if args.bench:
         from evaluator.benchmarks import open_references
 
-        refs = open_references(args.refs).samples
+        refs = open_references(args.bench).samples
     else:
         from evaluator.benchmarks import load_benchmark
 
@@ -294,7 +300,7 @@ def _import(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from evaluator.benchmarks import install_recordings, load_records
 
-    records = load_records(args.benchmark)
+    records = load_records(args.bench)
     _write_jsonl(args.out, records)
     print(f"wrote {len(records)} references to {args.out}")
     if args.recordings:

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from evaluator.errors import EvalInputError
-from evaluator.llm import ChatClient, LlmError
+from evaluator.llm import ChatClient, Endpoint, LlmError
 from evaluator.synth.chains import Chain
 from evaluator.synth.context import SampleContext
 from evaluator.synth.texts import compose
@@ -29,10 +29,10 @@ class PromptReplies:
         self.cache: dict[str, str] = {}
 
     @classmethod
-    def connect(cls, url: str, model: str, timeout: float = 60.0) -> PromptReplies:
-        """A client for ``url`` at temperature 0 (for reproducibility); a bad URL is an input error."""
+    def connect(cls, endpoint: Endpoint) -> PromptReplies:
+        """A client for ``endpoint`` at temperature 0 (for reproducibility); a bad URL is an input error."""
         try:
-            return cls(ChatClient(url, model, timeout=timeout, temperature=0, url_label="--llm-url"))
+            return cls(endpoint.client(temperature=0))
         except LlmError as exc:
             raise EvalInputError(str(exc)) from None
 

@@ -124,7 +124,7 @@ class LaunchSpec:
 class FinmcpProcess(StartStop):
     """One finmcp program as a child process that announces itself with a ready line.
 
-    ``args`` are passed as given (the caller adds ``--port 0`` / ``--listen 127.0.0.1:0``). ``error``
+    ``args`` are passed as given (the caller adds ``--host 127.0.0.1 --port 0``). ``error``
     is the :class:`LaunchError` subclass raised when start-up fails.
     """
 

@@ -48,7 +48,7 @@ def test_score_db_writes_three_reports(tmp_path, demo_refs, trace_db, capsys):
     code = main(
         [
             "score",
-            "--refs",
+            "--bench",
             str(demo_refs),
             "--db",
             str(db),
@@ -83,7 +83,7 @@ def test_score_db_writes_three_reports(tmp_path, demo_refs, trace_db, capsys):
 def test_score_prints_markdown_without_out(demo_refs, trace_db, capsys):
     refs = load_references(demo_refs)
     db = trace_db(rows_from_refs(refs, "r", drop_every=3))
-    assert main(["score", "--refs", str(demo_refs), "--db", str(db), "--run", "r", "--bootstrap", "0"]) == 0
+    assert main(["score", "--bench", str(demo_refs), "--db", str(db), "--run", "r", "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# finmcp-eval report (finmcp)") and "Official FinMCP-Bench evaluation" in out
 
@@ -92,7 +92,7 @@ def test_score_repeated_trials_reports_pass_k(tmp_path, demo_refs, trace_db):
     refs = load_references(demo_refs)
     db = trace_db(rows_from_refs(refs, "r", trial=0) + rows_from_refs(refs, "r", drop_every=4, trial=1))
     out = tmp_path / "o"
-    score_r = ["score", "--refs", str(demo_refs), "--db", str(db), "--run", "r"]
+    score_r = ["score", "--bench", str(demo_refs), "--db", str(db), "--run", "r"]
     score_r += ["--out", str(out), "--bootstrap", "0"]
     assert main([*score_r, "--format", "json"]) == 0
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -127,7 +127,7 @@ def test_compare_two_runs_from_db_and_from_files(tmp_path, demo_refs, trace_db):
         main(
             [
                 "compare",
-                "--refs",
+                "--bench",
                 str(demo_refs),
                 "--db",
                 str(db),
@@ -175,7 +175,7 @@ def test_compare_two_runs_from_db_and_from_files(tmp_path, demo_refs, trace_db):
         main(
             [
                 "compare",
-                "--refs",
+                "--bench",
                 str(demo_refs),
                 "--preds",
                 paths[0],
@@ -198,15 +198,18 @@ def test_compare_two_runs_from_db_and_from_files(tmp_path, demo_refs, trace_db):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["score", "--refs", "nope.json", "--preds", "nope.jsonl"], "file not found"),
-        (["score", "--refs", "{refs}"], "give predictions with --db DB --run R or with --preds FILE"),
-        (["score", "--refs", "{refs}", "--db", "{db}"], "--db needs --run"),
-        (["score", "--refs", "{refs}", "--db", "{db}", "--run", "zz"], "run 'zz' not found"),
-        (["score", "--refs", "{refs}", "--db", "{db}", "--run", "A", "--format", "pdf"], "unknown format"),
-        (["score", "--refs", "{refs}", "--db", "{db}", "--run", "A", "--judge", "llm"], "--judge-url"),
-        (["compare", "--refs", "{refs}", "--db", "{db}", "--run", "A"], "exactly two --run"),
+        (["score", "--bench", "nope.json", "--preds", "nope.jsonl"], "file not found"),
+        (["score", "--bench", "{refs}"], "give predictions with --db DB --run R or with --preds FILE"),
+        (["score", "--bench", "{refs}", "--db", "{db}"], "--db needs --run"),
+        (["score", "--bench", "{refs}", "--db", "{db}", "--run", "zz"], "run 'zz' not found"),
+        (["score", "--bench", "{refs}", "--db", "{db}", "--run", "A", "--format", "pdf"], "unknown format"),
         (
-            ["score", "--refs", "{refs}", "--db", "{db}", "--run", "A", "--inventory", "nosuch"],
+            ["score", "--bench", "{refs}", "--db", "{db}", "--run", "A", "--judge", "llm"],
+            "--judge llm needs --llm-url URL and --llm-model NAME",
+        ),
+        (["compare", "--bench", "{refs}", "--db", "{db}", "--run", "A"], "exactly two --run"),
+        (
+            ["score", "--bench", "{refs}", "--db", "{db}", "--run", "A", "--inventory", "nosuch"],
             "--inventory nosuch",
         ),
     ],
@@ -216,7 +219,7 @@ def test_cli_errors_exit_2_with_a_clear_message(argv, message, demo_refs, trace_
     db = trace_db(rows_from_refs(refs, "A"))
     argv = [a.format(refs=demo_refs, db=db) for a in argv]
     if "--judge" in argv:  # the judge is only built for FinToolBench runs: use its questions
-        argv[argv.index("--refs") + 1] = str(
+        argv[argv.index("--bench") + 1] = str(
             demo_refs.parent.parent / "fintoolbench" / "questions_sample.jsonl"
         )
     assert main(argv) == 2
@@ -239,13 +242,13 @@ def _one_call_run(tmp_path, trace_db, tool: str) -> tuple[str, str]:
 
 def test_cli_bad_reference_names_sample_and_field(tmp_path, trace_db, capsys):
     refs, db = _one_call_run(tmp_path, trace_db, "")
-    assert main(["score", "--refs", refs, "--db", db, "--run", "A"]) == 2
+    assert main(["score", "--bench", refs, "--db", db, "--run", "A"]) == 2
     assert "sample 'x1': field 'turns[0].calls[0][0].tool'" in capsys.readouterr().err
 
 
 def test_cli_inventory_rejects_unknown_reference_tools(tmp_path, trace_db, capsys):
     refs, db = _one_call_run(tmp_path, trace_db, "MadeUpTool")
-    assert main(["score", "--refs", refs, "--db", db, "--run", "A", "--inventory", "finmcp65"]) == 2
+    assert main(["score", "--bench", refs, "--db", db, "--run", "A", "--inventory", "finmcp65"]) == 2
     assert "unknown tool 'MadeUpTool' (not in inventory 'finmcp65')" in capsys.readouterr().err
 
 
@@ -288,7 +291,7 @@ def test_score_fintoolbench_run_renders_all_formats(tmp_path, shared_dir):
     out = tmp_path / "o"
     argv = [
         "score",
-        "--refs",
+        "--bench",
         str(questions),
         "--preds",
         str(preds),
@@ -316,7 +319,7 @@ def test_score_survives_when_every_prediction_is_an_error(tmp_path, demo_refs):
     out = tmp_path / "o"
     assert (
         main(
-            ["score", "--refs", str(demo_refs), "--preds", str(path), "--out", str(out), "--bootstrap", "50"]
+            ["score", "--bench", str(demo_refs), "--preds", str(path), "--out", str(out), "--bootstrap", "50"]
         )
         == 0
     )

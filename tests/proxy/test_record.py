@@ -38,7 +38,7 @@ def recorded(tmp_path_factory):
     groups = plan()
     with Children() as children:  # stopped (and checked) before the tests read the files
         server = children.server(["--latency", "none", "--seed", "0"])
-        proxy_args = ["--upstream", server.url, "--db", str(db), "--record-into", str(rec)]
+        proxy_args = ["--upstream", server.url, "--db", str(db), "--recordings", str(rec)]
         proxy = children.proxy([*proxy_args, "--group-gap-ms", str(GAP_MS)])
 
         async def main():
@@ -116,8 +116,8 @@ def test_recorded_credentials_are_redacted_and_match_any_credential(server_proce
     server_args = ["--inventory", "fintool760", "--latency", "none", "--seed", "0"]
     with Children() as children:  # stopped (and checked) before the files are searched
         server = children.server(server_args)
-        proxy = children.proxy(["--upstream", server.url, "--db", str(db), "--record-into", str(rec),
-                                "--record-inventory", "fintool760"])  # fmt: skip
+        proxy = children.proxy(["--upstream", server.url, "--db", str(db), "--recordings", str(rec),
+                                "--recordings-inventory", "fintool760"])  # fmt: skip
 
         async def record():
             async with Client(proxy.tagged("cred", "s1", 0), mode="auto") as client:

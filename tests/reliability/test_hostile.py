@@ -261,11 +261,20 @@ def test_export_paths_go_exactly_where_the_user_asked(tmp_path):
     rec = tmp_path / "rec.sqlite"
     with RecordingStore.open(rec) as store:
         store.put_response("qieman79", "GetCurrentTime", {}, {"content": [], "isError": False}, "imported:x")
-    done = run_script("finmcp-server", "export", "--recordings", str(rec), "--out", "../../x.jsonl", cwd=work)
+    done = run_script(
+        "finmcp-server", "recordings", "export", "--recordings", str(rec), "--out", "../../x.jsonl", cwd=work
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "x.jsonl").is_file() and json.loads((tmp_path / "x.jsonl").read_text())["tool"]
     missing = run_script(
-        "finmcp-server", "export", "--recordings", "../nope.sqlite", "--out", "y.jsonl", cwd=work
+        "finmcp-server",
+        "recordings",
+        "export",
+        "--recordings",
+        "../nope.sqlite",
+        "--out",
+        "y.jsonl",
+        cwd=work,
     )
     assert missing.returncode == 2 and "no such file" in missing.stderr
     assert not (work / "y.jsonl").exists() and not (tmp_path / "a" / "nope.sqlite").exists()

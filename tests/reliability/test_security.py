@@ -39,9 +39,8 @@ def test_both_programs_bind_loopback_by_default():
     from server.cli import build_parser
 
     assert build_parser().parse_args([]).host == "127.0.0.1"
-    assert build_serve_parser().parse_args(["--upstream", "http://127.0.0.1:1/mcp", "--db", "x"]).listen[0] == (
-        "127.0.0.1"
-    )
+    proxy_args = build_serve_parser().parse_args(["--upstream", "http://127.0.0.1:1/mcp", "--db", "x"])
+    assert proxy_args.host == "127.0.0.1"
     # and a real server started without --host announces 127.0.0.1
     process = subprocess.Popen(
         [script("finmcp-server"), "--port", "0", "--latency", "none", "--miss", "strict"],

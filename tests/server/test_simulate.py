@@ -18,7 +18,8 @@ from tool_specs.inventory import load_inventory
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return run_script("finmcp-server", *args)
+    """``finmcp-server recordings ARGS``."""
+    return run_script("finmcp-server", "recordings", *args)
 
 
 @pytest.mark.shared
@@ -26,7 +27,9 @@ def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, se
     db = tmp_path / "rec.sqlite"
     # Only the demo file's outputs are recorded: the train file's calls are misses, answered by the
     # simulator from a world that also knows the codes the recordings mention (e.g. ZH013136).
-    imported = cli("import", "--finmcp", str(shared_dir / "finmcp" / "demo_infer.json"), "--out", str(db))
+    imported = cli(
+        "import", "--finmcp", str(shared_dir / "finmcp" / "demo_infer.json"), "--recordings", str(db)
+    )
     assert imported.returncode == 0, imported.stderr
     assert "demo_infer.json: imported 23, identical 1" in imported.stdout
     known = load_inventory("qieman79").names
@@ -68,7 +71,7 @@ def test_bake_then_strict_replay_and_export(server_process, tmp_path):
     ]
     calls.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", "utf-8")
     db = tmp_path / "baked.sqlite"
-    baked = cli("bake", "--inventory", "finmcp65", "--calls", str(calls), "--out", str(db))
+    baked = cli("bake", "--inventory", "finmcp65", "--calls", str(calls), "--recordings", str(db))
     assert baked.returncode == 0, baked.stderr
     assert "inserted 2" in baked.stdout and "NotATool" in baked.stdout
     with RecordingStore.open(db) as store:
@@ -96,17 +99,17 @@ def test_bake_then_strict_replay_and_export(server_process, tmp_path):
     assert exported.returncode == 0, exported.stderr
     assert len(out.read_text("utf-8").splitlines()) == 2
     again = tmp_path / "again.sqlite"
-    assert cli("import", "--jsonl", str(out), "--out", str(again)).returncode == 0
+    assert cli("import", "--jsonl", str(out), "--recordings", str(again)).returncode == 0
     with RecordingStore.open(again) as store:
         assert store.count() == 2
 
 
 def test_recording_commands_report_bad_input_clearly(tmp_path):
-    missing = cli("bake", "--calls", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "x.sqlite"))
+    missing = cli("bake", "--calls", str(tmp_path / "nope.jsonl"), "--recordings", str(tmp_path / "x.sqlite"))
     assert missing.returncode == 2 and "calls file not found" in missing.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"tool": "SearchFunds", "arguments": {}}\n{oops\n', "utf-8")
-    broken = cli("bake", "--calls", str(bad), "--out", str(tmp_path / "x.sqlite"))
+    broken = cli("bake", "--calls", str(bad), "--recordings", str(tmp_path / "x.sqlite"))
     assert broken.returncode == 2 and "bad.jsonl:2" in broken.stderr
     gone = cli("export", "--recordings", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "o.jsonl"))
     assert gone.returncode == 2 and "no such file" in gone.stderr

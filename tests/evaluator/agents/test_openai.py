@@ -153,7 +153,7 @@ def test_retries_timeouts_and_errors(fake_openai) -> None:
             await chat.aclose()
 
     asyncio.run(go())
-    with pytest.raises(LlmError, match="base-url"):
+    with pytest.raises(LlmError, match="--llm-url"):
         ChatClient("127.0.0.1:8000", "m")
 
 
@@ -236,7 +236,7 @@ def test_endpoint_error_is_recorded_per_sample(
     db = tmp_path / "runs.sqlite"
     ids = [arg for r in refs for arg in ("--sample", r.id)]
     status = main(
-        ["run", "--agent", "openai", "--model", "scripted", "--base-url", fake.url, "--spawn", "--run", "e",
+        ["run", "--agent", "openai", "--llm-model", "scripted", "--llm-url", fake.url, "--spawn", "--run", "e",
          "--db", str(db), "--recordings", str(bench.recordings), "--llm-retries", "0", "--no-progress",
          "--out", str(tmp_path / "rep"), "--bootstrap", "0", *ids]
     )  # fmt: skip

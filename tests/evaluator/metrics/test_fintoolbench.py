@@ -315,7 +315,7 @@ def test_llm_judge_failures_skip_the_verdict(fake_openai, tmp_path):
 
 def test_make_judge_and_prompts():
     assert make_judge("rules").name == "rules"
-    with pytest.raises(ValueError, match="--judge-url"):
+    with pytest.raises(ValueError, match="--judge llm needs --llm-url"):
         make_judge("llm")
     prompt = build_prompt("domain", {"question": "Q?", "tool_name": "t", "tag": ["fund"], "description": "d"})
     assert "Q?" in prompt and "['fund']" in prompt and '"match"' in prompt

@@ -54,7 +54,16 @@ def test_server_and_proxy_start_stop_and_report_their_exit(tmp_path):
     with server:
         assert server.returncode is None and server.port > 0 and server.url == server.base + "/mcp"
         assert server.health()["status"] == "ok"
-        proxy_args = ["--upstream", server.url, "--db", str(tmp_path / "r.sqlite"), "--listen", "127.0.0.1:0"]
+        proxy_args = [
+            "--upstream",
+            server.url,
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+        ]
         with FinmcpProcess("finmcp-proxy", proxy_args) as proxy:
             assert proxy.ready is not None and proxy.ready.detail.startswith(f"upstream {server.url}")
             assert proxy.tagged("r1", "s1", 0) == f"{proxy.base}/r/r1/s/s1/t/0/mcp"

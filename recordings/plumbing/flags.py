@@ -1,0 +1,212 @@
+"""The command-line vocabulary ``finmcp-server``, ``finmcp-proxy`` and ``finmcp-eval`` share.
+
+One thing, one flag, everywhere (docs/architecture.md has the glossary):
+
+============================  =====================================================================
+``--bench NAME_OR_FILE``      a shipped benchmark (``finmcp-sim``) or a references file
+``--recordings FILE``         a recordings file (SQLite): read by the server, written by bake/import
+                              and by the proxy's record mode
+``--db STORE``                a trace store written by the proxy
+``--llm-url`` / ``--llm-model``  an OpenAI-compatible endpoint (agent, judge and synthesis alike),
+                              with ``--llm-key-env``, ``--llm-timeout`` and ``--llm-retries``
+``--host`` / ``--port``       where a server or proxy listens (with ``--token``, ``--max-body``,
+                              ``--allow-host``, ``--allow-origin``, ``--log-level``)
+============================  =====================================================================
+
+Old spellings keep working as hidden aliases: they store into the same place and print one
+deprecation notice on stderr naming the new flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+class OptionTarget(Protocol):
+    """An argument parser or an argument group."""
+
+    def add_argument(self, *name_or_flags: str, **kwargs: Any) -> argparse.Action: ...
+
+    def add_mutually_exclusive_group(self, *, required: bool = False) -> Any: ...
+
+
+class DeprecatedAlias(argparse.Action):
+    """A hidden old spelling of ``new``: stores (or appends) like it and says it is deprecated."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str, append: bool = False, **kw: Any):
+        kw.setdefault("default", argparse.SUPPRESS)
+        kw["help"] = argparse.SUPPRESS
+        super().__init__(option_strings, dest, **kw)
+        self.new = new
+        self.append = append
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{parser.prog}: {option_string} is deprecated; use {self.new}", file=sys.stderr)
+        if self.append:
+            current = getattr(namespace, self.dest, None)
+            values = [*(current or []), values]
+        setattr(namespace, self.dest, values)
+
+
+def add_option(
+    parser: OptionTarget,
+    name: str,
+    *,
+    aliases: Sequence[str] = (),
+    **kwargs: Any,
+) -> argparse.Action:
+    """Add ``name`` with ``kwargs`` and each old spelling in ``aliases`` as a hidden deprecated alias.
+
+    A required option with aliases is required as "one of them" (a required mutually exclusive group),
+    so an old spelling satisfies it.
+    """
+    if aliases and kwargs.pop("required", False):
+        parser = parser.add_mutually_exclusive_group(required=True)
+    action = parser.add_argument(name, **kwargs)
+    append = kwargs.get("action") == "append"
+    alias_kw = {k: kwargs[k] for k in ("type", "choices", "metavar") if k in kwargs}
+    for alias in aliases:
+        parser.add_argument(
+            alias, dest=action.dest, action=DeprecatedAlias, new=name, append=append, **alias_kw
+        )
+    return action
+
+
+def add_bench(
+    parser: OptionTarget,
+    *,
+    help: str = "benchmark: a shipped name (finmcp-sim) or a references file",
+    aliases: Sequence[str] = (),
+    **kwargs: Any,
+) -> argparse.Action:
+    """``--bench NAME_OR_FILE``: a shipped benchmark or a references file."""
+    return add_option(parser, "--bench", aliases=aliases, metavar="NAME_OR_FILE", help=help, **kwargs)
+
+
+def add_recordings(
+    parser: OptionTarget,
+    *,
+    help: str,
+    aliases: Sequence[str] = (),
+    **kwargs: Any,
+) -> argparse.Action:
+    """``--recordings FILE``: a recordings file (what it is used for goes in ``help``)."""
+    return add_option(parser, "--recordings", aliases=aliases, metavar="FILE", help=help, **kwargs)
+
+
+def add_trace_store(
+    parser: OptionTarget,
+    *,
+    help: str = "trace store written by finmcp-proxy (SQLite file)",
+    **kwargs: Any,
+) -> argparse.Action:
+    """``--db STORE``: a trace store."""
+    return add_option(parser, "--db", metavar="STORE", help=help, **kwargs)
+
+
+def add_llm_endpoint(
+    parser: OptionTarget,
+    *,
+    purpose: str,
+    model_default: str | None = None,
+    url_aliases: Sequence[str] = (),
+    model_aliases: Sequence[str] = (),
+    key_aliases: Sequence[str] = (),
+    timeout: float = 60.0,
+    retries: int = 2,
+) -> None:
+    """``--llm-url``, ``--llm-model``, ``--llm-key-env``, ``--llm-timeout``, ``--llm-retries``."""
+    add_option(
+        parser,
+        "--llm-url",
+        aliases=url_aliases,
+        metavar="URL",
+        help=f"OpenAI-compatible base URL for {purpose}, e.g. http://127.0.0.1:8000/v1",
+    )
+    model_help = f"model name for {purpose}" + (f" (default {model_default})" if model_default else "")
+    add_option(
+        parser, "--llm-model", aliases=model_aliases, metavar="NAME", default=model_default, help=model_help
+    )
+    add_option(
+        parser,
+        "--llm-key-env",
+        aliases=key_aliases,
+        metavar="VAR",
+        default=DEFAULT_KEY_ENV,
+        help=f"environment variable holding the API key (default {DEFAULT_KEY_ENV}; never stored)",
+    )
+    parser.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=timeout,
+        metavar="S",
+        help=f"seconds per request (default {timeout:g})",
+    )
+    parser.add_argument(
+        "--llm-retries",
+        type=int,
+        default=retries,
+        metavar="N",
+        help=f"retries per request (default {retries})",
+    )
+
+
+def add_listener_options(
+    parser: OptionTarget,
+    *,
+    default_port: int,
+    token_help: str,
+    token_default: str | None = None,
+) -> None:
+    """Where and for whom a server or proxy listens: ``--host``, ``--port``, ``--token``, ``--max-body``,
+    ``--allow-host``, ``--allow-origin`` (the policy itself is :mod:`recordings.plumbing.listener`)."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=default_port, help=f"port (default {default_port}; 0 = any free)"
+    )
+    parser.add_argument("--token", default=token_default, help=token_help)
+    parser.add_argument(
+        "--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES", help="request body limit"
+    )
+    parser.add_argument(
+        "--allow-host", action="append", default=[], metavar="HOST", help="extra allowed Host name"
+    )
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN", help="extra allowed Origin"
+    )
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_log_level(parser: OptionTarget) -> None:
+    """``--log-level`` (default warning)."""
+    parser.add_argument(
+        "--log-level", default="warning", type=str.lower, choices=LOG_LEVELS, help="default warning"
+    )
+
+
+def renamed_subcommand(argv: Sequence[str], program: str, old: Sequence[str], new_prefix: str) -> list[str]:
+    """``argv`` with a deprecated top-level verb in ``old`` moved under ``new_prefix`` (with a notice).
+
+    ``finmcp-server bake ...`` becomes ``finmcp-server recordings bake ...``; argparse never sees the
+    old spelling, so the help lists only the new one.
+    """
+    args = list(argv)
+    if args and args[0] in old:
+        print(f"{program}: '{args[0]}' is deprecated; use '{new_prefix} {args[0]}'", file=sys.stderr)
+        args.insert(0, new_prefix)
+    return args
