@@ -26,15 +26,14 @@ def run() -> list[dict[str, Any]]:
     """Median seconds to load and validate each inventory, against a plain JSON read (baseline)."""
     rows = []
     for name in inv.builtin_names():
-        path = inv.BUILTIN[name]
 
         def load(name: str = name, cold: bool = True) -> None:
-            inv._load_builtin.cache_clear()
+            inv.clear_cache()
             if cold:
-                validation._meta_schema_error.cache_clear()
+                validation.clear_cache()
             inv.load_inventory(name).mcp_tools  # noqa: B018 - includes building the wire form
 
-        baseline = _time(lambda path=path: inv._read_package_json(path))
+        baseline = _time(lambda name=name: inv.read_builtin_document(name))
         full = _time(load)
         warm = _time(lambda name=name: load(name, cold=False))
         rows.append(

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.metadata
 import re
 import sys
 import tomllib
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("tool_specs", "recordings", "server", "proxy", "evaluator")
+from tests.support.source import PACKAGES, REPO, imports, source_files
+
 OWN = {*PACKAGES, "bench", "tests"}
 
 
@@ -23,19 +21,11 @@ def declared(requirements: list[str]) -> set[str]:
 def imported(folders: tuple[str, ...]) -> dict[str, str]:
     """Top-level names of the non-stdlib, non-project modules imported in ``folders`` -> a file importing it."""
     found: dict[str, str] = {}
-    for folder in folders:
-        for path in sorted((REPO / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    names = [node.module]
-                else:
-                    continue
-                for name in names:
-                    top = name.split(".")[0]
-                    if top not in OWN and top not in sys.stdlib_module_names:
-                        found.setdefault(top, str(path.relative_to(REPO)))
+    for path in source_files(*folders):
+        for item in imports(path):
+            top = item.module.split(".")[0]
+            if top and top not in OWN and top not in sys.stdlib_module_names:
+                found.setdefault(top, str(path.relative_to(REPO)))
     return found
 
 

@@ -104,6 +104,16 @@ def _load_builtin(name: str) -> Inventory:
     return _from_document(_read_package_json(BUILTIN[name]), name)
 
 
+def read_builtin_document(name: str) -> Any:
+    """The parsed JSON document of a built-in inventory, unvalidated (what loading starts from)."""
+    return _read_package_json(BUILTIN[name])
+
+
+def clear_cache() -> None:
+    """Forget the built-in inventories loaded so far (the next load reads and validates again)."""
+    _load_builtin.cache_clear()
+
+
 def load_inventory_file(path: str | Path) -> Inventory:
     """Load an inventory from a file: finmcp's own JSON (optionally gzipped) or a FinToolBench manifest.
 

@@ -30,6 +30,11 @@ def _meta_schema_error(schema_json: str) -> tuple[tuple[Any, ...], str] | None:
     return None
 
 
+def clear_cache() -> None:
+    """Forget which schemas passed the meta-schema check (as in a fresh process)."""
+    _meta_schema_error.cache_clear()
+
+
 def check_json_schema(tool: str, field: str, schema: dict[str, Any]) -> None:
     """Check ``schema`` against the JSON Schema 2020-12 meta-schema; raise naming tool and field."""
     error = _meta_schema_error(json.dumps(schema, sort_keys=True))

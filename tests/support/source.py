@@ -1,0 +1,86 @@
+"""The project's source read as syntax trees: which modules import what (for the architecture tests)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ("tool_specs", "recordings", "server", "proxy", "evaluator")
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target: ``module`` (absolute), the ``names`` taken from it, and whether it
+    runs when the importing module is loaded (top level, outside ``if TYPE_CHECKING``)."""
+
+    module: str
+    names: tuple[str, ...]
+    at_load: bool
+    line: int
+
+
+def module_name(path: Path) -> str:
+    """``server/sim/bake.py`` -> ``server.sim.bake``; a package's ``__init__.py`` -> the package."""
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def source_files(*folders: str) -> list[Path]:
+    """Every ``.py`` file below the folders (default: the five packages)."""
+    return sorted(p for folder in folders or PACKAGES for p in (REPO / folder).rglob("*.py"))
+
+
+def _absolute(module: str | None, level: int, importer: str, is_package: bool) -> str:
+    if level == 0:
+        return module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join([*base, module] if module else base)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+@cache
+def imports(path: Path) -> tuple[Import, ...]:
+    """Every import in ``path``, with relative imports made absolute."""
+    importer = module_name(path)
+    is_package = path.name == "__init__.py"
+    found: list[Import] = []
+
+    def visit(node: ast.AST, at_load: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                found.extend(Import(a.name, (), at_load, child.lineno) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                module = _absolute(child.module, child.level, importer, is_package)
+                found.append(Import(module, tuple(a.name for a in child.names), at_load, child.lineno))
+            elif (
+                isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                or isinstance(child, ast.If)
+                and _is_type_checking(child)
+            ):
+                visit(child, False)
+            else:
+                visit(child, at_load)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), True)
+    return tuple(found)
+
+
+def project_imports(path: Path) -> Iterator[Import]:
+    """The imports of project modules only."""
+    for item in imports(path):
+        if item.module.split(".")[0] in PACKAGES:
+            yield item

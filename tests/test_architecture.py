@@ -1,0 +1,222 @@
+"""The layout's rules, read from the source (docs/architecture.md explains them).
+
+- imports point one way: ``tool_specs`` <- ``recordings`` <- {``server``, ``proxy``, ``evaluator``}; the
+  server and the proxy never import each other; of the evaluator only synthesis uses the server (its
+  seeded world, in process);
+- ``recordings/plumbing`` is self-contained: it imports no other project module;
+- the scoring core (``evaluator/inputs`` <- ``metrics`` <- ``reports``) imports upward only and never the
+  server, the proxy, the harness, the agents or synthesis;
+- no import cycle between modules when they load; no private name imported across modules; no private
+  attribute of a standard-library module (``re._parser`` and the like).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.source import PACKAGES, REPO, module_name, project_imports, source_files
+
+MAY_IMPORT = {
+    "tool_specs": set(),
+    "recordings": {"tool_specs"},
+    "server": {"tool_specs", "recordings"},
+    "proxy": {"tool_specs", "recordings"},
+    "evaluator": {"tool_specs", "recordings"},
+}
+EVALUATOR_MAY_USE_SERVER = ("evaluator.synth",)
+SCORING_CORE = ("evaluator.inputs", "evaluator.metrics", "evaluator.reports")
+NOT_FOR_SCORING = (
+    "server",
+    "proxy",
+    "evaluator.harness",
+    "evaluator.agents",
+    "evaluator.synth",
+    "evaluator.cli",
+)
+
+
+def _within(module: str, prefixes: tuple[str, ...] | list[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_imports_point_one_way(package: str) -> None:
+    bad = []
+    for path in source_files(package):
+        importer = module_name(path)
+        for item in project_imports(path):
+            top = item.module.split(".")[0]
+            if top == package or top in MAY_IMPORT[package]:
+                continue
+            if top == "server" and _within(importer, EVALUATOR_MAY_USE_SERVER):
+                continue
+            bad.append(f"{_rel(path)}:{item.line} imports {item.module}")
+    assert not bad, "\n".join(bad)
+
+
+def test_plumbing_imports_no_other_project_module() -> None:
+    bad = [
+        f"{_rel(path)}:{item.line} imports {item.module}"
+        for path in source_files("recordings/plumbing")
+        for item in project_imports(path)
+        if not _within(item.module, ["recordings.plumbing"])
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_scoring_core_imports_upward_only() -> None:
+    bad = []
+    for rank, layer in enumerate(SCORING_CORE):
+        above = [*SCORING_CORE[rank + 1 :], *NOT_FOR_SCORING]
+        for path in source_files(layer.replace(".", "/")):
+            for item in project_imports(path):
+                if _within(item.module, above):
+                    bad.append(f"{_rel(path)}:{item.line} imports {item.module}")
+    assert not bad, "\n".join(bad)
+
+
+def _load_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports while loading (``from pkg import mod`` names ``pkg.mod``)."""
+    files = {module_name(p): p for p in source_files()}
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for module, path in files.items():
+        for item in project_imports(path):
+            if not item.at_load:
+                continue
+            targets = {f"{item.module}.{n}" for n in item.names if f"{item.module}.{n}" in files}
+            graph[module] |= targets or ({item.module} if item.module in files else set())
+        graph[module].discard(module)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles_between_modules() -> None:
+    cycles = _cycles(_load_graph())
+    assert not cycles, "modules that import each other while loading: " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    bad = [
+        f"{_rel(path)}:{item.line} imports {name} from {item.module}"
+        for path in source_files(*PACKAGES, "bench")
+        for item in project_imports(path)
+        for name in item.names
+        if name.startswith("_") and not name.startswith("__")
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_private_attribute_of_a_project_module() -> None:
+    bad = []
+    for path in source_files(*PACKAGES, "bench"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules |= {a.asname or a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+                modules |= {
+                    a.asname or a.name
+                    for a in node.names
+                    if (REPO / node.module.replace(".", "/") / f"{a.name}.py").is_file()
+                }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                bad.append(f"{_rel(path)}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_private_attribute_of_a_standard_library_module() -> None:
+    bad = []
+    for path in source_files(*PACKAGES, "bench"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        stdlib = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                stdlib |= {
+                    a.asname or a.name for a in node.names if a.name.split(".")[0] in sys.stdlib_module_names
+                }
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and (node.module or "").split(".")[0] in sys.stdlib_module_names
+            ):
+                bad += [
+                    f"{_rel(path)}:{node.lineno} imports {a.name} from {node.module}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in stdlib
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                bad.append(f"{_rel(path)}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert not bad, "\n".join(bad)
