@@ -259,6 +259,7 @@ def test_argparse_errors_exit_2(capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_demo_runs_end_to_end_on_a_slice(capsys, tmp_path):
     code = main(["demo", "--limit", "30", "--out", str(tmp_path), "--bootstrap", "0"])
     out = capsys.readouterr().out

@@ -55,6 +55,7 @@ def cancelled(server) -> int:
 # ---------------------------------------------------------------- tags, groups, exactly once
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_calls_logged_once_with_tags_and_inferred_groups(proxy, mode):
     run = f"infer-{mode}"
@@ -173,6 +174,7 @@ def test_upstream_session_id_is_what_the_client_sees(proxy, upstream):
 # ---------------------------------------------------------------- progress, cancellation, failures
 
 
+@pytest.mark.slow
 def test_a_call_in_flight_is_already_on_disk_as_pending(slow_upstream, proxy_process, tmp_path):
     db = tmp_path / "runs.sqlite"
     proxy = proxy_process(["--upstream", slow_upstream.url, "--db", str(db)])
@@ -261,6 +263,7 @@ def test_progress_and_cancellation_pass_through(slow_upstream, proxy_process, tm
     assert all(m["direction"] == "s2c" for m in kinds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_upstream_killed_mid_run_gives_errors_and_logged_failures(
     server_process, proxy_process, tmp_path, mode

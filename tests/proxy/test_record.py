@@ -56,6 +56,7 @@ def recorded(tmp_path_factory):
     return db, rec, groups
 
 
+@pytest.mark.slow
 def test_record_then_serve_strictly_then_replay_identical(recorded, server_process, capsys):
     db, rec, groups = recorded
     with RecordingStore.open(db) as store:
@@ -109,6 +110,7 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
     assert proxy_main(["export", "--db", str(db), "--run", "nope", "--format", "jsonl"]) == 1
 
 
+@pytest.mark.slow
 def test_recorded_credentials_are_redacted_and_match_any_credential(server_process, tmp_path):
     secret, other = "sk-live-3f9a77c1d2", "sk-live-0000aaaa11"
     db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"

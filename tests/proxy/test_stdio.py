@@ -35,6 +35,7 @@ def upstreams(http_server, sse_server):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", ["http", "cmd", "sse"])
 def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, mode, kind):
@@ -71,6 +72,7 @@ def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, m
     assert sum(1 for m in messages if m["method"] == "tools/call") == 4
 
 
+@pytest.mark.slow
 def test_stdio_upstream_killed_gives_errors(server_process, tmp_path):
     db = tmp_path / "runs.sqlite"
     server = server_process(["--latency", "fixed:600"], killed=True)

@@ -56,6 +56,7 @@ def check_result(result: dict, name: str) -> None:
         assert result["isError"] and result["content"][0]["text"].startswith(f"Invalid arguments for {name}")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(TOOL_NAMES), arguments=argument_objects)
 def test_fuzzed_arguments_never_crash_the_service(service, name, arguments):
@@ -115,6 +116,7 @@ def call_headers(name: str = "GetCurrentTime") -> dict[str, str]:
     return modern_headers("tools/call", name)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(TOOL_NAMES), arguments=argument_objects)
 def test_fuzzed_arguments_over_http_get_answers_never_5xx(server, name, arguments):
@@ -216,6 +218,7 @@ NASTY_TAGS = [
 ]
 
 
+@pytest.mark.slow
 def test_nasty_tags_are_stored_verbatim_and_never_used_as_paths(proxy, tmp_path):
     for index, tag in enumerate(NASTY_TAGS):
         url = f"{proxy.base}/r/{quote(tag, safe='')}/s/{quote(tag, safe='')}/t/0/mcp"

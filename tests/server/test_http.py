@@ -101,6 +101,7 @@ def test_each_inventory_lists_all_its_tools(multi, mode):
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_big_listing_needs_pages_or_json_for_default_legacy_sse_clients(multi, server_process):
     async def too_big():
         async with Client(multi.endpoint("/fintool760/mcp"), mode="legacy") as client:
@@ -201,6 +202,7 @@ def test_json_response_mode(json_server, mode):
 # ---------------------------------------------------------------- latency, progress, cancellation, security
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_progress_and_cancellation(slow, mode):
     updates = []

@@ -51,6 +51,7 @@ def server(recorded_time, module_children):
     )
 
 
+@pytest.mark.slow
 def test_inspector_lists_and_calls_tools(npx_inspector, server):
     listed = inspector(server.url, "--transport", "http", "--method", "tools/list")
     assert listed.returncode == 0, listed.stderr

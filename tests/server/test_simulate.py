@@ -22,6 +22,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     return run_script("finmcp-server", "recordings", *args)
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, server_process, tmp_path):
     db = tmp_path / "rec.sqlite"
@@ -62,6 +63,7 @@ def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, se
     assert ("GetStrategyRiskInfo", json.dumps({"strategyCode": "ZH013136"})) in answered
 
 
+@pytest.mark.slow
 def test_bake_then_strict_replay_and_export(server_process, tmp_path):
     calls = tmp_path / "calls.jsonl"
     lines = [
@@ -104,6 +106,7 @@ def test_bake_then_strict_replay_and_export(server_process, tmp_path):
         assert store.count() == 2
 
 
+@pytest.mark.slow
 def test_recording_commands_report_bad_input_clearly(tmp_path):
     missing = cli("bake", "--calls", str(tmp_path / "nope.jsonl"), "--recordings", str(tmp_path / "x.sqlite"))
     assert missing.returncode == 2 and "calls file not found" in missing.stderr

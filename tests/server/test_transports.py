@@ -91,6 +91,7 @@ def test_stdio_transport(recorded_time, mode):
     anyio.run(main)
 
 
+@pytest.mark.slow
 def test_start_up_errors_are_clear(recorded_time, tmp_path):
     """Start-up itself is under test here, so the launcher is used directly (no running child to check)."""
     from server.testing import ServerStartError

@@ -88,6 +88,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(BIN / "finmcp-server"), *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_summarises_and_exports_the_graph(tmp_path):
     summary = run_cli("inventories")
     assert summary.returncode == 0, summary.stderr

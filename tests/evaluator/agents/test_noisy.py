@@ -101,6 +101,7 @@ def test_split_merge_shapes() -> None:
     assert [[x.tool for x in s] for s in over] == [["A"], ["A"]]
 
 
+@pytest.mark.slow
 def test_noisy_through_the_proxy_is_monotone(tmp_path: Path) -> None:
     """Three rates through a real server + proxy: TR, TP and EMR fall as the rate grows."""
     bench = load_bench("finmcp-sim", tmp_path, limit=60)

@@ -57,6 +57,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory):
     return load_bench("finmcp-sim", tmp_path_factory.mktemp("bench"), limit=24)
 
 
+@pytest.mark.slow
 def test_openai_agent_through_proxy_with_gold_history(bench, tmp_path: Path, fake_openai) -> None:
     fake = fake_openai(gold_replayer(bench.refs))
     db, state = tmp_path / "runs.sqlite", tmp_path / "state.jsonl"
@@ -227,6 +228,7 @@ def test_bm25_top_k_and_tag_injection(bench, fake_openai) -> None:
     assert sent["messages"][0]["role"] == "system"
 
 
+@pytest.mark.slow
 def test_endpoint_error_is_recorded_per_sample(
     bench, tmp_path: Path, capsys: pytest.CaptureFixture, fake_openai
 ) -> None:

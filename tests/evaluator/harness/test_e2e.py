@@ -56,6 +56,7 @@ def test_slice_covers_every_shape(bench30) -> None:
     assert any(len(r.turns) > 2 for r in bench30.refs)
 
 
+@pytest.mark.slow
 def test_oracle_explicit_groups_via_cli(bench30, tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite"
     out = tmp_path / "report"

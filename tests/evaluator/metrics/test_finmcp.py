@@ -272,6 +272,7 @@ SAMPLE = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(SAMPLE, min_size=1, max_size=6))
 def test_official_numbers_agree_with_an_independent_implementation(samples):

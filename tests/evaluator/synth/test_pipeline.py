@@ -148,6 +148,7 @@ def test_cli_stats_and_bad_input(capsys):
     assert "either --finmcp" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_stage_by_stage(tmp_path, capsys):
     chains, queries, refs = tmp_path / "c.jsonl", tmp_path / "q.jsonl", tmp_path / "r.jsonl"
     assert eval_main(["synth", "chains", "--per-sub", "1", "--out", str(chains), "--no-progress"]) == 0

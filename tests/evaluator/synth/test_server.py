@@ -66,6 +66,7 @@ def test_every_reference_replays_through_the_server_in_strict_mode(recordings_db
     assert counters.get("miss", 0) == 0 and counters.get("replayed", 0) == sum(r.call_count for r in refs)
 
 
+@pytest.mark.slow
 def test_synthesis_through_a_real_server_matches_in_process_synthesis():
     with ServerProcess(["--inventory", "finmcp65", "--latency", "none", "--seed", "0"]) as server:
         remote = Builder(0, executor=McpExecutor(server.url))
@@ -77,6 +78,7 @@ def test_synthesis_through_a_real_server_matches_in_process_synthesis():
         assert item.record == shipped[item.record["id"]]
 
 
+@pytest.mark.slow
 def test_replay_through_proxy_logs_a_trace_equal_to_the_references(recordings_db, tmp_path):
     """The oracle replayed through finmcp-proxy logs groups equal to the references'."""
 

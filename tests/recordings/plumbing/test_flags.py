@@ -101,6 +101,7 @@ def test_renamed_subcommand_moves_the_old_verb_under_the_new_word(capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_old_spellings_work_end_to_end_through_the_installed_scripts(tmp_path: Path):
     calls = tmp_path / "calls.jsonl"
     calls.write_text(json.dumps({"tool": "GetCurrentTime", "arguments": {}}) + "\n")

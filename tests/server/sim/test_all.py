@@ -85,6 +85,7 @@ def _hash_in_subprocess(seed: int) -> tuple[int, str]:
     return int(calls), digest
 
 
+@pytest.mark.slow
 def test_same_seed_is_byte_identical_across_processes_and_seeds_differ():
     calls, first = _hash_in_subprocess(0)
     assert calls >= 300

@@ -21,6 +21,7 @@ print(digest(snapshot(world({seed}), "reversed")))
 """
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_any_order_and_process():
     forward = snapshot(world(0), "forward")
     assert snapshot(world(0), "reversed") == forward
