@@ -5,7 +5,9 @@
   observation as FinToolBench's agent stores it, as ``finmcp-eval`` reads it from the trace store;
 - ``finmcp``: FinMCP-Bench predictions (a JSON list): ``{id, messages_pred}`` with, per turn, a user
   placeholder message, one assistant ``tool_calls`` message per group and one ``tool`` message per call
-  (the user text and final answers are not seen by a proxy, so they are empty);
+  (the user text and final answers are not seen by a proxy, so they are empty). Only samples with calls
+  are written and the references are not: the file the official ``evaluation.py`` reads is written by
+  ``finmcp-eval export --format finmcp --bench ...``;
 - ``fintoolbench``: FinToolBench result JSONL: ``{id, tool_calls: [{step, tool_name, parameters,
   output}], error}``; ``step`` counts groups from 1 across the sample's turns; ``error`` is the last
   call's output when it contains ``error``, as its agent sets it.
@@ -25,6 +27,12 @@ from typing import Any
 from proxy.views import SampleTrace, arrange
 from recordings.store import RecordingStore
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
+
+OFFICIAL_FILE_NOTE = (
+    "finmcp-proxy export: note: this file holds predictions only (id, messages_pred) for the samples "
+    "with calls; the file the official evaluation.py reads (every reference sample with its gold "
+    "messages) is written by: finmcp-eval export --format finmcp --bench NAME_OR_FILE --db DB --run RUN"
+)
 
 
 def export_records(calls: list[dict[str, Any]], run_id: str, fmt: str) -> list[dict[str, Any]]:
@@ -133,6 +141,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             handle.write(text)
     else:
         sys.stdout.write(text)
+    if args.format == "finmcp":
+        print(OFFICIAL_FILE_NOTE, file=sys.stderr)
     untagged = sum(1 for c in calls if c["sample_id"] is None)
     if untagged:
         print(f"finmcp-proxy export: {untagged} calls without a sample tag were left out", file=sys.stderr)

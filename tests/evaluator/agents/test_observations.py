@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from evaluator.agents.openai_agent import OpenAIAgent
+from evaluator.cli import main as eval_main
 from evaluator.harness.runner import RunConfig, run_agent
 from evaluator.harness.setup import load_bench
 from evaluator.harness.spawn import SpawnConfig, Stack
@@ -74,6 +75,11 @@ def test_finmcp_agent_and_exports_agree(tmp_path: Path, fake_openai) -> None:
     )
     (record,) = json.loads(out.read_text("utf-8"))
     assert [m["content"] for m in record["messages_pred"] if m["role"] == "tool"] == seen
+    official = tmp_path / "official.json"
+    argv = ["export", "--bench", "finmcp-sim", "--db", str(db), "--run", "obs", "--out", str(official)]
+    assert eval_main(argv) == 0
+    by_id = {r["id"]: r for r in json.loads(official.read_text("utf-8"))}
+    assert [m["content"] for m in by_id[bench.refs[0].id]["messages_pred"] if m["role"] == "tool"] == seen
 
 
 def test_fintoolbench_agent_and_exports_agree(tmp_path: Path, fake_openai, shared_dir: Path) -> None:
