@@ -117,9 +117,9 @@ class McpHttpClient:
             if isinstance(message, dict) and message.get("id") == rid:
                 if "error" in message:
                     error = message["error"] or {}
-                    text = error.get("message", error)
+                    detail = error.get("message", error)
                     raise McpCallError(
-                        f"{method}: {text}", error.get("code"), text if isinstance(text, str) else None
+                        f"{method}: {detail}", error.get("code"), detail if isinstance(detail, str) else None
                     )
                 return message.get("result")
         raise McpCallError(
