@@ -1,4 +1,4 @@
-"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``run``, ``demo`` and ``synth``.
+"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``demo`` and ``synth``.
 
 Bad input prints one clear message on stderr and exits with status 2 (no traceback).
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
-from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_trace_store
+from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
 
 FORMATS = ("json", "md", "html")
 
@@ -89,6 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--preds", action="append", default=[], help="predictions file; give twice (A then B)"
     )
+    export = sub.add_parser(
+        "export", help="write a run as the official FinMCP-Bench file (references + messages_pred)"
+    )
+    export.add_argument("--format", choices=("finmcp",), default="finmcp", help="finmcp (the default)")
+    add_bench(export, required=True, help="benchmark: finmcp-sim, or a FinMCP-Bench references file")
+    add_trace_store(export, required=True, help="the proxy's trace store")
+    export.add_argument("--run", required=True, help="run id")
+    export.add_argument("--out", help="output JSON file (default stdout)")
+    add_recordings(export, help="gold tool outputs for messages (default: a shipped benchmark's own)")
+    export.add_argument("--inventory", help="validate reference tool names against this inventory")
+    export.add_argument("--skip-invalid", action="store_true", help="leave out invalid reference samples")
+    export.add_argument("--turn-base", type=int, default=0, help="number of the first turn in trace tags")
     from evaluator.harness.cli import add_parser as add_run_parser
     from evaluator.harness.demo import add_arguments as add_demo_arguments
 
@@ -235,6 +247,52 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """``finmcp-eval export``: the official FinMCP-Bench file of a run (:mod:`evaluator.reports.finmcp_file`)."""
+    import tempfile
+
+    from evaluator.agents.history import RecordedOutputs
+    from evaluator.benchmarks import BENCHMARKS, install_recordings, is_shipped, load_records
+    from evaluator.inputs.records import read_records
+    from evaluator.inputs.trace_db import load_predictions_db
+    from evaluator.reports.finmcp_file import official_file
+
+    inventory = _load_inventory(args.inventory) if args.inventory else None
+    refs = _references(args, None, inventory)
+    preds = load_predictions_db(args.db, args.run, args.turn_base, observations="finmcp")
+    shipped = is_shipped(args.bench)
+    raw = load_records(args.bench) if shipped else read_records(args.bench)[0]
+    with tempfile.TemporaryDirectory(prefix="finmcp-export-") as tmp:
+        recordings = args.recordings
+        if recordings is None and shipped:
+            recordings = str(Path(tmp) / "recordings.sqlite")
+            install_recordings(recordings, args.bench).close()
+        names = {r.inventory for r in refs.samples if r.inventory}
+        inv = inventory or (_try_inventory(names.pop()) if len(names) == 1 else None)
+        if shipped and inv is None:
+            inv = _try_inventory(BENCHMARKS[args.bench]["inventory"])
+        outputs = RecordedOutputs(recordings, inv) if recordings else None
+        try:
+            records, warnings = official_file(refs, preds, raw, outputs)
+        finally:
+            if outputs is not None:
+                outputs.close()
+    text = json.dumps(records, ensure_ascii=False, indent=4) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, "utf-8")
+    else:
+        sys.stdout.write(text)
+    for warning in [*preds.warnings, *warnings]:
+        print(f"finmcp-eval export: warning: {warning}", file=sys.stderr)
+    with_calls = sum(1 for r in records if r["messages_pred"])
+    print(
+        f"finmcp-eval export: {len(records)} samples ({with_calls} with calls, {len(records) - with_calls} "
+        f"without: messages_pred []) of run {args.run!r}" + (f" to {args.out}" if args.out else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from evaluator.harness.demo import run_demo
 
@@ -263,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {
         "score": cmd_score,
         "compare": cmd_compare,
+        "export": cmd_export,
         "run": cmd_run,
         "demo": cmd_demo,
         "synth": cmd_synth,

@@ -5,6 +5,7 @@ finmcp-proxy --upstream URL | --upstream-cmd "cmd args" | --upstream-sse URL
 finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench [--out FILE]
+    (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
 finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL
 """
 
@@ -116,10 +117,23 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--full", action="store_true", help="do not shorten arguments and outputs")
-    s = sub.add_parser("export", help="export a run's calls")
+    s = sub.add_parser(
+        "export",
+        help="export a run's calls",
+        description="Export a run's calls. --format finmcp writes predictions only ({id, messages_pred} "
+        "of the samples with calls); the file FinMCP-Bench's official evaluation.py reads (every "
+        "reference sample with its gold messages) is written by: finmcp-eval export --format finmcp "
+        "--bench NAME_OR_FILE --db DB --run RUN",
+    )
     add_trace_store(s, required=True)
     s.add_argument("--run", required=True)
-    s.add_argument("--format", choices=("jsonl", "finmcp", "fintoolbench"), default="jsonl")
+    s.add_argument(
+        "--format",
+        choices=("jsonl", "finmcp", "fintoolbench"),
+        default="jsonl",
+        help="jsonl (finmcp-eval's own), finmcp (FinMCP-Bench predictions only; see above), "
+        "fintoolbench (FinToolBench result lines)",
+    )
     s.add_argument("--out", help="output file (default stdout)")
     s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")
     add_trace_store(s, required=True)

@@ -1,25 +1,38 @@
 """``finmcp-proxy export``: a run's calls as finmcp JSONL, FinMCP-Bench predictions or FinToolBench traces.
 
 - ``jsonl``: one line per (sample, trial): ``{run_id, sample_id, trial, turns: [{turn, calls: [[{tool,
-  arguments, status, output}]]}]}`` (what ``finmcp-eval score --preds`` reads);
-- ``finmcp``: the official FinMCP-Bench prediction file (a JSON list): ``{id, messages_pred}`` with, per
-  turn, a user placeholder message, one assistant ``tool_calls`` message per group and one ``tool``
-  message per call (the user text and final answers are not seen by a proxy, so they are empty);
+  arguments, status, output}]]}]}`` (what ``finmcp-eval score --preds`` reads); ``output`` is the
+  observation as FinToolBench's agent stores it, as ``finmcp-eval`` reads it from the trace store;
+- ``finmcp``: FinMCP-Bench predictions (a JSON list): ``{id, messages_pred}`` with, per turn, a user
+  placeholder message, one assistant ``tool_calls`` message per group and one ``tool`` message per call
+  (the user text and final answers are not seen by a proxy, so they are empty). Only samples with calls
+  are written and the references are not: the file the official ``evaluation.py`` reads is written by
+  ``finmcp-eval export --format finmcp --bench ...``;
 - ``fintoolbench``: FinToolBench result JSONL: ``{id, tool_calls: [{step, tool_name, parameters,
-  output}], error}``; ``step`` counts groups from 1 across the sample's turns; failed calls have the
-  output ``{"error": message}`` as its agent stores exceptions.
+  output}], error}``; ``step`` counts groups from 1 across the sample's turns; ``error`` is the last
+  call's output when it contains ``error``, as its agent sets it.
+
+Tool outputs follow each benchmark's convention (:func:`recordings.transcripts.observation`): in
+``finmcp`` an ``isError`` result is its plain text and a call that raised reads ``[error] message``; in
+``fintoolbench`` (and ``jsonl``) both read ``{"error": message}``.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from typing import Any
 
-from proxy.views import SampleTrace, arrange, result_text
+from proxy.views import SampleTrace, arrange
 from recordings.store import RecordingStore
+from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
+
+OFFICIAL_FILE_NOTE = (
+    "finmcp-proxy export: note: this file holds predictions only (id, messages_pred) for the samples "
+    "with calls; the file the official evaluation.py reads (every reference sample with its gold "
+    "messages) is written by: finmcp-eval export --format finmcp --bench NAME_OR_FILE --db DB --run RUN"
+)
 
 
 def export_records(calls: list[dict[str, Any]], run_id: str, fmt: str) -> list[dict[str, Any]]:
@@ -42,8 +55,8 @@ def export_records(calls: list[dict[str, Any]], run_id: str, fmt: str) -> list[d
     raise ValueError(f"unknown export format {fmt!r}")
 
 
-def _output(call: dict[str, Any]) -> Any:
-    return {"error": result_text(call)} if call["status"] not in ("ok",) else result_text(call)
+def _observation(call: dict[str, Any], style: str) -> str:
+    return observation(call.get("result"), call.get("rpc_error"), call.get("status"), style=style)
 
 
 def _jsonl(run_id: str, trace: SampleTrace) -> dict[str, Any]:
@@ -58,7 +71,7 @@ def _jsonl(run_id: str, trace: SampleTrace) -> dict[str, Any]:
                             "tool": c["tool"],
                             "arguments": c["arguments"],
                             "status": c["status"],
-                            "output": _output(c),
+                            "output": _observation(c, "fintoolbench"),
                         }
                         for c in group
                     ]
@@ -69,37 +82,27 @@ def _jsonl(run_id: str, trace: SampleTrace) -> dict[str, Any]:
     return {"run_id": run_id, "sample_id": trace.sample_id, "trial": trace.trial, "turns": turns}
 
 
-def _call_id(run_id: str, call: dict[str, Any]) -> str:
-    digest = hashlib.sha256(f"{run_id}/{call['sample_id']}/{call['id']}".encode()).hexdigest()
-    return "call_" + digest[:22]
-
-
 def _finmcp(run_id: str, trace: SampleTrace) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
     turns = dict(trace.ordered_turns())
-    for turn in range(max(turns) + 1 if turns else 0):
-        messages.append({"role": "user", "content": ""})
-        for group in turns.get(turn, []):
-            tool_calls = []
-            for index, call in enumerate(group):
-                tool_calls.append(
-                    {
-                        "id": _call_id(run_id, call),
-                        "type": "function",
-                        "index": index,
-                        "function": {
-                            "name": call["tool"],
-                            "arguments": json.dumps(call["arguments"], ensure_ascii=False),
-                        },
-                    }
-                )
-            messages.append({"role": "assistant", "content": "", "tool_calls": tool_calls})
-            for call in group:
-                text = result_text(call)
-                if call["status"] not in ("ok", "tool_error"):
-                    text = f"[error] {text}"
-                messages.append({"role": "tool", "tool_call_id": _call_id(run_id, call), "content": text})
-    return {"id": trace.sample_id, "messages_pred": messages}
+    chat = [
+        ChatTurn(
+            "",
+            [
+                [
+                    ChatCall(
+                        call_id(run_id, c["sample_id"], c["id"]),
+                        c["tool"],
+                        c["arguments"],
+                        _observation(c, "finmcp"),
+                    )
+                    for c in group
+                ]
+                for group in turns.get(turn, [])
+            ],
+        )
+        for turn in range(max(turns) + 1 if turns else 0)
+    ]
+    return {"id": trace.sample_id, "messages_pred": chat_messages(chat, index=True)}
 
 
 def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
@@ -109,18 +112,16 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
         for group in groups:
             step += 1
             for call in group:
-                output = _output(call)
                 entries.append(
                     {
                         "step": step,
                         "tool_name": call["tool"],
                         "parameters": call["arguments"] if isinstance(call["arguments"], dict) else {},
-                        "output": json.dumps(output, ensure_ascii=False)
-                        if isinstance(output, dict)
-                        else output,
+                        "output": _observation(call, "fintoolbench"),
                     }
                 )
-    return {"id": trace.sample_id, "tool_calls": entries, "error": None}
+    last = entries[-1]["output"] if entries else ""
+    return {"id": trace.sample_id, "tool_calls": entries, "error": last if "error" in last else None}
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -140,6 +141,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             handle.write(text)
     else:
         sys.stdout.write(text)
+    if args.format == "finmcp":
+        print(OFFICIAL_FILE_NOTE, file=sys.stderr)
     untagged = sum(1 for c in calls if c["sample_id"] is None)
     if untagged:
         print(f"finmcp-proxy export: {untagged} calls without a sample tag were left out", file=sys.stderr)

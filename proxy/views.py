@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from recordings import transcripts
+
 
 @dataclass
 class SampleTrace:
@@ -54,16 +56,11 @@ def arrange(calls: list[dict[str, Any]]) -> list[SampleTrace]:
 
 
 def result_text(call: dict[str, Any]) -> str:
-    """What the agent saw: the joined text blocks of the result, or the error."""
+    """For display: the result's text (:func:`recordings.transcripts.result_text`), else its content
+    blocks as JSON, or the error's message."""
     result = call.get("result")
     if isinstance(result, dict):
-        content = result.get("content")
-        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-        if texts:
-            return "\n".join(texts)
-        if result.get("structuredContent") is not None:
-            return json.dumps(result["structuredContent"], ensure_ascii=False)
-        return json.dumps(content, ensure_ascii=False)
+        return transcripts.result_text(result) or json.dumps(result.get("content"), ensure_ascii=False)
     error = call.get("rpc_error")
     if isinstance(error, dict):
         return str(error.get("message"))

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from evaluator.inputs.model import Reference
 from recordings.plumbing.seeding import rng_for
+from recordings.transcripts import observation
 
 
 @dataclass(slots=True)
@@ -36,20 +37,10 @@ class ToolOutcome:
         """True for a result without ``isError``."""
         return self.result is not None and not self.result.get("isError")
 
-    def text(self) -> str:
-        """The observation an LLM sees: the result's text content, or ``[error] ...`` (FinMCP's marker)."""
-        if self.error is not None:
-            return f"[error] {self.error}"
-        result = self.result or {}
-        parts = [
-            c.get("text", "")
-            for c in result.get("content") or []
-            if isinstance(c, dict) and c.get("type", "text") == "text"
-        ]
-        text = "\n".join(p for p in parts if isinstance(p, str))
-        if result.get("isError"):
-            return f"[error] {text}"
-        return text
+    def text(self, style: str = "finmcp") -> str:
+        """The observation an LLM sees, in the convention of the benchmark being played (``style``:
+        ``finmcp`` or ``fintoolbench``; :func:`recordings.transcripts.observation`)."""
+        return observation(self.result, self.error, style=style)
 
 
 class ToolSession(Protocol):

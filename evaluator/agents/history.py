@@ -8,65 +8,20 @@ replays); a call without a recording gets an empty output.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable
 from typing import Any
 
-from evaluator.inputs.model import Call, Reference
+from evaluator.inputs.finmcp_json import OutputLookup, gold_chat_turns
+from evaluator.inputs.model import Reference
+from recordings.transcripts import ChatTurn, chat_messages
 
-OutputLookup = Callable[[str, dict[str, Any]], str | None]
-"""(tool, arguments) -> the gold output text, or None when unknown."""
-
-
-def call_id(sample_id: str, turn: int, group: int, index: int) -> str:
-    """A stable ``call_<22 hex>`` id (the shape of the official files)."""
-    digest = hashlib.sha256(f"{sample_id}/{turn}/{group}/{index}".encode()).hexdigest()
-    return f"call_{digest[:22]}"
-
-
-def assistant_tool_message(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
-    """An assistant message with ``tool_calls`` from ``(id, tool, arguments)`` triples."""
-    return {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [
-            {
-                "id": cid,
-                "type": "function",
-                "function": {"name": tool, "arguments": json.dumps(args, ensure_ascii=False)},
-            }
-            for cid, tool, args in calls
-        ],
-    }
+__all__ = ["OutputLookup", "RecordedOutputs", "gold_messages"]
 
 
 def gold_messages(ref: Reference, turn: int, outputs: OutputLookup | None = None) -> list[dict[str, Any]]:
     """The gold prefix for ``turn`` (0-based): turns ``0..turn-1`` in full, then turn ``turn``'s user message."""
     if not 0 <= turn < len(ref.turns):
         raise IndexError(f"sample {ref.id}: turn {turn} out of range (it has {len(ref.turns)} turns)")
-    messages: list[dict[str, Any]] = []
-    for t, gold in enumerate(ref.turns[:turn]):
-        messages.append({"role": "user", "content": gold.user})
-        for g, group in enumerate(gold.calls):
-            ids = [call_id(ref.id, t, g, i) for i in range(len(group))]
-            messages.append(
-                assistant_tool_message(
-                    [(cid, c.tool, c.arguments) for cid, c in zip(ids, group, strict=True)]
-                )
-            )
-            for cid, call in zip(ids, group, strict=True):
-                messages.append({"role": "tool", "tool_call_id": cid, "content": _output(outputs, call)})
-        messages.append({"role": "assistant", "content": gold.assistant})
-    messages.append({"role": "user", "content": ref.turns[turn].user})
-    return messages
-
-
-def _output(outputs: OutputLookup | None, call: Call) -> str:
-    if outputs is None:
-        return ""
-    text = outputs(call.tool, call.arguments)
-    return text if text is not None else ""
+    return chat_messages([*gold_chat_turns(ref, outputs, upto=turn), ChatTurn(ref.turns[turn].user)])
 
 
 class RecordedOutputs:

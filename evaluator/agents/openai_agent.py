@@ -2,7 +2,9 @@
 
 Per turn: the gold prefix (FinMCP protocol) goes to the model with the tools as OpenAI function
 tools; every assistant message with ``tool_calls`` is one step whose calls run concurrently through
-the session, and each result comes back as a ``tool`` message (the result text, or ``[error] ...``).
+the session, and each result comes back as a ``tool`` message written as the benchmark's own agent
+writes it (``recordings.transcripts.observation``): on FinMCP-Bench a tool error is its text and a call
+that raised reads ``[error] ...``; on FinToolBench both read ``{"error": ...}``.
 The loop ends when the model answers without tool calls, or at a cap:
 
 - ``max_calls`` (default 20, FinMCP-Bench's ``max_tool_num``): calls beyond the budget are not made;
@@ -21,8 +23,8 @@ from typing import Any
 
 from evaluator.agents.base import ToolCall, TurnContext, TurnResult
 from evaluator.agents.bm25 import ToolRetriever
-from evaluator.agents.history import call_id
 from evaluator.llm import ChatClient, LlmError
+from recordings.transcripts import ChatCall, assistant_message, call_id, tool_message
 
 TAGS_SYSTEM_NOTE = (
     "Each tool lists financial_tags: how fresh its data is (timeliness), what it does (intent_type) "
@@ -103,26 +105,12 @@ class OpenAIAgent:
                 step.append(
                     ToolCall(str(function.get("name") or ""), parse_arguments(function.get("arguments")))
                 )
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": message.get("content") or "",
-                    "tool_calls": [
-                        {
-                            "id": cid,
-                            "type": "function",
-                            "function": {
-                                "name": c.tool,
-                                "arguments": json.dumps(c.arguments, ensure_ascii=False),
-                            },
-                        }
-                        for cid, c in zip(ids, step, strict=True)
-                    ],
-                }
-            )
+            chat_calls = [ChatCall(cid, c.tool, c.arguments) for cid, c in zip(ids, step, strict=True)]
+            messages.append({**assistant_message(chat_calls), "content": message.get("content") or ""})
             outcomes = await ctx.session.call_group(step)
-            for cid, outcome in zip(ids, outcomes, strict=True):
-                messages.append({"role": "tool", "tool_call_id": cid, "content": outcome.text()})
+            for chat_call, outcome in zip(chat_calls, outcomes, strict=True):
+                chat_call.output = outcome.text(ctx.sample.source)
+                messages.append(tool_message(chat_call))
             calls += len(step)
             steps += 1
             if len(requested) > len(step) or calls >= self.max_calls:

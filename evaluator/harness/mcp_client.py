@@ -34,9 +34,11 @@ Sent = asyncio.Event | None
 class McpCallError(Exception):
     """A request got no usable MCP answer (HTTP failure, JSON-RPC error or unreadable body)."""
 
-    def __init__(self, message: str, code: int | None = None) -> None:
+    def __init__(self, message: str, code: int | None = None, rpc_message: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.rpc_message = rpc_message
+        """The JSON-RPC error's own message, when the server answered with one (what the trace logs)."""
 
 
 class McpHttpClient:
@@ -115,7 +117,10 @@ class McpHttpClient:
             if isinstance(message, dict) and message.get("id") == rid:
                 if "error" in message:
                     error = message["error"] or {}
-                    raise McpCallError(f"{method}: {error.get('message', error)}", error.get("code"))
+                    detail = error.get("message", error)
+                    raise McpCallError(
+                        f"{method}: {detail}", error.get("code"), detail if isinstance(detail, str) else None
+                    )
                 return message.get("result")
         raise McpCallError(
             f"{method}: HTTP {response.status_code}: no response for request {rid}: {text[:200]!r}"
@@ -174,7 +179,11 @@ class _SdkAdapter:
         try:
             result = await self.client.call_tool(name, arguments, meta=meta or None)
         except Exception as exc:  # McpError, RuntimeError from output validation, transport errors
-            raise McpCallError(f"tools/call {name}: {type(exc).__name__}: {exc}") from None
+            rpc = getattr(getattr(exc, "error", None), "message", None)  # McpError's JSON-RPC error
+            raise McpCallError(
+                f"tools/call {name}: {type(exc).__name__}: {exc}",
+                rpc_message=rpc if isinstance(rpc, str) else None,
+            ) from None
         data = result.model_dump(by_alias=True, exclude_none=True, mode="json")
         return {
             "content": data.get("content", []),

@@ -61,8 +61,8 @@ class HarnessSession:
         async def one(call: ToolCall, sent: asyncio.Event) -> ToolOutcome:
             try:
                 result = await self.client.call_tool(self.url, call.tool, call.arguments, meta, sent)
-            except McpCallError as exc:
-                return ToolOutcome(call, error=str(exc))
+            except McpCallError as exc:  # a JSON-RPC error reads as its own message, as the trace logs it
+                return ToolOutcome(call, error=exc.rpc_message or str(exc))
             finally:
                 sent.set()
             return ToolOutcome(call, result=result)

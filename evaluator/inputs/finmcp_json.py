@@ -2,18 +2,47 @@
 
 Turns are split at every user message; each assistant ``tool_calls`` message is one group. The
 official script's extraction rules are kept: ``tool_calls`` of any message count, and a call without
-``function.name`` makes the script skip the prediction (a ``KeyError`` there).
+``function.name`` makes the script skip the prediction (a ``KeyError`` there). The other way round,
+:func:`gold_chat_turns` writes a reference's turns as the official ``messages`` hold them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evaluator.errors import EvalInputError, where
 from evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, Turn, add_trial
 from evaluator.inputs.records import Problems, parse_arguments, sample_id, text
+from recordings.transcripts import ChatCall, ChatTurn, call_id
 
 OFFICIAL_TASK_TO_TYPE = {"single step": "single_tool", "multi step": "multi_tool", "multi turn": "multi_turn"}
+OutputLookup = Callable[[str, dict[str, Any]], str | None]
+"""(tool, arguments) -> the gold output text, or None when unknown."""
+
+
+def gold_chat_turns(
+    ref: Reference, outputs: OutputLookup | None = None, upto: int | None = None
+) -> list[ChatTurn]:
+    """The reference's turns (the first ``upto``) as transcript turns: the user text, the gold groups
+    (call ids ``call_id(sample, turn, group, index)``, outputs from ``outputs``, ``""`` when unknown)
+    and the gold reply."""
+    turns = []
+    for t, gold in enumerate(ref.turns[:upto]):
+        groups = [
+            [
+                ChatCall(call_id(ref.id, t, g, i), c.tool, c.arguments, _gold_output(outputs, c))
+                for i, c in enumerate(group)
+            ]
+            for g, group in enumerate(gold.calls)
+        ]
+        turns.append(ChatTurn(gold.user, groups, gold.assistant))
+    return turns
+
+
+def _gold_output(outputs: OutputLookup | None, call: Call) -> str:
+    text = outputs(call.tool, call.arguments) if outputs is not None else None
+    return text if text is not None else ""
 
 
 def official_groups(messages: list[Any], path: str, probs: Problems | None) -> tuple[list[Turn], bool]:

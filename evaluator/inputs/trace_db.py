@@ -2,7 +2,8 @@
 
 The column contract is the proxy's ``calls`` table; predictions for (run, sample, trial, turn) are the
 calls ordered by ``call_group`` then ``seq`` and grouped by ``call_group`` (a NULL group makes the
-call a group of its own). Observations are stored as a FinToolBench agent would have seen them.
+call a group of its own). Observations are written as a FinToolBench agent would have seen them (what
+its metrics read), or in FinMCP-Bench's convention on request (:mod:`recordings.transcripts`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from typing import Any
 from evaluator.errors import EvalInputError
 from evaluator.inputs.model import Call, Prediction, PredictionSet, add_trial
 from evaluator.inputs.records import parse_arguments
+from recordings.transcripts import observation
 
 DB_COLUMNS = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
 """Columns of ``calls`` the evaluator needs (``call_group`` and ``trial`` are optional)."""
 
 
-def load_predictions_db(db_path: str | Path, run_id: str, turn_base: int = 0) -> PredictionSet:
-    """Predictions of run ``run_id`` from the proxy's trace DB (read-only)."""
+def load_predictions_db(
+    db_path: str | Path, run_id: str, turn_base: int = 0, observations: str = "fintoolbench"
+) -> PredictionSet:
+    """Predictions of run ``run_id`` from the proxy's trace DB (read-only); each call's ``output`` is the
+    observation in the ``observations`` style (``fintoolbench`` or ``finmcp``)."""
     path = Path(db_path)
     if not path.is_file():
         raise EvalInputError(f"trace DB not found: {path}")
@@ -45,7 +50,7 @@ def load_predictions_db(db_path: str | Path, run_id: str, turn_base: int = 0) ->
         raise EvalInputError(f"trace DB {path}: {exc}") from None
     finally:
         con.close()
-    return _predictions_from_rows(rows, run_id, turn_base, str(path))
+    return _predictions_from_rows(rows, run_id, turn_base, str(path), observations)
 
 
 def _db_columns(con: sqlite3.Connection, path: Path) -> set[str]:
@@ -58,7 +63,9 @@ def _db_columns(con: sqlite3.Connection, path: Path) -> set[str]:
     return cols
 
 
-def _predictions_from_rows(rows: list[tuple], run_id: str, turn_base: int, source: str) -> PredictionSet:
+def _predictions_from_rows(
+    rows: list[tuple], run_id: str, turn_base: int, source: str, style: str
+) -> PredictionSet:
     warnings: list[str] = []
     grouped: dict[tuple[str, int], dict[int, dict[tuple[int, int], list[Call]]]] = {}
     no_sample = 0
@@ -74,7 +81,7 @@ def _predictions_from_rows(rows: list[tuple], run_id: str, turn_base: int, sourc
             )
         key = (0, group) if group is not None else (1, seq or 0)
         turns = grouped.setdefault((str(sample_id), int(trial or 0)), {})
-        call = _db_call(tool, arguments, result, rpc_error, status)
+        call = _db_call(tool, arguments, result, rpc_error, status, style)
         turns.setdefault(turn_index, {}).setdefault(key, []).append(call)
     if no_sample:
         warnings.append(f"{no_sample} call(s) of run {run_id!r} have no sample tag and were ignored")
@@ -88,41 +95,20 @@ def _predictions_from_rows(rows: list[tuple], run_id: str, turn_base: int, sourc
     return PredictionSet(by_sample, "trace_db", source, run_id, warnings)
 
 
-def _db_call(tool: Any, arguments: Any, result: Any, rpc_error: Any, status: Any) -> Call:
+def _db_call(tool: Any, arguments: Any, result: Any, rpc_error: Any, status: Any, style: str) -> Call:
     args, malformed = parse_arguments(arguments)
     return Call(
         str(tool or ""),
         args,
         status=status,
-        output=_db_output(result, rpc_error, status),
+        output=_db_output(result, rpc_error, status, style),
         malformed=malformed,
     )
 
 
-def _db_output(result: Any, rpc_error: Any, status: Any) -> str:
-    """The observation as a FinToolBench agent would have stored it: text, or ``{"error": ...}``."""
-    res = _loads(result)
-    text = ""
-    is_error = False
-    if isinstance(res, dict):
-        is_error = bool(res.get("isError"))
-        parts = [
-            c.get("text", "")
-            for c in res.get("content") or []
-            if isinstance(c, dict) and c.get("type", "text") == "text"
-        ]
-        text = "\n".join(p for p in parts if isinstance(p, str))
-        if not text and res.get("structuredContent") is not None:
-            text = json.dumps(res["structuredContent"], ensure_ascii=False, indent=2)
-    if rpc_error:
-        err = _loads(rpc_error)
-        message = err.get("message", err) if isinstance(err, dict) else err
-        return json.dumps({"error": message}, ensure_ascii=False)
-    if is_error or status == "tool_error":
-        return json.dumps({"error": text or "tool error"}, ensure_ascii=False)
-    if status in ("transport_error", "cancelled", "rpc_error"):
-        return json.dumps({"error": status}, ensure_ascii=False)
-    return text
+def _db_output(result: Any, rpc_error: Any, status: Any, style: str) -> str:
+    """The observation as an agent of ``style`` saw it (:func:`recordings.transcripts.observation`)."""
+    return observation(_loads(result), _loads(rpc_error) if rpc_error else None, status, style=style)
 
 
 def _loads(value: Any) -> Any:

@@ -102,6 +102,8 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
         assert (
             proxy_main(["export", "--db", str(db), "--run", "rec", "--format", fmt, "--out", str(path)]) == 0
         )
+        pointer = "finmcp-eval export --format finmcp --bench" in capsys.readouterr().err
+        assert pointer == (fmt == "finmcp")  # predictions only: the official file is the evaluator's
         preds = load_predictions_file(path, run_id="rec" if fmt == "jsonl" else None)
         first = preds.first_trial()
         s1 = first["s1"]
