@@ -312,7 +312,8 @@ class Exchange:
         """Log a non-SSE response body; futures of the calls it completes."""
         if not body:
             return []
-        session = self.session
+        # set before any response byte arrives (_trace_request runs as the request is sent); no check here
+        session: Session = self.session  # type: ignore[assignment]
         if not response.content_type.startswith(b"application/json") and not self.calls:
             return []
         waits: list[Awaitable[Any]] = []
@@ -330,7 +331,7 @@ class Exchange:
 
     def _sse_events(self, events: list[Any]) -> list[Awaitable[Any]]:
         waits: list[Awaitable[Any]] = []
-        session = self.session
+        session: Session = self.session  # type: ignore[assignment]  # set before the response: see _parse_whole
         for event in events:
             if not event.data:
                 continue
