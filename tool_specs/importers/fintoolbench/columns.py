@@ -263,7 +263,9 @@ def _camel(words: str) -> str:
 
 
 def _yh_metric_plan(facts: ToolFacts) -> OutputPlan:
-    metric = _YH_METRIC.match(facts.name).group(1)  # type: ignore[union-attr]
+    found = _YH_METRIC.match(facts.name)
+    assert found is not None  # rapidapi_family names yh_metric only for names that match
+    metric = found.group(1)
     json_type = "string" if metric in _YH_STRING_METRICS else "number"
     readable = metric.replace("_", " ").replace("avg", "average").replace("num ", "number of ")
     columns = [
