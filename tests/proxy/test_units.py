@@ -385,7 +385,7 @@ def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_or
         await asyncio.sleep(next(delays))
         raise UpstreamError("not reachable in this test")
 
-    server.pool.connect = slow_connect  # type: ignore[method-assign]
+    server.pool.connect = slow_connect  # type: ignore[method-assign]  # a slow stand-in for this test
 
     def request(name: str) -> bytes:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name}})
