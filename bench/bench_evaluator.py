@@ -24,7 +24,7 @@ from evaluator.metrics.table import Scorer, ScoreTable, official_rows
 
 TOOLS = [f"Tool{i:02d}" for i in range(65)]
 KEYS = ("fundCodes", "strategyCode", "keyword", "startDate", "pageSize", "userId")
-VALUES = {
+VALUES: dict[str, list[Any]] = {
     "fundCodes": [["161128"], ["000001", "110017"], ["519723"]],
     "strategyCode": ["ZH032680", "ZH012636", "LONG_WIN"],
     "keyword": ["红利", "债券市场", "科技"],

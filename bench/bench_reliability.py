@@ -160,8 +160,13 @@ def _server_killed(db: Path) -> dict[str, Any]:
 def _proxy_restart(db: Path) -> dict[str, Any]:
     with ServerProcess(["--latency", "fixed:5"]) as server:
         proxy = ProxyProcess(["--upstream", server.url, "--db", str(db)]).start()
+
+        def crash() -> None:
+            if proxy.process is not None:
+                proxy.process.kill()
+
         try:
-            anyio.run(_load, proxy.base, "crash", None, (150, lambda: proxy.process and proxy.process.kill()))
+            anyio.run(_load, proxy.base, "crash", None, (150, crash))
         finally:
             proxy.stop()
         started = time.perf_counter()

@@ -40,11 +40,17 @@ LIST_REPEATS = 10
 
 
 def _baseline_server(inventory_name: str) -> Any:
+    import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    tools = {"tools": list(load_inventory(inventory_name).mcp_tools), "resultType": "complete"}
+    tools: dict[str, Any] = {
+        "tools": list(load_inventory(inventory_name).mcp_tools),
+        "resultType": "complete",
+    }
     tools |= {"ttlMs": 0, "cacheScope": "private"}
-    answers = {code: {**recorded_result(code), "resultType": "complete"} for code in CODES}
+    answers: dict[Any, dict[str, Any]] = {
+        code: {**recorded_result(code), "resultType": "complete"} for code in CODES
+    }
     fallback = {"content": [{"type": "text", "text": "ok"}], "isError": True, "resultType": "complete"}
 
     async def on_list_tools(ctx: Any, params: Any) -> dict[str, Any]:
@@ -53,12 +59,11 @@ def _baseline_server(inventory_name: str) -> Any:
     async def on_call_tool(ctx: Any, params: Any) -> dict[str, Any]:
         return dict(answers.get((params.arguments or {}).get("fundNameOrCode"), fallback))
 
-    return Server(
-        "baseline",
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-        get_tool_input_schema=lambda n: None,
-    )
+    server: Server[Any] = Server("baseline", get_tool_input_schema=lambda n: None)
+    # as server/app.py registers its handlers (their dict results are what the SDK serialises)
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, on_list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+    return server
 
 
 def _serve_baseline(argv: list[str]) -> int:

@@ -34,7 +34,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 def run() -> list[dict[str, Any]]:
     """Time simulation and replay for every tool of both inventories (two argument variants each)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp, RecordingStore.open(Path(tmp) / "bench.sqlite") as store:
         for name in ("qieman79", "fintool760"):
             inventory = load_inventory(name)

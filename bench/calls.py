@@ -29,7 +29,7 @@ ERAS = ((LATEST_STATELESS_VERSION, "auto"), (LATEST_HANDSHAKE_VERSION, "legacy")
 
 def recorded_result(code: str) -> dict[str, Any]:
     """The recorded answer of ``TOOL`` for one fund code (the minimal valid output)."""
-    spec = load_inventory("finmcp65").get(TOOL)
+    spec = load_inventory("finmcp65").require(TOOL)
     structured = minimal_instance(spec.output_schema) | {"fundCode": code}
     text = json.dumps(structured, ensure_ascii=False, indent=2)
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}

@@ -35,7 +35,7 @@ class _Client(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport  # type: ignore[assignment]  # a stream connection gets an asyncio.Transport
         asyncio.ensure_future(self._connect())
 
     async def _connect(self) -> None:
@@ -47,9 +47,9 @@ class _Client(asyncio.Protocol):
         except OSError:
             client.close()
             return
-        self.upstream = upstream  # type: ignore[assignment]
+        self.upstream = upstream
         for data in self.early:
-            upstream.write(data)  # type: ignore[attr-defined]
+            upstream.write(data)
         self.early.clear()
 
     def data_received(self, data: bytes) -> None:

@@ -219,7 +219,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     md = render_markdown(report)
     _write(args.out, "report", formats, report, md, render_html)
     if args.out is not None:
-        official = report.get("official") or report.get("tool_selection")
+        official = report["official"] if "official" in report else report["tool_selection"]
         print(json.dumps({"overall": official["overall"]}, ensure_ascii=False))
     return 0
 

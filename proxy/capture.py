@@ -450,7 +450,9 @@ class Recorder:
             return
         if arguments is None:
             arguments = {}
-        stored = {k: result[k] for k in ("content", "structuredContent", "isError") if k in result}
+        stored: dict[str, Any] = {
+            k: result[k] for k in ("content", "structuredContent", "isError") if k in result
+        }
         schema = self._schema(tool)
 
         def op(_trace_store: RecordingStore) -> None:

@@ -17,7 +17,6 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from proxy.capture import PendingCall, Session
@@ -308,14 +307,15 @@ class Exchange:
         self.output.after(self._fail_calls("transport_error", NO_ANSWER))
         self._finish(response.keep_alive)
 
-    def _parse_whole(self, body: bytes, response: Response) -> list[Awaitable[Any]]:
+    def _parse_whole(self, body: bytes, response: Response) -> list[asyncio.Future[Any]]:
         """Log a non-SSE response body; futures of the calls it completes."""
         if not body:
             return []
-        session = self.session
+        # set before any response byte arrives (_trace_request runs as the request is sent); no check here
+        session: Session = self.session  # type: ignore[assignment]
         if not response.content_type.startswith(b"application/json") and not self.calls:
             return []
-        waits: list[Awaitable[Any]] = []
+        waits: list[asyncio.Future[Any]] = []
         if self.calls or self.methods:
             for msg in parse_body(body):
                 future = self.tracer.server_message(session, self.tags, msg, self._method_of(msg))
@@ -328,9 +328,9 @@ class Exchange:
     def _method_of(self, msg: Message) -> str | None:
         return self.methods.get(msg.id_text or "null") if msg.id is not None else None
 
-    def _sse_events(self, events: list[Any]) -> list[Awaitable[Any]]:
-        waits: list[Awaitable[Any]] = []
-        session = self.session
+    def _sse_events(self, events: list[Any]) -> list[asyncio.Future[Any]]:
+        waits: list[asyncio.Future[Any]] = []
+        session: Session = self.session  # type: ignore[assignment]  # set before the response: see _parse_whole
         for event in events:
             if not event.data:
                 continue
@@ -368,9 +368,9 @@ class Exchange:
         lead = b"\r\n\r\n" if parser is not None and parser.pending else b""
         return lead + b"".join(encode_event(body) for body in injected)
 
-    def _fail_calls(self, status: str, reason: str) -> list[Awaitable[Any]]:
+    def _fail_calls(self, status: str, reason: str) -> list[asyncio.Future[Any]]:
         """Finish this request's unanswered calls as failed; the futures of their committed rows."""
-        waits: list[Awaitable[Any]] = []
+        waits: list[asyncio.Future[Any]] = []
         for call in self.calls.values():
             if not call.done:
                 future = self.tracer.fail(call, status, reason)

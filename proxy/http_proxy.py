@@ -109,7 +109,7 @@ class ClientProtocol(asyncio.Protocol):
     # ---------------------------------------------------------------- asyncio callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport  # type: ignore[assignment]  # a stream connection gets an asyncio.Transport
         self.server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -11,8 +11,11 @@ A row that fails to commit is logged and does not hold the bytes back.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from asyncio import Future
 
 log = logging.getLogger("finmcp.proxy.http")
 
@@ -44,18 +47,18 @@ class OrderedOutput:
         if data:
             self._items.append(data)
 
-    def after(self, waits: list[Awaitable[Any]]) -> None:
+    def after(self, waits: list[Future[Any]]) -> None:
         """Bytes emitted from now on wait until these rows are committed."""
         pending = []
         for future in waits:
-            if future.done():  # type: ignore[attr-defined]
+            if future.done():
                 report_commit(future)
             else:
                 pending.append(future)
         if pending:
             self._items.append(_Barrier(pending))
             for future in pending:
-                future.add_done_callback(self._committed)  # type: ignore[attr-defined]
+                future.add_done_callback(self._committed)
 
     def _committed(self, future: Any) -> None:
         report_commit(future)

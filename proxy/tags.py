@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import unquote
 
 PATH_KEYS = {"r": "run", "s": "sample", "t": "turn", "k": "trial"}
@@ -36,7 +37,7 @@ class Tags:
 
     def merged(self, **values: str | None) -> Tags:
         """These tags with the given textual values applied (None leaves a tag unchanged)."""
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         for name, value in values.items():
             if value is None:
                 continue

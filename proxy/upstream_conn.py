@@ -66,7 +66,7 @@ class UpstreamConnection(asyncio.Protocol):
     # ---------------------------------------------------------------- asyncio callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport  # type: ignore[assignment]  # a stream connection gets an asyncio.Transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):

@@ -235,7 +235,7 @@ class HttpUpstream(_HttpBase):
             task = self._spawn(self._post(raw, msg))
             self.in_flight[id_text] = task
             task.add_done_callback(
-                lambda t, k=id_text: self.in_flight.pop(k, None) if self.in_flight.get(k) is t else None
+                lambda t: self.in_flight.pop(id_text, None) if self.in_flight.get(id_text) is t else None
             )
             return
         await self._post(raw, msg)

@@ -170,6 +170,7 @@ class TraceWriter:
         False when another writer holds the lock: nothing was written and the batch is queued again.
         """
         results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        error: BaseException | None
         store = self.store
         begun = False
         try:

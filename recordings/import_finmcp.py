@@ -175,7 +175,9 @@ def _import_pair(
     input_schemas: Mapping[str, Mapping[str, Any]] | None,
 ) -> None:
     function = pair.call.get("function")
-    tool = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(function, Mapping):
+        function = {}
+    tool = function.get("name")
 
     def skip(reason: str) -> None:
         report.skipped.append(SkippedCall(*where, index, tool if isinstance(tool, str) else None, reason))

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from recordings.errors import InvalidValueError
 from recordings.results import dumps
@@ -25,7 +25,7 @@ _REQUIRED = ("inventory", "tool", "arguments", "result", "provenance")
 
 
 @contextmanager
-def _opened(target: str | Path | TextIO, mode: str) -> Iterator[TextIO]:
+def _opened(target: str | Path | TextIO, mode: Literal["r", "w"]) -> Iterator[TextIO]:
     if isinstance(target, str | Path):
         with open(target, mode, encoding="utf-8", newline="\n") as handle:
             yield handle

@@ -173,7 +173,9 @@ class TraceMixin(StoreConnection):
                     row.headers,
                 ),
             )
-            return int(cursor.lastrowid)
+            rowid = cursor.lastrowid
+            assert rowid is not None  # every INSERT into a rowid table sets it
+            return rowid
 
     def _assign_seq(
         self, table: str, column: str, value: str | None, seq: int | None, cache: dict[str | None, int]
@@ -243,7 +245,9 @@ class TraceMixin(StoreConnection):
                     row.latency_ms,
                 ),
             )
-            return int(cursor.lastrowid)
+            rowid = cursor.lastrowid
+            assert rowid is not None  # every INSERT into a rowid table sets it
+            return rowid
 
     def finish_call(self, call_id: int, **fields: Any) -> str:
         """Complete a pending call and commit before returning; returns the stored status.

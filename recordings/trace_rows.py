@@ -317,8 +317,8 @@ def prepare_call(
         ("wall_time", wall_time),
     ):
         check_text(value, f"call {name}")
-    for name, value in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
-        check_int(value, f"call {name}")
+    for name, number in (("turn", turn), ("seq", seq), ("t_req_ns", t_req_ns), ("call_group", call_group)):
+        check_int(number, f"call {name}")
     check_int(trial, "call trial")
     check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
     return call_row(

@@ -100,9 +100,11 @@ def build_mcp_server(service: ToolService, name: str | None = None) -> Server[An
             "others are simulated from a seeded synthetic world."
         ),
         get_tool_input_schema=service.input_schema,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
     )
+    # registered like the on_list_tools/on_call_tool arguments, whose types do not admit the plain
+    # dict results the SDK serialises (mcp.server.context.HandlerResult)
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, on_list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     server.middleware.append(ToolsListCache())
     return server
 

@@ -76,7 +76,8 @@ def _graph(args: argparse.Namespace) -> int:
     if args.successors:
         print("\n".join(graph.successors(args.successors)))
     elif args.paths:
-        for path in graph.paths(*args.paths, max_length=args.max_length):
+        source, target = args.paths
+        for path in graph.paths(source, target, max_length=args.max_length):
             print(" -> ".join(path))
     else:
         print(json.dumps(graph.counts()))

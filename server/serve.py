@@ -14,7 +14,7 @@ from recordings.plumbing.flags import add_listener_options, add_log_level, add_r
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import LOOPBACK_HOSTS, bind_socket
 from recordings.store import RecordingStore
-from server.app import build_http_app, build_mcp_server
+from server.app import HttpApp, build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
 from server.latency import DEFAULT_LATENCY, LatencySpecError, parse_latency
 from server.security import SecuritySettings
@@ -190,8 +190,11 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
 
+    http_app = app.app
+    assert isinstance(http_app, HttpApp)  # build_http_app wraps an HttpApp
+
     def announce() -> None:
-        routes: list[Any] = sorted(app.app.routes)
+        routes: list[Any] = sorted(http_app.routes)
         for path in routes:
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
         announce_ready("finmcp-server", base, args.transport)

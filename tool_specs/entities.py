@@ -7,7 +7,7 @@ they are *sources*: nothing needs to produce them first, so they are excluded fr
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 EntityType = Literal[
     # Qieman / fund-advisory world
@@ -59,6 +59,12 @@ EntityType = Literal[
 ]
 
 ENTITY_TYPES: tuple[str, ...] = get_args(EntityType)
+
+
+def is_entity_type(value: str) -> TypeGuard[EntityType]:
+    """True when ``value`` is one of the entity types."""
+    return value in ENTITY_TYPES
+
 
 # Entities a user supplies directly; they never create dependency edges.
 SOURCE_ENTITIES: frozenset[str] = frozenset({"keyword", "date", "date_range", "page", "region"})

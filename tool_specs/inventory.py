@@ -47,6 +47,13 @@ class Inventory:
         """The tool called ``name``, or None."""
         return self.by_name.get(name)
 
+    def require(self, name: str) -> ToolSpec:
+        """The tool called ``name``; KeyError naming the tool and the inventory when there is none."""
+        spec = self.by_name.get(name)
+        if spec is None:
+            raise KeyError(f"tool {name!r} not in inventory {self.name!r}")
+        return spec
+
     def __len__(self) -> int:
         return len(self.tools)
 

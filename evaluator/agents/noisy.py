@@ -18,6 +18,7 @@ Perturbations (rates are probabilities per call, group or adjacent pair):
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, fields
 
 from evaluator.agents.base import ToolCall, TurnContext, TurnResult, seeded_rng
@@ -82,7 +83,7 @@ class _Block:
 
 
 def perturb(
-    groups: list[list[ToolCall]], rates: NoiseRates, rng_source: object, tool_names: list[str]
+    groups: list[list[ToolCall]], rates: NoiseRates, rng_source: random.Random, tool_names: list[str]
 ) -> list[list[ToolCall]]:
     """The perturbed steps for one turn's gold groups (``rng_source`` is a ``random.Random``)."""
     rng = rng_source

@@ -25,7 +25,7 @@ class RunState:
         """Every readable record (of ``run``), later lines winning per (sample, trial)."""
         if not self.path.is_file():
             return []
-        latest: dict[tuple[str, str, int], dict[str, Any]] = {}
+        latest: dict[tuple[str | None, str, int], dict[str, Any]] = {}
         with self.path.open(encoding="utf-8") as fh:
             for line in fh:
                 try:

@@ -110,6 +110,7 @@ def parse_official_reference(
     scenery = rec.get("scenery")
     if not isinstance(scenery, str) or not scenery.strip():
         probs.add("scenery", "missing or not a non-empty string")
+        scenery = ""
     diff = rec.get("diff_level")
     level = ""
     if diff is not None:

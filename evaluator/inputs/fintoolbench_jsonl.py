@@ -25,6 +25,7 @@ def parse_question(rec: dict[str, Any], sid: str, index: int, probs: Problems) -
     question = rec.get("question") or rec.get("query")
     if not isinstance(question, str) or not question.strip():
         probs.add("question", "missing or not a non-empty string ('question' or 'query')")
+        question = ""
     if "answer" not in rec and "ground_truth" not in rec:
         probs.add("answer", "missing ('answer' or 'ground_truth')")
     tools = rec.get("select_tools")

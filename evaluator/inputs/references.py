@@ -118,11 +118,13 @@ def _parse_own(rec: dict[str, Any], sid: str, probs: Problems) -> Reference | No
     if "id" not in rec:
         probs.add("id", "missing")
     stype = rec.get("type")
-    if stype not in SAMPLE_TYPES:
+    if not isinstance(stype, str) or stype not in SAMPLE_TYPES:
         probs.add("type", f"must be one of {', '.join(SAMPLE_TYPES)}, got {stype!r}")
+        stype = ""
     scenario = rec.get("scenario")
     if not isinstance(scenario, str) or not scenario.strip():
         probs.add("scenario", "missing or not a non-empty string")
+        scenario = ""
     for key in ("sub_scenario", "inventory"):
         if key in rec and rec[key] is not None and not isinstance(rec[key], str):
             probs.add(key, "must be a string")

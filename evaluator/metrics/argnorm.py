@@ -155,7 +155,7 @@ class Canonicalizer:
     def __init__(self, schema_lookup: SchemaLookup | None = None) -> None:
         self._lookup = schema_lookup
         self._props: dict[str, Mapping[str, Any] | None] = {}
-        self._scalar: dict[tuple[str, str, Any, type], Canon | None] = {}
+        self._scalar: dict[tuple[str, str, Any, Any], Canon | None] = {}
         """(tool, key, value, type) -> canonical value, for hashable values and lists of them."""
 
     def _properties(self, tool: str) -> Mapping[str, Any] | None:

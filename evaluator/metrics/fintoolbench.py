@@ -199,8 +199,9 @@ def judge_score(
     fields = {"question": question, "answer": answer, "gold": gold, "answer_type": answer_type}
     for k in range(repeat_k):
         parsed = parse_json_reply(judge.ask("score", fields, k)) or {}
+        score: Any = parsed.get("score")  # whatever the judge wrote: float() failures are skipped below
         try:
-            sc = float(parsed.get("score"))
+            sc = float(score)
             if answer_type in ("numeric", "choice"):
                 sc = 1.0 if sc >= 0.5 else 0.0
             scores.append(max(0.0, min(1.0, sc)))
@@ -274,14 +275,14 @@ def evaluate_record(
     if bad:
         raise ValueError(f"sample {record.get('id')!r}: field 'tool_calls[{bad[0]}]': not an object")
     max_step, last = _last_round(calls)
-    select_tools = [tc.get("tool_name") for _, tc in last if tc.get("tool_name")]
+    select_tools = [name for _, tc in last if (name := tc.get("tool_name"))]
     label, reason = corrected_pass(record) if corrected else official_pass(record)
     answer_type = determine_answer_type(gold)
     if record.get("_answer_known", True):
         score_mean, majority, score_reason = judge_score(judge, question, answer, gold, answer_type, repeat_k)
     else:
         score_mean, majority, score_reason = None, None, "no final answer recorded"
-    judged_tools = [tc.get("tool_name") for tc in calls if tc.get("tool_name")] if corrected else select_tools
+    judged_tools = [name for tc in calls if (name := tc.get("tool_name"))] if corrected else select_tools
     return {
         "id": record.get("id"),
         "setting": record.get("setting"),

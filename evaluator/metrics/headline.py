@@ -123,7 +123,7 @@ def fintoolbench_columns(results: Sequence[Mapping[str, Any]]) -> dict[str, list
         )
     }
     for r in results:
-        score = r.get("score_mean")
+        score: Any = r.get("score_mean")
         valid = isinstance(score, (int, float))
         passed = r.get("pass") == "passed"
         comp = r.get("compliance") or {}

@@ -21,7 +21,8 @@ class MetricSpec:
     """A headline number: ``fn(sums, n)`` over the sums of ``columns`` (None when undefined)."""
 
     name: str
-    columns: tuple[str, ...]
+    columns: tuple[Any, ...]
+    """Column names, or ``(side, name)`` pairs for a paired difference."""
     fn: Callable[[Sums, int], float | None]
 
 
@@ -145,7 +146,7 @@ def _difference(metric: MetricSpec, needed: Sequence[str]) -> MetricSpec:
     return MetricSpec(metric.name, tuple((side, c) for side in "ab" for c in needed), fn)
 
 
-def mcnemar(success_a: Sequence[int], success_b: Sequence[int]) -> dict[str, float | int]:
+def mcnemar(success_a: Sequence[float], success_b: Sequence[float]) -> dict[str, float | int | str]:
     """McNemar's test on paired 0/1 outcomes: exact two-sided binomial p for b + c <= 1000, else the
     chi-square approximation with continuity correction."""
     b = sum(1 for x, y in zip(success_a, success_b, strict=True) if x and not y)

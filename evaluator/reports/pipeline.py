@@ -220,7 +220,7 @@ def sample_rows(
         row = table.row(i)
         row["ref_groups"] = groups_view([t.calls for t in ref.turns])
         row["pred_groups"] = groups_view(pred.turns) if pred is not None else []
-        if records is not None:
+        if records is not None and corrected is not None:
             r, c = records[i], corrected[i]
             row["fintoolbench"] = {k: r[k] for k in ("pass", "pass_reason", "score_mean", "compliance")}
             row["fintoolbench_corrected"] = {k: c[k] for k in ("pass", "pass_reason", "compliance")}

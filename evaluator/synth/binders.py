@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -408,7 +409,7 @@ def _income(ctx: SampleContext) -> float:
     return float(ctx.persona.annual_income if ctx.persona else 300000)
 
 
-_FAMILY = {
+_FAMILY: dict[str, Callable[[SampleContext], dict[str, Any]]] = {
     "AnalyzeFamilyMembers": lambda ctx: {"familyMembers": _members(ctx)},
     "AnalyzeIncomeExpense": lambda ctx: {
         "annualIncome": {"salary": _income(ctx) * 0.8, "bonus": _income(ctx) * 0.2},

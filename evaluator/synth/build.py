@@ -88,7 +88,7 @@ def recordings_bytes(inventory: Inventory, accepted: list[Accepted]) -> bytes:
                         arguments,
                         plain,
                         "simulated",
-                        input_schema=inventory.get(tool).input_schema,
+                        input_schema=inventory.require(tool).input_schema,
                         replace=False,
                         created=FIXED_CREATED,
                     )

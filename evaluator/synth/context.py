@@ -85,12 +85,12 @@ def make_context(world: World, rng: random.Random) -> SampleContext:
     """Draw the seed entities of one sample from the world."""
     codes = world.fund_codes()
     picked = rng.sample(codes[:1500], 3)
-    funds = [(c, world.fund_stub(c).name) for c in picked]
+    funds = [(c, world.require_stub(c).name) for c in picked]
     qdii_codes = world.codes_by_type("QDII型")
-    qdii = [(c, world.fund_stub(c).name) for c in rng.sample(qdii_codes, min(2, len(qdii_codes)))]
+    qdii = [(c, world.require_stub(c).name) for c in rng.sample(qdii_codes, min(2, len(qdii_codes)))]
     strategy_codes = rng.sample(world.strategy_codes(), 2)
-    strategies = [(c, world.strategy(c).name) for c in strategy_codes]
-    stub = world.fund_stub(funds[0][0])
+    strategies = [(c, world.require_strategy(c).name) for c in strategy_codes]
+    stub = world.require_stub(funds[0][0])
     fund_keyword = stub.theme if stub.theme and len(stub.theme) >= 2 else stub.name[:4]
     return SampleContext(
         user_id=rng.choice(world.user_ids(200)),

@@ -65,7 +65,7 @@ class SimExecutor:
     def validator(self, tool: str) -> jsonschema.protocols.Validator:
         """The compiled input-schema validator of ``tool``."""
         if tool not in self._validators:
-            schema = self.inventory.get(tool).input_schema
+            schema = self.inventory.require(tool).input_schema
             self._validators[tool] = jsonschema.Draft202012Validator(schema)
         return self._validators[tool]
 

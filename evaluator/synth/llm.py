@@ -60,7 +60,7 @@ class LlmEdgeJudge:
         self.inventory = inventory
 
     def __call__(self, a: str, b: str) -> bool:
-        ta, tb = self.inventory.get(a), self.inventory.get(b)
+        ta, tb = self.inventory.require(a), self.inventory.require(b)
         prompt = (
             f"Tool A: {a}: {ta.description}\nTool B: {b}: {tb.description}\n"
             f"B's input schema: {json.dumps(tb.input_schema, ensure_ascii=False)[:1500]}\n"
@@ -79,7 +79,7 @@ class LlmQueryWriter:
 
     def write(self, chain: Chain, ctx: SampleContext, parts: list[tuple[str, bool]]) -> tuple[str, str]:
         """A Chinese and an English query that need exactly the chain's tools."""
-        tools = "\n".join(f"- {t}: {self.inventory.get(t).description}" for t in chain.tools)
+        tools = "\n".join(f"- {t}: {self.inventory.require(t).description}" for t in chain.tools)
         facts: dict[str, Any] = {
             "funds": ctx.funds[:2],
             "strategy": ctx.strategy,

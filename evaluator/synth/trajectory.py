@@ -88,7 +88,9 @@ async def execute(
                     step = chain.steps[step_index]
                     inputs = StepInputs({e: (s, entities[s]) for e, s in step.sources.items()})
                     try:
-                        bindings = bind(inventory.get(step.tool), ctx, inputs, rng, world, step.per_entity)
+                        bindings = bind(
+                            inventory.require(step.tool), ctx, inputs, rng, world, step.per_entity
+                        )
                     except BindError as exc:
                         return Trajectory(turns, f"bind: {exc}")
                     planned += [(step_index, b) for b in bindings]

@@ -176,7 +176,7 @@ class _Gen:
             anns = w.fund_announcements(code)
             return anns[0]["id"] if anns else "800000000001"
         if lname in ("fundnameorcode", "fundname"):
-            stub = w.fund_stub(self.pick(w.fund_codes()[:300]))
+            stub = w.require_stub(self.pick(w.fund_codes()[:300]))
             return stub.name if lname == "fundname" or self.rng.random() < 0.5 else stub.code
         if lname == "option":
             return json.dumps(_ECHART, ensure_ascii=False)
@@ -186,7 +186,7 @@ class _Gen:
             return str(1 + self.rng.randrange(5))
         if lname == "keyword":
             if "Strategy" in self.spec.name:
-                return w.strategy(self.pick(w.strategy_codes())).name[:2]
+                return w.require_strategy(self.pick(w.strategy_codes())).name[:2]
             return self.pick(_KEYWORDS_CN) if self.spec.source != "rapidapi" else "apple"
         if lname in ("timeperiod",):
             return "LAST_YEAR"
@@ -335,9 +335,9 @@ class _Gen:
         return text
 
     def array(self, name: str, schema: dict[str, Any], desc: str) -> list[Any]:
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        lo = schema.get("minItems", 1) if isinstance(schema.get("minItems"), int) else 1
-        hi = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else 3
+        items = raw_items if isinstance(raw_items := schema.get("items"), dict) else {}
+        lo = raw_lo if isinstance(raw_lo := schema.get("minItems"), int) else 1
+        hi = raw_hi if isinstance(raw_hi := schema.get("maxItems"), int) else 3
         n = max(lo, min(hi, 1 + self.rng.randrange(3)))
         lname = name.lower()
         w = self.world

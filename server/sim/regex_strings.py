@@ -47,8 +47,8 @@ _MAX_REPEAT = None  # an unbounded repeat
 class Seq(list):
     """A sequence of nodes that compares by identity, like CPython's ``SubPattern`` objects."""
 
-    __eq__ = object.__eq__  # type: ignore[assignment]
-    __hash__ = object.__hash__  # type: ignore[assignment]
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__  # type: ignore[assignment]  # list declares __hash__ = None; a Seq hashes by identity
 
 
 class _Unsupported(Exception):
@@ -78,8 +78,9 @@ class _Source:
 
     def take_while(self, n: int, chars: str) -> str:
         out = ""
-        while len(out) < n and self.peek() is not None and self.peek() in chars:
-            out += self.get()  # type: ignore[operator]
+        while len(out) < n and (ch := self.peek()) is not None and ch in chars:
+            self.pos += 1
+            out += ch
         return out
 
     def until(self, end: str) -> str:
@@ -155,9 +156,11 @@ def _escape(src: _Source) -> tuple:
             len(digits) == 2
             and digits[0] in "01234567"
             and digits[1] in "01234567"
-            and src.peek() in tuple("01234567")
+            and (third := src.peek()) is not None
+            and third in "01234567"
         ):
-            return ("lit", chr(int(digits + src.get(), 8)))  # type: ignore[operator]
+            src.pos += 1
+            return ("lit", chr(int(digits + third, 8)))
         return ("ref", digits)  # a back-reference generates nothing
     if letter in "xuUN0":
         return ("lit", _code_escape(src, letter))

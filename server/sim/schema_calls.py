@@ -344,10 +344,10 @@ def parse_args(call: Call) -> None:
                 call.end = d
             else:
                 call.on_date = d
-        elif lname in _SIZE_ARGS and _as_int(value) is not None:
-            call.size = max(1, min(MAX_ROWS, _as_int(value)))
-        elif lname in _PAGE_ARGS and _as_int(value) is not None:
-            call.page = max(1, _as_int(value))
+        elif lname in _SIZE_ARGS and (size := _as_int(value)) is not None:
+            call.size = max(1, min(MAX_ROWS, size))
+        elif lname in _PAGE_ARGS and (page := _as_int(value)) is not None:
+            call.page = max(1, page)
         elif lname in ("period", "interval", "gran", "timeperiod", "time_bucket"):
             text = str(value).lower()
             digits = re.match(r"^(\d+)\s*(m|min|minute)?$", text)
@@ -450,6 +450,7 @@ def default_entity(call: Call) -> Entity:
 def _build_rows(call: Call) -> list[Row]:
     mode = _rows_by(call)
     latest = call.latest_g()
+    rows: list[Row]
     if mode == "date_range" and call.plan.time_step == "minute":
         days = _range_days(call)[-1:]
         ent = (call.entities or [default_entity(call)])[0]
@@ -457,7 +458,7 @@ def _build_rows(call: Call) -> list[Row]:
     elif mode == "date_range":
         days = _range_days(call)
         ents = call.entities or [default_entity(call)]
-        rows: list[Row] = []
+        rows = []
         per = max(1, MAX_ROWS // len(ents))
         for ent in ents:
             rows.extend(Row(0, ent, g) for g in days[-per:])

@@ -97,8 +97,8 @@ class SchemaCompiler:
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/") and hops < 16:
             node: Any = self.root
-            for part in ref[2:].split("/"):
-                node = node.get(part, {}) if isinstance(node, dict) else {}
+            for key in ref[2:].split("/"):
+                node = node.get(key, {}) if isinstance(node, dict) else {}
             merged = {**node, **{k: val for k, val in schema.items() if k != "$ref"}}
             return self.resolve(merged, hops + 1)
         if "allOf" in schema and isinstance(schema["allOf"], list):
@@ -117,7 +117,7 @@ class SchemaCompiler:
             choices = [x for x in t if x != "null"] or ["null"]
             if depth == 0 and len(choices) > 1:
                 hint = self.plan.spec.meta.get("output_shape_hint")
-                if hint in choices:
+                if isinstance(hint, str) and hint in choices:
                     return hint
             return choices[0]
         if isinstance(t, str):
@@ -163,6 +163,7 @@ class SchemaCompiler:
         if plan.column_order:
             return {c: {} for c in plan.column_order}
         chinese = plan.spec.source == "akshare"
+        cols: tuple[str, ...]
         if plan.history_like:
             cols = (
                 ("日期", "开盘", "收盘", "最高", "最低", "成交量", "成交额", "涨跌幅")
@@ -374,10 +375,10 @@ class SchemaCompiler:
             kind, label = "date", "iso-datetime"
         elif kind == "date":
             label = date_format_from_text(str(schema.get("description") or ""))
-        pattern = schema.get("pattern") if isinstance(schema.get("pattern"), str) else None
+        pattern = raw_pattern if isinstance(raw_pattern := schema.get("pattern"), str) else ""
         compiled = re.compile(pattern) if pattern else None
-        min_len = schema.get("minLength") if isinstance(schema.get("minLength"), int) else 0
-        max_len = schema.get("maxLength") if isinstance(schema.get("maxLength"), int) else None
+        min_len = raw_min if isinstance(raw_min := schema.get("minLength"), int) else 0
+        max_len = raw_max if isinstance(raw_max := schema.get("maxLength"), int) else None
         base = self._string_value(kind, name, label, fmt, depth)
         if name == self.plan.spec.meta.get("output_keyed_by"):
             base = lambda call, row: row.entity.name or row.entity.code  # noqa: E731

@@ -94,4 +94,5 @@ def build_from_schema(ctx: BuildContext, args: dict[str, Any]) -> Any:
         summary_g = rows[-1].g
     entity = call.entities[0] if call.entities else (rows[0].entity if rows else default_entity(call))
     summary = Row(0, entity, summary_g, summary=True)
+    assert plan.gen is not None  # _plan compiles it before it hands the plan out
     return plan.gen(call, summary)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, timezone
+from typing import Literal, overload
 
 # (kind, regex) in priority order; names are matched lower-cased.
 _KIND_RULES: tuple[tuple[str, str], ...] = (
@@ -124,6 +125,10 @@ def parse_date(value: object) -> tuple[date, str] | None:
     return None
 
 
+@overload
+def format_date(d: date, label: Literal["unix", "unix_ms"], time_of_day: str = ...) -> int: ...
+@overload
+def format_date(d: date, label: str, time_of_day: str = ...) -> str | int: ...
 def format_date(d: date, label: str, time_of_day: str = "15:00:00") -> str | int:
     """``d`` written in format ``label`` (``unix``/``unix_ms`` give ints; ``iso-datetime`` is RFC 3339)."""
     if label in ("unix", "unix_ms"):

@@ -221,7 +221,7 @@ def announcement_content(world: World, ann_id: str) -> dict | None:
         return None
     for item in fund_announcements(world, ann_id[1:7]):
         if item["id"] == ann_id:
-            fund = world.fund(item["fund_code"])
+            fund = world.require_fund(item["fund_code"])
             text = (
                 f"{item['title']}\n\n{fund.company_full}（以下简称“本公司”）现就{fund.full_name}（基金代码：{fund.code}）"
                 f"有关事项公告如下：\n一、本公告所述事项自{item['date']}起生效。\n二、投资者可登录本公司网站或拨打客户服务电话咨询。\n"

@@ -600,7 +600,7 @@ def _latest(series: NavSeries, stub: FundStub, world: World) -> dict:
         "nav_date": series.dates[i],
         "nav": series.nav[i],
         "acc_nav": series.acc_nav[i],
-        "daily_return": None if i == 0 else round(series.daily_return(i), 6),
+        "daily_return": series.rounded_return(i),
         "yield_7d": None,
         "unit_yield": None,
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recordings.plumbing.seeding import rng_for
 
@@ -34,7 +34,7 @@ def build_stocks(seed: int) -> list[dict]:
     rng = rng_for(seed, "stocks")
     seen_codes: set[str] = set()
     seen_names: set[str] = set()
-    out = []
+    out: list[dict[str, Any]] = []
     while len(out) < N_STOCKS:
         prefix, exch = pick(rng, _STOCK_PREFIXES)
         code = f"{prefix}{rng.randrange(1000):03d}"
@@ -86,7 +86,7 @@ def build_bonds(seed: int, as_of: date) -> list[dict]:
         "宁德",
         "比亚迪",
     )
-    out = []
+    out: list[dict[str, Any]] = []
     seen: set[str] = set()
     while len(out) < N_BONDS:
         kind, rating = pick(rng, kinds)

@@ -49,6 +49,7 @@ def plan_id_for(
         di = _nearest(DRAWDOWN_GRID, RETURN_GRID[ri] * 1.0)
         basis = "收益率"
     else:
+        assert expected_drawdown is not None  # both None: the default return above
         di = _nearest(DRAWDOWN_GRID, expected_drawdown)
         ri = _nearest(RETURN_GRID, DRAWDOWN_GRID[di])
         basis = "回撤"
@@ -112,12 +113,12 @@ def build_composite_model(world: World, plan_id: str) -> dict | None:
             c
             for t in _CLASS_FUND_TYPES[cls]
             for c in world.codes_by_type(t)
-            if cls != "另类商品" or world.fund_stub(c).theme == "黄金"
+            if cls != "另类商品" or world.require_stub(c).theme == "黄金"
         ] or world.codes_by_type("货币型")
         chosen = sorted(sample(rng, pool, 1 + rng.randrange(6)))
         bps = proportional_bp([0.5 + rng.random() for _ in chosen], round(w * 10000))
         funds = [
-            {"fund_code": c, "fund_name": world.fund_stub(c).name, "weight": round(bp / 10000, 4)}
+            {"fund_code": c, "fund_name": world.require_stub(c).name, "weight": round(bp / 10000, 4)}
             for c, bp in zip(chosen, bps, strict=True)
         ]
         classes.append({"asset_class": cls, "weight": w, "funds": funds})

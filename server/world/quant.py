@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypedDict
 
 TRADING_DAYS_PER_YEAR = 250
 RISK_FREE = 0.015
@@ -74,7 +75,17 @@ def level_volatility(levels: Sequence[float], lo: int, hi: int) -> float | None:
     return math.sqrt(sample_variance(rets)) * math.sqrt(TRADING_DAYS_PER_YEAR)
 
 
-def return_metrics(returns: Sequence[float]) -> dict[str, float | None]:
+class ReturnMetrics(TypedDict):
+    """What :func:`return_metrics` reports (fractions; ``max_drawdown`` positive)."""
+
+    total: float
+    annual: float
+    volatility: float | None
+    max_drawdown: float
+    sharpe: float | None
+
+
+def return_metrics(returns: Sequence[float]) -> ReturnMetrics:
     """Total and annualised return, annualised volatility, max drawdown (positive) and Sharpe."""
     levels = levels_from_returns(returns)
     total = levels[-1] - 1.0
@@ -158,7 +169,7 @@ def solve_linear(a: list[list[float]], b: list[float]) -> list[float] | None:
     return x
 
 
-def factor_fit(y: Sequence[float], factors: list[Sequence[float]]) -> dict[str, float] | None:
+def factor_fit(y: Sequence[float], factors: Sequence[Sequence[float]]) -> dict[str, float] | None:
     """OLS of ``y`` on an intercept and ``factors``: R², residual variance and its standard error."""
     n, k = len(y), len(factors) + 1
     if n <= k + 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from recordings.plumbing.seeding import rng_for
 
@@ -30,6 +30,19 @@ _MIX = {
 }
 
 
+class CompositionPart(TypedDict):
+    """One fund of a strategy's composition (weights of all parts add up to 10000 basis points)."""
+
+    fund_code: str
+    fund_name: str
+    fund_full_name: str
+    fund_type: str
+    category: str
+    category_code: str
+    weight_bp: int
+    weight: float
+
+
 @dataclass
 class Strategy:
     """A fund portfolio strategy; ``composition`` weights are basis points summing to 10000."""
@@ -46,7 +59,7 @@ class Strategy:
     description: str
     target_return: str
     score_effective_date: str
-    composition: list[dict]  # {fund_code, fund_name, fund_type, category, category_code, weight_bp, weight}
+    composition: list[CompositionPart]
     asset_classes: list[dict]
 
     def to_dict(self) -> dict:
@@ -78,13 +91,15 @@ def build_strategy(world: World, code: str) -> Strategy:
     lo, hi = _RISK_SCORE[level]
     setup = cal.trading_day_on_or_before(date(2015, 6, 1) + timedelta(days=rng.randrange(3000)))
     mix = _MIX[level]
-    types = [t for t in mix if rng.random() < 0.85 or t == max(mix, key=mix.get)]
+    types = [t for t in mix if rng.random() < 0.85 or t == max(mix, key=mix.__getitem__)]
     raw = [mix[t] * (0.6 + 0.8 * rng.random()) for t in types]
     type_bp = proportional_bp(raw)
-    composition = []
+    composition: list[CompositionPart] = []
     for t, bp in zip(types, type_bp, strict=True):
         pool = [
-            c for c in world.codes_by_type(t) if world.fund_stub(c).setup_date <= setup + timedelta(days=900)
+            c
+            for c in world.codes_by_type(t)
+            if world.require_stub(c).setup_date <= setup + timedelta(days=900)
         ]
         pool = pool or world.codes_by_type(t)
         chosen = sorted(sample(rng, pool, min(len(pool), 1 + rng.randrange(5 if bp > 1500 else 2))))
@@ -95,7 +110,7 @@ def build_strategy(world: World, code: str) -> Strategy:
         for fc, p in zip(chosen, parts, strict=True):
             if p <= 0:
                 continue
-            stub = world.fund_stub(fc)
+            stub = world.require_stub(fc)
             composition.append(
                 {
                     "fund_code": fc,
@@ -110,7 +125,7 @@ def build_strategy(world: World, code: str) -> Strategy:
             )
     leaf_bp: dict[str, int] = {}
     for c in composition:
-        leaf = leaf_for_fund(world.fund_stub(c["fund_code"]))
+        leaf = leaf_for_fund(world.require_stub(c["fund_code"]))
         leaf_bp[leaf] = leaf_bp.get(leaf, 0) + c["weight_bp"]
     target = {1: "2%-3%", 2: "4%-6%", 3: "6%-8%", 4: "8%-12%", 5: "10%-15%"}[level]
     holding = v.HOLDING_DURATIONS[level]
@@ -152,7 +167,7 @@ def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dic
     num = [0.0] * (e - s + 1)
     den = [0.0] * (e - s + 1)
     for c in strategy.composition:
-        stub = world.fund_stub(c["fund_code"])
+        stub = world.require_stub(c["fund_code"])
         weight = c["weight_bp"]
         first = max(s, cal.index_on_or_after(stub.setup_date)) + 1  # a fund's first day has no return
         if first > e:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recordings.plumbing.seeding import derive_seed, rng_for
 
@@ -75,13 +75,13 @@ def build_user(world: World, user_id: str) -> User:
     names = sample(rng, _SUB_NAMES[1:], 3)
     for si in range(1 + rng.randrange(3)):
         sub_id = account_id(seed, user_id, "sub", si)
-        products = []
+        products: list[dict[str, Any]] = []
         for pi in range(1 + rng.randrange(3)):
             amount = money(500 + rng.random() ** 2 * 60000)
             if rng.random() < 0.7:
                 code = pick(rng, strategies)
-                st = world.strategy(code)
-                prod = {
+                st = world.require_strategy(code)
+                prod: dict[str, Any] = {
                     "asset_code": code,
                     "asset_id": account_id(seed, user_id, "prod", si, pi),
                     "asset_name": st.name,
@@ -121,7 +121,7 @@ def build_user(world: World, user_id: str) -> User:
 
 def _position(world: World, rng, sub_id: str, product: str, fund_code: str, value: float) -> dict:
     """One fund position valued at ``value`` on as_of, with its daily profits over recent trading days."""
-    stub = world.fund_stub(fund_code)
+    stub = world.require_stub(fund_code)
     gain = -0.08 + rng.random() * 0.3 if stub.fund_type != "货币型" else rng.random() * 0.03
     rets = world.recent_returns(fund_code, PROFIT_CALENDAR_DAYS)
     growth = 1.0
@@ -199,7 +199,7 @@ def asset_brief(user: User) -> dict:
     value = sum(p["value"] for p in user.positions)
     cost = sum(p["cost"] for p in user.positions)
     cal_rows = profit_calendar(user)
-    latest = cal_rows[-1] if cal_rows else {"date": None, "profit": 0.0}
+    latest: dict[str, Any] = cal_rows[-1] if cal_rows else {"date": None, "profit": 0.0}
     total = value + user.wallet_balance
     holding = value - cost
     realised = user.realised_profit
@@ -221,7 +221,7 @@ def holding_distribution(world: World, user: User) -> dict:
     """The user's fund positions aggregated into the asset-class tree (by value)."""
     values: dict[str, float] = {}
     for p in user.positions:
-        leaf = leaf_for_fund(world.fund_stub(p["fund_code"]))
+        leaf = leaf_for_fund(world.require_stub(p["fund_code"]))
         values[leaf] = values.get(leaf, 0.0) + p["value"]
     total = sum(values.values())
     if total <= 0:

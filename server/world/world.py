@@ -109,6 +109,13 @@ class World:
         """The stub of a fund, or None for codes outside the universe."""
         return self.fund_universe().get(code)
 
+    def require_stub(self, code: str) -> FundStub:
+        """The stub of a fund of this world (a code it handed out); KeyError naming any other code."""
+        stub = self.fund_universe().get(code)
+        if stub is None:
+            raise KeyError(f"fund {code!r} not in this world")
+        return stub
+
     def codes_by_type(self, fund_type: str) -> list[str]:
         """Fund codes of one type (股票型, 混合型, 债券型, 指数型, 货币型, QDII型, FOF)."""
         if fund_type not in self._by_type:
@@ -143,6 +150,13 @@ class World:
         if stub is None:
             return None
         return self.memo(("fund", code), lambda: build_fund(self, stub))
+
+    def require_fund(self, code: str) -> Fund:
+        """The full record of a fund of this world (a code it handed out); KeyError naming any other code."""
+        fund = self.fund(code)
+        if fund is None:
+            raise KeyError(f"fund {code!r} not in this world")
+        return fund
 
     def nav_history(self, code: str, start: date | None = None, end: date | None = None) -> list[dict] | None:
         """Daily rows {date, nav, acc_nav, daily_return} in ``[start, end]`` ascending (None: unknown fund)."""
@@ -206,7 +220,7 @@ class World:
         if column == "yield_7d":
             if stub.fund_type != "货币型":
                 return None
-            return self.fund(stub.code).latest["yield_7d"]
+            return self.require_fund(stub.code).latest["yield_7d"]
         months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
         return self.memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
 
@@ -274,7 +288,7 @@ class World:
             if s.status == "0" and s.fund_type != "货币型"
         ]
         scored.sort(key=lambda t: (-t[0], t[1]))
-        return [self.fund_stub(c).to_dict() for _, c in scored[:size]]
+        return [self.require_stub(c).to_dict() for _, c in scored[:size]]
 
     def guess_fund_code(self, name_or_code: str, limit: int = 10) -> list[dict]:
         """Best-matching funds for a code or (partial, possibly inexact) name; best first."""
@@ -336,7 +350,7 @@ class World:
             "name": name,
             "date": s.dates[-1],
             "level": s.nav[-1],
-            "daily_return": round(s.daily_return(len(s.adj) - 1), 6),
+            "daily_return": s.rounded_return(len(s.adj) - 1),
         }
 
     def valuation(self, code: str) -> dict | None:
@@ -369,6 +383,13 @@ class World:
             return None
         return self.memo(("strategy", code), lambda: strategies.build_strategy(self, code))
 
+    def require_strategy(self, code: str) -> strategies.Strategy:
+        """A strategy of this world (a code it handed out); KeyError naming any other code."""
+        st = self.strategy(code)
+        if st is None:
+            raise KeyError(f"strategy {code!r} not in this world")
+        return st
+
     def strategy_nav(self, code: str) -> tuple[NavSeries, dict] | None:
         """(NAV series, performance) of a strategy, or None."""
         st = self.strategy(code)
@@ -385,7 +406,7 @@ class World:
         hits = [
             c
             for c in self.strategy_codes()
-            if keyword == c or keyword in (st := self.strategy(c)).name or keyword in st.intro
+            if keyword == c or keyword in (st := self.require_strategy(c)).name or keyword in st.intro
         ]
         return {
             "total": len(hits),

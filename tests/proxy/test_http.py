@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+from functools import partial
 
 import anyio
 import httpx2
@@ -17,6 +18,7 @@ from tests.support.net import free_port
 from tests.support.polling import wait_for
 from tests.support.processes import health
 from tests.support.rpc import JSON_HEADERS, initialize
+from tests.support.sdk import request_meta
 from tests.support.traces import read_calls, wait_calls, wait_messages, wait_sessions
 
 MODES = ["auto", "legacy"]
@@ -120,12 +122,15 @@ def test_explicit_group_tags_win(proxy, mode):
     async def main():
         async with Client(proxy.tagged(run, "s2", 0), mode=mode) as client:
             for label in ("a", "a", "b", "a"):  # sequential, but tagged: a, a, b, a
-                await client.call_tool("GetCurrentTime", {}, meta={"io.finmcp/group": label})
+                await client.call_tool("GetCurrentTime", {}, meta=request_meta({"io.finmcp/group": label}))
             async with anyio.create_task_group() as tg:  # concurrent, but tagged apart
                 for label in ("c", "d"):
                     tg.start_soon(
-                        lambda lab=label: client.call_tool(
-                            "GetCurrentTime", {}, meta={"io.finmcp/group": lab}
+                        partial(
+                            client.call_tool,
+                            "GetCurrentTime",
+                            {},
+                            meta=request_meta({"io.finmcp/group": label}),
                         )
                     )
 
@@ -178,7 +183,7 @@ def test_upstream_session_id_is_what_the_client_sees(proxy, upstream):
 def test_a_call_in_flight_is_already_on_disk_as_pending(slow_upstream, proxy_process, tmp_path):
     db = tmp_path / "runs.sqlite"
     proxy = proxy_process(["--upstream", slow_upstream.url, "--db", str(db)])
-    seen = []
+    seen: list[str] = []
 
     async def watch():
         while not seen:

@@ -7,6 +7,7 @@ import pytest
 from mcp.client import Client
 
 from tests.support.loadgen import TOOL, assert_rows_are_what_clients_got, record_diagnoses
+from tests.support.sdk import first_text
 from tests.support.traces import read_calls
 
 CODES = [f"{i:06d}" for i in range(1, 33)]
@@ -33,7 +34,7 @@ def test_sixteen_clients_two_hundred_calls_each(recordings, server_process, prox
             for j in range(CALLS):
                 code = CODES[(index * 7 + j) % len(CODES)]
                 result = await client.call_tool(TOOL, {"fundNameOrCode": code})
-                got.append((code, result.content[0].text))
+                got.append((code, first_text(result)))
 
     async def main():
         with anyio.fail_after(HANG_GUARD_S):

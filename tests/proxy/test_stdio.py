@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from recordings import RecordingStore
 from tests.support.scripts import proxy_stdio, server_stdio_command
+from tests.support.sdk import request_meta
 from tests.support.traces import read_calls, wait_calls
 
 MODES = ["auto", "legacy"]
@@ -52,7 +53,7 @@ def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, m
                 for _ in range(3):
                     tg.start_soon(client.call_tool, "GetCurrentTime", {})
             await anyio.sleep(0.15)
-            result = await client.call_tool("GetCurrentTime", {}, meta={"io.finmcp/turn": 3})
+            result = await client.call_tool("GetCurrentTime", {}, meta=request_meta({"io.finmcp/turn": 3}))
             return len(listed.tools), result
 
     count, result = anyio.run(main)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -251,8 +252,12 @@ def test_writer_acks_after_commit_and_batches(trace_db):
 
     async def main():
         writer.bind(asyncio.get_running_loop())
+
+        def request(i: int) -> Callable[[RecordingStore], object]:
+            return lambda s: s.log_message(direction="c2s", kind="request", body=f'{{"id":{i}}}')
+
         for i in range(50):
-            writer.submit(lambda s, i=i: s.log_message(direction="c2s", kind="request", body=f'{{"id":{i}}}'))
+            writer.submit(request(i))
         call_ids = []
         writer.submit(lambda s: call_ids.append(s.begin_call(tool="T", arguments={"a": 1}, run_id="w")))
 
@@ -282,7 +287,11 @@ def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(trace_db):
         assert writer.commits == 1 and _committed(path)[0] == 1  # the trailing row waits
         await asyncio.sleep(0.1)
         assert writer.commits == 2 and _committed(path)[0] == 2  # ... at most `linger` seconds
-        many = [writer.submit(lambda s, i=i: s.ensure_run(f"r{i}"), wait=True) for i in range(20)]
+
+        def ensure(run: str) -> Callable[[RecordingStore], object]:
+            return lambda s: s.ensure_run(run)
+
+        many = [writer.submit(ensure(f"r{i}"), wait=True) for i in range(20)]
         await asyncio.gather(*many)
         assert writer.commits == 3  # awaited rows of one loop iteration share one commit
 
@@ -376,7 +385,7 @@ def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_or
         await asyncio.sleep(next(delays))
         raise UpstreamError("not reachable in this test")
 
-    server.pool.connect = slow_connect  # type: ignore[method-assign]
+    server.pool.connect = slow_connect  # type: ignore[method-assign]  # a slow stand-in for this test
 
     def request(name: str) -> bytes:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name}})

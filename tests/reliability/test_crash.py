@@ -200,7 +200,12 @@ def test_server_killed_mid_load_gives_errors_then_the_run_resumes(proxy_process,
     try:
         proxy = proxy_process(["--upstream", upstream, "--db", str(db), "--timeout", "3"])
         clients = [LoadClient(proxy.base, "srvcrash", f"c{i:02d}") for i in range(CLIENTS)]
-        run_load(clients, kill_when=64, kill=lambda: (server.process.kill(), server.process.wait(5)))
+
+        def kill() -> None:
+            server.process.kill()
+            server.process.wait(5)
+
+        run_load(clients, kill_when=64, kill=kill)
         assert all(c.errors for c in clients)
         assert all("finmcp-proxy" in message for c in clients for message in c.errors)
         assert health(proxy)["status"] == "ok"

@@ -50,7 +50,7 @@ def test_both_programs_bind_loopback_by_default():
         text=True,
     )
     try:
-        lines = []
+        lines: list[str] = []
         while not lines or "ready:" not in lines[-1]:  # the ready line, or the end of stderr
             line = process.stderr.readline()
             if not line:

@@ -22,6 +22,7 @@ from recordings import RecordingStore
 from tests.support.loadgen import TOOL, assert_rows_are_what_clients_got, record_diagnoses
 from tests.support.processes import health
 from tests.support.scripts import proxy_stdio
+from tests.support.sdk import first_text
 
 CODES = [f"{i:06d}" for i in range(1, 65)]
 HTTP_CLIENTS, STDIO_CLIENTS, CALLS, WARMUP_CALLS = 32, 8, 40, 5
@@ -51,7 +52,7 @@ async def http_client(url: str, mode: str, index: int, calls: int, seen: list) -
         for j in range(calls):
             code = code_for(index, j)
             result = await client.call_tool(TOOL, {"fundNameOrCode": code})
-            seen.append((code, result.content[0].text))
+            seen.append((code, first_text(result)))
 
 
 async def stdio_client(params, mode: str, index: int, calls: int, seen: list) -> None:
@@ -59,7 +60,7 @@ async def stdio_client(params, mode: str, index: int, calls: int, seen: list) ->
         for j in range(calls):
             code = code_for(100 + index, j)
             result = await client.call_tool(TOOL, {"fundNameOrCode": code})
-            seen.append((code, result.content[0].text))
+            seen.append((code, first_text(result)))
 
 
 @pytest.mark.slow

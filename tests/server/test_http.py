@@ -19,6 +19,7 @@ from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
 from tests.support.polling import wait_for
 from tests.support.processes import health
 from tests.support.rpc import MODERN, modern_message, modern_post
+from tests.support.sdk import first_text
 from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
@@ -145,12 +146,12 @@ def test_calls_replay_validate_and_reject(multi, fintool_call, mode):
     async def main():
         async with Client(multi.endpoint("/finmcp65/mcp"), mode=mode) as client:
             replay = await client.call_tool("GetCurrentTime", {})
-            assert replay.content[0].text == TIME_TEXT and replay.structured_content == TIME
+            assert first_text(replay) == TIME_TEXT and replay.structured_content == TIME
             assert replay.meta[SOURCE_KEY] == "replay" and replay.meta[PROVENANCE_KEY] == "imported:unit.json"
 
             bad = await client.call_tool("SearchFunds", {"sortOrder": "up"})
             assert bad.is_error
-            assert bad.content[0].text == (
+            assert first_text(bad) == (
                 "Invalid arguments for SearchFunds: sortOrder: 'up' is not one of ['', '升序', '降序']"
             )
 
@@ -160,7 +161,7 @@ def test_calls_replay_validate_and_reject(multi, fintool_call, mode):
 
             miss = await client.call_tool("GetFundDiagnosis", {"fundNameOrCode": "000001"})
             assert miss.is_error and miss.meta[SOURCE_KEY] == "miss"
-            assert miss.content[0].text.startswith("No recording for these arguments: GetFundDiagnosis")
+            assert first_text(miss).startswith("No recording for these arguments: GetFundDiagnosis")
 
         name, arguments, output = fintool_call
         async with Client(unlimited(multi.endpoint("/fintool760/mcp")), mode=mode) as client:

@@ -20,6 +20,7 @@ from recordings.canonical import args_key
 from recordings.import_finmcp import import_finmcp
 from server.service import SOURCE_KEY
 from tests.support.finmcp_samples import FILES, official_calls
+from tests.support.sdk import first_text
 from tool_specs.inventory import load_inventory
 
 
@@ -44,7 +45,7 @@ def official(shared_dir, module_children, tmp_path_factory):
 def test_every_official_qieman_call_is_accepted_and_answered(official, mode):
     proc, calls, texts, recorded, schemas = official
     assert len(calls) > 60
-    sources = defaultdict(int)
+    sources: defaultdict[str, int] = defaultdict(int)
 
     async def main():
         async with Client(proc.url, mode=mode) as client:
@@ -57,7 +58,7 @@ def test_every_official_qieman_call_is_accepted_and_answered(official, mode):
                 )
                 source = result.meta[SOURCE_KEY]
                 sources[source] += 1
-                text = result.content[0].text
+                text = first_text(result)
                 if (tool, args_key(arguments, schemas[tool])) in recorded:
                     assert source == "replay" and not result.is_error, (tool, arguments, text)
                     assert text in texts[(tool, json.dumps(arguments, sort_keys=True))]

@@ -18,6 +18,7 @@ from server.service import ARGS_KEY, FAULT_KEY, PROVENANCE_KEY, SOURCE_KEY, Tool
 from server.testing import SchemaSimulator
 from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
 from tests.support.polling import wait_for
+from tests.support.sdk import first_text
 from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
@@ -67,25 +68,23 @@ def test_replay_simulate_and_errors_through_the_sdk_client(finmcp65, store, mode
             assert "timeliness" in first.meta["io.finmcp/tags"]
 
             replay = await client.call_tool("GetCurrentTime", {})
-            assert replay.content[0].text == TIME_TEXT
+            assert first_text(replay) == TIME_TEXT
             assert replay.structured_content == TIME
             assert replay.meta[SOURCE_KEY] == "replay"
             assert replay.meta[PROVENANCE_KEY] == "imported:unit.json"
 
             simulated = await client.call_tool("GetFundDiagnosis", {"fundNameOrCode": "000001"})
             assert not simulated.is_error and simulated.meta[SOURCE_KEY] == "simulated"
-            assert json.loads(simulated.content[0].text)["arguments"] == {"fundNameOrCode": "000001"}
+            assert json.loads(first_text(simulated))["arguments"] == {"fundNameOrCode": "000001"}
 
             bad = await client.call_tool("SearchFunds", {"sortOrder": "up", "bogus": 1})
             assert bad.is_error and bad.meta[SOURCE_KEY] == "invalid"
-            text = bad.content[0].text
+            text = first_text(bad)
             assert text.startswith("Invalid arguments for SearchFunds: ")
             assert "sortOrder: 'up' is not one of ['', '升序', '降序']" in text
 
             missing = await client.call_tool("GetFundDiagnosis", {})
-            assert (
-                missing.is_error and "fundNameOrCode: required argument is missing" in missing.content[0].text
-            )
+            assert missing.is_error and "fundNameOrCode: required argument is missing" in first_text(missing)
 
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("NoSuchTool", {"a": 1})
@@ -113,7 +112,7 @@ def test_strict_miss_says_so_and_names_the_arguments(finmcp65, store, mode):
         async with Client(build_mcp_server(svc), mode=mode) as client:
             result = await client.call_tool("GetFundDiagnosis", {"fundNameOrCode": "000001"})
             assert result.is_error and result.meta[SOURCE_KEY] == "miss"
-            text = result.content[0].text
+            text = first_text(result)
             assert text.startswith("No recording for these arguments: GetFundDiagnosis")
             assert '{"fundNameOrCode":"000001"}' in text and "--miss strict" in text
             assert result.meta[ARGS_KEY]
@@ -125,7 +124,7 @@ def test_simulate_policy_requires_a_simulator(finmcp65):
     with pytest.raises(ValueError, match="needs a simulator"):
         ToolService(finmcp65, miss="simulate")
     with pytest.raises(ValueError, match="miss policy"):
-        ToolService(finmcp65, miss="maybe", simulate=lambda t, a: {})
+        ToolService(finmcp65, miss="maybe", simulate=lambda t, a: {})  # type: ignore[arg-type]  # the check under test
 
 
 def test_structured_content_that_does_not_validate_is_not_sent(finmcp65, store):
@@ -150,9 +149,9 @@ def test_without_output_schemas_prose_replays_reach_sdk_clients(finmcp65, store)
             listed = await client.list_tools()
             assert all(t.output_schema is None for t in listed.tools)
             result = await client.call_tool("GetFundDiagnosis", {"fundNameOrCode": "prose"})
-            assert result.content[0].text == "\n\n无数据"
+            assert first_text(result) == "\n\n无数据"
             time_result = await client.call_tool("GetCurrentTime", {})
-            assert time_result.structured_content is None and time_result.content[0].text == TIME_TEXT
+            assert time_result.structured_content is None and first_text(time_result) == TIME_TEXT
 
     run(main)
 
@@ -277,7 +276,7 @@ def test_timeout_fault_reports_progress_and_honours_cancellation(finmcp65, mode)
     async def main():
         async with Client(build_mcp_server(svc), mode=mode) as client:
             result = await client.call_tool("GetCurrentTime", {}, progress_callback=on_progress)
-            assert result.is_error and "did not answer within 1200 ms" in result.content[0].text
+            assert result.is_error and "did not answer within 1200 ms" in first_text(result)
             assert result.meta[FAULT_KEY] == "timeout"
             with anyio.move_on_after(0.3):
                 await client.call_tool("GetCurrentTime", {})

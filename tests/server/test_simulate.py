@@ -14,6 +14,7 @@ from recordings import RecordingStore
 from server.service import SOURCE_KEY
 from tests.support.finmcp_samples import official_calls
 from tests.support.scripts import run_script
+from tests.support.sdk import first_text
 from tool_specs.inventory import load_inventory
 
 
@@ -48,7 +49,7 @@ def test_official_calls_replay_or_simulate_and_repeat_identically(shared_dir, se
                 second = await client.session.send_request(request, types.CallToolResult)
                 source = first.meta[SOURCE_KEY]
                 sources[source] = sources.get(source, 0) + 1
-                assert first.content[0].text == second.content[0].text, tool
+                assert first_text(first) == first_text(second), tool
                 if source == "simulated" and not first.is_error:
                     checked = await client.call_tool(tool, arguments)  # the SDK validates structuredContent
                     assert checked.structured_content == first.structured_content
@@ -87,10 +88,10 @@ def test_bake_then_strict_replay_and_export(server_process, tmp_path):
     async def main() -> None:
         async with Client(proc.url, mode="legacy") as client:
             result = await client.call_tool("SearchFunds", {"keyword": "红利", "size": 3})
-            assert result.content[0].text == stored["content"][0]["text"]
+            assert first_text(result) == stored["content"][0]["text"]
             assert result.meta[SOURCE_KEY] == "replay"
             miss = await client.call_tool("SearchFunds", {"keyword": "红利", "size": 4})
-            assert miss.is_error and "No recording" in miss.content[0].text
+            assert miss.is_error and "No recording" in first_text(miss)
 
     args = ["--inventory", "finmcp65", "--recordings", str(db), "--miss", "strict", "--latency", "none"]
     proc = server_process(args)

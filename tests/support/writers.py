@@ -23,7 +23,11 @@ def write_in_turn(
             if writer != me:
                 continue
             with changed:
-                if not changed.wait_for(lambda index=index: turn.value == index, timeout=60):
+
+                def my_turn(index: int = index) -> bool:
+                    return turn.value == index
+
+                if not changed.wait_for(my_turn, timeout=60):
                     raise TimeoutError(f"writer {me} never got turn {index}")
                 with store.transaction():
                     store.begin_call(tool="T", arguments={}, run_id=run, sample_id=f"w{me}-{index}")

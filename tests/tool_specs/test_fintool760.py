@@ -11,6 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tool_specs.graph import DependencyGraph
+from tool_specs.importers.fintoolbench import manifest
 from tool_specs.importers.fintoolbench.build import DEFAULT_OUTPUT, build, build_document, document_bytes
 from tool_specs.importers.fintoolbench.facts import ToolFacts, parse_choices, parse_example
 from tool_specs.importers.fintoolbench.manifest import ManifestError, load_manifest, load_manifest_text
@@ -287,6 +288,15 @@ def test_a_malformed_line_names_the_line_tool_and_field(tmp_path, bad, field):
     assert str(path) in message and "line 2" in message and field in message
     if isinstance(bad, dict) and "name" in bad:
         assert repr(bad["name"]) in message
+
+
+def test_an_entity_type_outside_the_vocabulary_is_reported_by_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(manifest, "infer_consumes", lambda facts: ("stock_symbol", "no_such_entity"))
+    path = _write_manifest(tmp_path / "tools.jsonl", [_line()])
+    with pytest.raises(
+        ManifestError, match=r"line 1: .*field consumes: unknown entity types \['no_such_entity'\]"
+    ):
+        load_manifest(path, keep_text=True)
 
 
 def test_invalid_json_and_non_object_lines_are_reported_by_line(tmp_path):

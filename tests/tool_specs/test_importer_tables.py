@@ -46,6 +46,16 @@ def test_a_short_row_is_reported_by_file_and_line(monkeypatch):
         tables.tsv.cache_clear()
 
 
+def test_a_pair_table_of_another_width_is_reported(monkeypatch):
+    monkeypatch.setattr(tables, "_text", lambda name: "a\tb\tc\nx\ty\tz\n")
+    tables.tsv.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"wide\.tsv: expected 2 columns, got 3"):
+            tables.tsv_map("wide.tsv")
+    finally:
+        tables.tsv.cache_clear()
+
+
 def test_no_packed_table_strings_left_in_the_importer_code():
     for path in PACKAGE_DIR.glob("*.py"):
         assert "||" not in path.read_text("utf-8"), path.name

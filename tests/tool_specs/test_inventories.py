@@ -28,6 +28,13 @@ def test_builtin_inventory_loads_with_expected_count(name):
         mcp_types.Tool.model_validate(wire)
 
 
+def test_require_returns_the_tool_or_names_tool_and_inventory():
+    inventory = load_inventory("finmcp65")
+    assert inventory.require("GetFundDiagnosis") is inventory.get("GetFundDiagnosis")
+    with pytest.raises(KeyError, match="tool 'NoSuchTool' not in inventory 'finmcp65'"):
+        inventory.require("NoSuchTool")
+
+
 def test_finmcp65_is_the_documented_selection_of_qieman79():
     qieman = load_inventory("qieman79")
     finmcp = load_inventory("finmcp65")

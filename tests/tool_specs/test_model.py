@@ -164,7 +164,7 @@ def test_real_scenery_labels_resolve(scenery, expected):
 
 
 def test_tag_vocabulary_is_exactly_fintoolbench(shared_dir):
-    seen = {"timeliness": set(), "intent_type": set(), "regulatory_domains": set()}
+    seen: dict[str, set[str]] = {"timeliness": set(), "intent_type": set(), "regulatory_domains": set()}
     for line in (shared_dir / "fintoolbench" / "tools.jsonl").read_text("utf-8").splitlines():
         tags = json.loads(line)["financial_tags"]
         seen["timeliness"].add(tags["timeliness"])

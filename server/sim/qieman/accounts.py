@@ -160,7 +160,7 @@ def _class_tree(world: World, user: User, total: float) -> list[dict[str, Any]]:
     tree's total (basis points that add up exactly)."""
     values: dict[str, float] = {}
     for pos in user.positions:
-        leaf = leaf_for_fund(world.fund_stub(pos["fund_code"]))
+        leaf = leaf_for_fund(world.require_stub(pos["fund_code"]))
         values[leaf] = values.get(leaf, 0.0) + pos["value"]
     if user.wallet_balance > 0:
         values[CASH_LEAF] = values.get(CASH_LEAF, 0.0) + user.wallet_balance

@@ -392,7 +392,7 @@ def build_latest_quotations(ctx: BuildContext, args: dict[str, Any]) -> dict[str
     if day < date(2010, 1, 4):
         raise ToolInputError(f"{tool}: calDate {day} is before 2010-01-04, the first reviewed day")
     day = cal.trading_day_on_or_before(day)
-    markets = []
+    markets: list[dict[str, Any]] = []
     for market, code in _REVIEW_INDICES:
         series = ctx.world.index_series(code)
         i = series.index_of(day)

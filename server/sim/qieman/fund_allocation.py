@@ -137,7 +137,7 @@ def build_turnover(ctx: BuildContext, args: dict) -> dict:
     """Stock turnover of the fund against its type average."""
     tool = "getFundTurnoverRate"
     world, fund, window = fund_and_window(ctx, args, tool)
-    stub = world.fund_stub(fund.code)
+    stub = world.require_stub(fund.code)
     return {
         "fundCode": fund.code,
         "timeRange": window,
@@ -263,9 +263,8 @@ def build_area_allocation(ctx: BuildContext, args: dict) -> dict:
     window = window_key(args, "timeRange", tool, LATEST)
     scope = args.get("scope") or None
     by_name = {name: code for code, name in AREA_NAMES.items()}
-    scope = by_name.get(
-        scope, scope
-    )  # a region name works as well as its code; unknown regions match nothing
+    # a region name works as well as its code; unknown regions match nothing
+    scope = by_name.get(scope, scope) if scope is not None else None
     funds = [
         latest_report_entry(
             world,

@@ -119,7 +119,7 @@ def build_campisi(ctx: BuildContext, args: dict) -> dict:
     bench_levels = levels_from_returns(factor_returns(world, "bond_cn", start, end))
     bench = r6(bench_levels[-1] - 1.0)
     years = (hi - lo) / TRADING_DAYS_PER_YEAR
-    stub = world.fund_stub(fund.code)
+    stub = world.require_stub(fund.code)
     coupon = 0.018 + 0.012 * unit(derive_seed(world.seed, "coupon", stub.product_key))
     income = r6(coupon * years * bond_ratio(fund))
     treasury = r6((bench - 0.02 * years) * duration_years(world, stub, window) / 3.0)

@@ -98,7 +98,7 @@ def build_bond_indicator(ctx: BuildContext, args: dict) -> dict:
     """Duration, rate sensitivity, leverage and concentration of a fund's bond book."""
     tool = "getBondIndicator"
     world, fund, window = fund_and_window(ctx, args, tool, "timeInterval", "LAST_YEAR", NAV_WINDOWS)
-    stub = world.fund_stub(fund.code)
+    stub = world.require_stub(fund.code)
     b = bond_ratio(fund)
     if b <= 0:
         return {

@@ -61,7 +61,7 @@ def _summary(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     money = fund.fund_type == "货币型"
     setup = date.fromisoformat(fund.setup_date)
     issue_start = setup - timedelta(days=14 + derive_seed(ctx.world.seed, "issue", fund.code) % 20)
-    benchmarks = [{"code": "fit1", "name": "同类平均", "shortName": "同类平均"}]
+    benchmarks: list[dict[str, str | None]] = [{"code": "fit1", "name": "同类平均", "shortName": "同类平均"}]
     if fund.index_code:
         benchmarks.append({"code": fund.index_code, "name": fund.index_name, "shortName": fund.index_name})
     return {

@@ -24,6 +24,7 @@ from server.world.funds import Fund
 from server.world.navs import NavSeries
 from server.world.quant import (
     TRADING_DAYS_PER_YEAR,
+    ReturnMetrics,
     annual_volatility,
     clamp,
     daily_returns,
@@ -48,7 +49,7 @@ def _period_metrics(
     fund: Fund, series: NavSeries, lo: int, hi: int, label: str, year_fraction: float
 ) -> dict:
     rets = daily_returns(series.adj, lo, hi)
-    m = (
+    m: ReturnMetrics = (
         return_metrics(rets)
         if rets
         else {"total": 0.0, "annual": 0.0, "volatility": None, "max_drawdown": 0.0, "sharpe": None}
@@ -108,6 +109,7 @@ def build_fund_diagnosis(ctx: BuildContext, args: dict) -> dict:
     series, _, _ = world.fund_nav_series(fund.code)
     hi = len(series.dates) - 1
     valuation = world.valuation("000300")
+    assert valuation is not None  # one of the indices every world follows
     s_ratio = stock_ratio(fund)
     percentile = None
     if s_ratio >= 0.3:

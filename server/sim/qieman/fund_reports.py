@@ -62,6 +62,8 @@ def build_funds_holding(ctx: BuildContext, args: dict[str, Any]) -> list[dict[st
 
     def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
         ratios = {a["name"]: a["ratio"] for a in fund.asset_allocation}
+        stocks: list[dict]
+        bonds: list[dict]
         if date.fromisoformat(fund.setup_date) > report:
             stocks, bonds, prev = [], [], {}
         else:
@@ -105,20 +107,20 @@ def _half_year_end(d: date) -> date:
 
 
 def _share_classes(ctx: BuildContext, fund: Fund) -> list[Fund]:
-    stub = ctx.world.fund_stub(fund.code)
+    stub = ctx.world.require_stub(fund.code)
     key = stub.product_key
     siblings = []
     for code in (key, f"{int(key) + 1:06d}"):
         other = ctx.world.fund_stub(code)
         if other is not None and other.product_key == key:
-            siblings.append(ctx.world.fund(code))
+            siblings.append(ctx.world.require_fund(code))
     return siblings or [fund]
 
 
 @batch_tool("BatchGetFundsHolderInfo")
 def holder_info(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Shares per class, total size and the institutional/individual split at the last half-year report."""
-    classes = []
+    classes: list[dict[str, Any]] = []
     for f in _share_classes(ctx, fund):
         nav = f.latest["nav"] or 1.0
         classes.append(

@@ -91,7 +91,7 @@ def _bond_screen_values(world: World, window: str, asset_type: str, value_fn) ->
     def build() -> list[tuple[str, str, float]]:
         out = []
         for code in world.codes_by_type("债券型"):
-            stub = world.fund_stub(code)
+            stub = world.require_stub(code)
             out.append(
                 (
                     code,
@@ -177,7 +177,7 @@ def build_filter_turnover(ctx: BuildContext, args: dict) -> dict:
         out = []
         for fund_type in ("股票型", "混合型"):
             for code in world.codes_by_type(fund_type):
-                stub = world.fund_stub(code)
+                stub = world.require_stub(code)
                 out.append((code, stub.name, turnover_rate(world, stub, window)))
         return out
 
@@ -193,7 +193,7 @@ def build_filter_turnover(ctx: BuildContext, args: dict) -> dict:
 
 def _alert_candidates(world: World) -> list[FundStub]:
     def build() -> list[FundStub]:
-        stubs = [world.fund_stub(c) for c in world.codes_by_type("债券型")]
+        stubs = [world.require_stub(c) for c in world.codes_by_type("债券型")]
         stubs.sort(key=lambda s: (-s.size_yi, s.code))
         return stubs[:ALERT_SCAN_SIZE]
 

@@ -121,7 +121,7 @@ def build_search_funds(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any
     status = choice_arg(args, "tradeStatus", tool, ("不限", *_TRADE_STATUS), "不限")
     order = args.get("sortOrder") or "降序"
     column = args.get("sortColumn") or None
-    column = _SORT_SYNONYMS.get(column, column)
+    column = _SORT_SYNONYMS.get(column, column) if column is not None else None
     world_column = column if column in SORT_COLUMNS else None
     category, predicate, _ = _category_filter(args.get("category"))
     needs_all = predicate is not None or status != "不限" or (column and world_column is None)
@@ -161,7 +161,7 @@ def build_guess_fund_code(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
     if not matches:
         return {"fundCode": "", "fundName": "", "candidates": []}
     best = matches[0]
-    stub = ctx.world.fund_stub(best["code"])
+    stub = ctx.world.require_stub(best["code"])
     return {
         "fundCode": best["code"],
         "fundName": best["name"],

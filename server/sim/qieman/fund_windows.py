@@ -85,7 +85,7 @@ def resolve_fund(world: World, query: Any, tool: str) -> Fund:
     matches = world.guess_fund_code(q, limit=1)
     if not matches:
         raise ToolInputError(f"{tool}: no fund matches fundNameOrCode {q!r}")
-    return world.fund(matches[0]["code"])
+    return world.require_fund(matches[0]["code"])
 
 
 def latest_report_date(world: World) -> date:

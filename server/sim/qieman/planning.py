@@ -94,7 +94,8 @@ def asset_allocation_plan(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
             f"{tool}: expectedInvestTime {horizon_code!r} unknown; expected one of {list(HORIZONS)}"
         )
     try:
-        plan = ctx.world.asset_allocation_plan(expected_return, drawdown, HORIZONS.get(horizon_code))
+        horizon = HORIZONS[horizon_code] if horizon_code is not None else None
+        plan = ctx.world.asset_allocation_plan(expected_return, drawdown, horizon)
     except ValueError as exc:
         raise ToolInputError(f"{tool}: {exc}") from None
     cell = plan["corrected"]
@@ -289,7 +290,7 @@ def family_members(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any]:
     raw = _objects(args, "familyMembers", tool)
     if not raw:
         raise ToolInputError(f"{tool}: familyMembers is empty")
-    members = []
+    members: list[dict[str, Any]] = []
     for i, m in enumerate(raw):
         role = m.get("role")
         if not isinstance(role, str) or not role.strip():
@@ -561,13 +562,16 @@ def financial_indicators(ctx: BuildContext, args: dict[str, Any]) -> dict[str, A
 
 
 # ------------------------------------------------------------------ cash flow projection
+def _age_field(val: Any, where: str, name: str) -> int:
+    if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+        raise ToolInputError(f"{where}.{name} must be an integer >= 0, got {val!r}")
+    return val
+
+
 def _band(item: dict[str, Any], i: int, field: str, tool: str, need_end: bool) -> tuple[int, int]:
     where = f"{tool}: {field}[{i}]"
-    start = item.get("startAge")
-    end = item.get("endAge", None if need_end else start)
-    for name, val in (("startAge", start), ("endAge", end)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < 0:
-            raise ToolInputError(f"{where}.{name} must be an integer >= 0, got {val!r}")
+    start = _age_field(item.get("startAge"), where, "startAge")
+    end = _age_field(item.get("endAge", None if need_end else start), where, "endAge")
     if end < start:
         raise ToolInputError(f"{where}: endAge {end} is before startAge {start}")
     if end > MAX_PROJECTION_AGE:

@@ -121,7 +121,7 @@ def look_through(world: World, sizes: dict[str, float]) -> dict[str, float]:
     weights = normalised(sizes)
     out = dict.fromkeys(ASSET_CLASSES, 0.0)
     for code, w in weights.items():
-        stub = world.fund_stub(code)
+        stub = world.require_stub(code)
         parts = dict(zip(("股票", "债券", "现金", "其他"), asset_ratios(world, stub), strict=True))
         total = sum(parts.values()) or 1.0
         for name, ratio in parts.items():
@@ -183,7 +183,7 @@ def build_correlation(ctx: BuildContext, args: dict) -> dict:
     radar = 50.0 if avg is None else round(100 * (1 - max(0.0, avg)), 2)
     window = f"{dates[0]}至{dates[-1]}" if dates else "暂无共同区间"
     return {
-        "funds": [{"fundCode": c, "fundName": world.fund_stub(c).name} for c in codes],
+        "funds": [{"fundCode": c, "fundName": world.require_stub(c).name} for c in codes],
         "correlationMatrix": [{"fundCodeA": a, "fundCodeB": b, "correlation": r4(c)} for a, b, c in pairs],
         "averageCorrelation": None if avg is None else r4(avg),
         "radarScore": radar,

@@ -27,7 +27,7 @@ from server.sim.registry import BuildContext, ToolInputError, qieman_builder
 from server.world import World
 from server.world.quant import TRADING_DAYS_PER_YEAR
 from server.world.rng import sample
-from server.world.strategies import Strategy
+from server.world.strategies import CompositionPart, Strategy
 
 STATUS_OK = "查询成功"
 STRATEGY_URL = "https://qieman.com/alfa/portfolio/{code}"
@@ -135,7 +135,9 @@ def _trailing(adj, end: int, base: int | None) -> float | None:
 
 
 def _detail_row(world: World, st: Strategy) -> dict[str, Any]:
-    series, perf = world.strategy_nav(st.code)
+    found = world.strategy_nav(st.code)
+    assert found is not None  # st is one of this world's strategies
+    series, perf = found
     end = len(series.dates) - 1
     last_day = date.fromisoformat(series.dates[end])
     week_base = series.index_of(last_day - timedelta(days=7))
@@ -183,7 +185,7 @@ def risk_record(st: Strategy) -> dict[str, Any]:
     }
 
 
-def _alternates(world: World, st: Strategy, part: dict) -> list[dict] | None:
+def _alternates(world: World, st: Strategy, part: CompositionPart) -> list[dict] | None:
     """Interchangeable share classes/funds for about one constituent in six (else null, as usually)."""
     rng = rng_for(world.seed, "strategy_alternates", st.code, part["fund_code"])
     if rng.random() >= 1 / 6:
@@ -192,7 +194,7 @@ def _alternates(world: World, st: Strategy, part: dict) -> list[dict] | None:
     out = []
     for k, code in enumerate(sorted(sample(rng, pool, 1 + rng.randrange(3))), start=1):
         cheaper = k == 1 and rng.random() < 0.5
-        reason = f"{world.fund_stub(code).name}手续费更低，故优先申购。" if cheaper else None
+        reason = f"{world.require_stub(code).name}手续费更低，故优先申购。" if cheaper else None
         out.append(
             {
                 "备选基金代码": code,
@@ -212,7 +214,7 @@ def composition_of(world: World, st: Strategy) -> dict[str, Any]:
     groups: dict[str, dict[str, Any]] = {}
     totals: dict[str, int] = {}
     for part in st.composition:
-        latest = world.fund(part["fund_code"]).latest
+        latest = world.require_fund(part["fund_code"]).latest
         group = groups.setdefault(part["category"], {"持有成分": [], "分类占比": ""})
         totals[part["category"]] = totals.get(part["category"], 0) + part["weight_bp"]
         group["持有成分"].append(
@@ -308,7 +310,7 @@ def batch_trade_composition(ctx: BuildContext, args: dict[str, Any]) -> dict[str
     for st in _known(ctx.world, codes):
         parts, need = [], 0.0
         for part in st.composition:
-            trade = ctx.world.fund(part["fund_code"]).trade
+            trade = ctx.world.require_fund(part["fund_code"]).trade
             tradable = bool(trade.get("can_allot"))
             min_buy = trade.get("min_buy")
             if tradable and min_buy:
@@ -368,7 +370,8 @@ def strategy_benchmark(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any
     for leg, weight in legs:
         merged[leg] = round(merged.get(leg, 0.0) + weight, 4)
     since = date.fromisoformat(st.setup_date)
-    components, annual = [], 0.0
+    components: list[dict[str, Any]] = []
+    annual: float | None = 0.0
     for (code, name, fixed), weight in sorted(merged.items(), key=lambda kv: (-kv[1], kv[0][1])):
         leg_return = fixed if code is None else _index_annual_return(ctx.world, code, since)
         if leg_return is None:
@@ -394,7 +397,7 @@ def _holders_index(world: World) -> dict[str, list[tuple[int, str]]]:
     if index is None:
         index = {}
         for code in world.strategy_codes():
-            for part in world.strategy(code).composition:
+            for part in world.require_strategy(code).composition:
                 index.setdefault(part["fund_code"], []).append((part["weight_bp"], code))
         _HOLDERS[world] = index
     return index
@@ -418,7 +421,7 @@ def fund_related_strategies(ctx: BuildContext, args: dict[str, Any]) -> dict[str
     holders = sorted(_holders_index(ctx.world).get(code or "", []), key=lambda t: (-t[0], t[1]))
     rows = []
     for bp, st_code in holders:
-        st = ctx.world.strategy(st_code)
+        st = ctx.world.require_strategy(st_code)
         rows.append(
             {
                 "策略代码": st.code,
@@ -459,7 +462,7 @@ def portfolio_nav_history(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
         {"navDate": series.dates[i], "nav": series.nav[i], "dailyReturn": series.rounded_return(i)}
         for i in series.positions(start, end)
     ]
-    answer: dict[str, Any] = {"poCode": code, "poName": ctx.world.strategy(code).name}
+    answer: dict[str, Any] = {"poCode": code, "poName": ctx.world.require_strategy(code).name}
     if rows:
         answer.update(startDate=rows[0]["navDate"], endDate=rows[-1]["navDate"])
     answer["navList"] = rows

@@ -241,7 +241,11 @@ def _ref_metrics(values):
 
 def independent_official(records):
     """The released formulas, written again from the spec with Counter, on raw official records."""
-    groups = {"level1": defaultdict(list), "difficulty": defaultdict(list), "task": defaultdict(list)}
+    groups: dict[str, defaultdict[str, list]] = {
+        "level1": defaultdict(list),
+        "difficulty": defaultdict(list),
+        "task": defaultdict(list),
+    }
     allv = []
     for rec in records:
         if rec.get("error"):

@@ -16,7 +16,11 @@ def reference(stream: bytes) -> list[tuple[str, bytes, str | None, int | None]]:
         stream = stream[3:]
     lines = re.split(rb"\r\n|\r|\n", stream)
     lines.pop()  # the text after the last line end is an unfinished line
-    events, name, data, event_id, retry = [], "", [], None, None
+    events: list[tuple[str, bytes, str | None, int | None]] = []
+    data: list[bytes] = []
+    event_id: str | None = None
+    retry: int | None = None
+    name = ""
     for line in lines:
         if line == b"":
             if data or event_id is not None:

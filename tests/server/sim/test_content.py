@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from server.sim import Simulator
@@ -110,7 +112,7 @@ def test_latest_quotations_follow_the_index_series(sim, call, error_text):
 
 
 def test_same_seed_same_bytes():
-    script = [
+    script: list[tuple[str, dict[str, Any]]] = [
         ("SearchFinancialNews", {"keyword": "红利"}),
         ("SearchManagerViewpoint", {"pageSize": 5}),
         ("searchInvestAdvisorContent", {"keyword": "科技"}),

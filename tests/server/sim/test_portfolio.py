@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import pytest
 
@@ -149,7 +150,7 @@ def test_bad_requests_are_refused(sim, tool, args, needle, error_text):
 
 
 def test_fresh_simulators_give_identical_text(mix):
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("GetFundsCorrelation", {"fundList": [{"fundCode": c} for c in mix]}),
         ("GetFundsBackTest", {"fundList": fund_list(mix, [1, 2, 3])}),
         ("DiagnoseFundPortfolio", {"fundList": fund_list(mix, [1, 2, 3])}),

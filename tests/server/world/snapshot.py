@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import date
+from typing import Any
 
 from server.world import World
 
@@ -27,7 +28,7 @@ def snapshot(w: World, order: str) -> str:
     jobs += [("index", "000300"), ("macro", "CPI同比"), ("news", "2025-09-29")]
     if order == "reversed":
         jobs = jobs[::-1]
-    out = {}
+    out: dict[str, Any] = {}
     for kind, key in jobs:
         if kind == "fund":
             out[f"fund:{key}"] = w.fund(key).to_dict()

@@ -152,6 +152,22 @@ def test_unknown_codes_and_bad_ids():
         World(0, extra_fund_codes=["12345"])
 
 
+def test_require_lookups_return_the_record_or_name_the_unknown_code():
+    w = world(0)
+    code = w.fund_codes()[0]
+    assert w.require_stub(code) is w.fund_stub(code)
+    assert w.require_fund(code).code == code
+    st_code = w.strategy_codes()[0]
+    assert w.require_strategy(st_code).code == st_code
+    unknown = next(f"{n:06d}" for n in range(999999, 0, -1) if f"{n:06d}" not in w.fund_universe())
+    with pytest.raises(KeyError, match=f"fund '{unknown}' not in this world"):
+        w.require_stub(unknown)
+    with pytest.raises(KeyError, match=f"fund '{unknown}' not in this world"):
+        w.require_fund(unknown)
+    with pytest.raises(KeyError, match="strategy 'ZH999999X' not in this world"):
+        w.require_strategy("ZH999999X")
+
+
 def test_extra_codes_resolve_and_leave_the_rest_unchanged():
     w = world(0)
     plain = World(0)

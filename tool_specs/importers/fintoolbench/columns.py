@@ -48,7 +48,7 @@ from tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
 from tool_specs.importers.fintoolbench.entities import infer_consumes, infer_produces, instrument_entity
 from tool_specs.importers.fintoolbench.facts import ToolFacts
 from tool_specs.importers.fintoolbench.outputs import Column, OutputInfo, OutputPlan, PlanColumn
-from tool_specs.importers.fintoolbench.tables import json_table, tsv, tsv_map
+from tool_specs.importers.fintoolbench.tables import json_table, tsv, tsv_map, tsv_pairs
 
 
 def _vocab_entry(json_type: str, fmt: str, description: str) -> tuple[str | tuple[str, ...], str, str | None]:
@@ -125,10 +125,10 @@ _L = "list"
 _S = "single"
 
 AKSHARE_FAMILIES: dict[str, Family] = {r["name"]: _family(r) for r in json_table("families.json", "akshare")}
-_GENERIC_BY_DOMAIN: tuple[tuple[str, str], ...] = tsv("generic_by_domain.tsv")
+_GENERIC_BY_DOMAIN: tuple[tuple[str, str], ...] = tsv_pairs("generic_by_domain.tsv")
 AKSHARE_BY_NAME: dict[str, str] = tsv_map("akshare_by_name.tsv")
 """Akshare tools whose name alone decides the family (checked before the patterns)."""
-AKSHARE_PATTERNS: tuple[tuple[str, str], ...] = tsv("akshare_patterns.tsv")
+AKSHARE_PATTERNS: tuple[tuple[str, str], ...] = tsv_pairs("akshare_patterns.tsv")
 """Ordered name patterns; the first that matches decides."""
 RAPIDAPI_FAMILIES: dict[str, Family] = {
     r["name"]: _family(r) for r in json_table("families.json", "rapidapi")
@@ -263,7 +263,9 @@ def _camel(words: str) -> str:
 
 
 def _yh_metric_plan(facts: ToolFacts) -> OutputPlan:
-    metric = _YH_METRIC.match(facts.name).group(1)  # type: ignore[union-attr]
+    found = _YH_METRIC.match(facts.name)
+    assert found is not None  # rapidapi_family names yh_metric only for names that match
+    metric = found.group(1)
     json_type = "string" if metric in _YH_STRING_METRICS else "number"
     readable = metric.replace("_", " ").replace("avg", "average").replace("num ", "number of ")
     columns = [

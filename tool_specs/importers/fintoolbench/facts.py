@@ -12,6 +12,8 @@ import html
 import re
 from dataclasses import dataclass
 
+from tool_specs.tags import IntentType, RegulatoryDomain, Timeliness
+
 _PARAM_LINE = re.compile(r"^:param\s+(\w+)\s*:\s?(.*)$")
 _RTYPE_LINE = re.compile(r"^:rtype:\s*(.+?)\s*$", re.M)
 _RETURN_TYPE_LINE = re.compile(r"^:return:\s*(pandas\.DataFrame|dict|list|str|tuple)\s*$", re.M)
@@ -296,9 +298,9 @@ class ToolFacts:
     description: str
     properties: dict[str, dict]
     required: tuple[str, ...]
-    timeliness: str
-    intent_type: str
-    regulatory_domains: tuple[str, ...]
+    timeliness: Timeliness
+    intent_type: IntentType
+    regulatory_domains: tuple[RegulatoryDomain, ...]
 
     @property
     def tokens(self) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tool_specs.entities import EntityType, is_entity_type
 from tool_specs.errors import InventoryError
 from tool_specs.importers.fintoolbench.columns import plan_output
 from tool_specs.importers.fintoolbench.entities import infer_consumes, infer_produces
@@ -34,7 +35,14 @@ from tool_specs.importers.fintoolbench.facts import ToolFacts
 from tool_specs.importers.fintoolbench.outputs import describe_output, output_meta, output_schema
 from tool_specs.importers.fintoolbench.text import input_schema, tool_description, tool_title
 from tool_specs.model import FinanceTags, ToolSpec, is_valid_tool_name
-from tool_specs.tags import INTENT_TYPES, REGULATORY_DOMAINS, TIMELINESS
+from tool_specs.tags import (
+    INTENT_TYPES,
+    REGULATORY_DOMAINS,
+    TIMELINESS,
+    IntentType,
+    RegulatoryDomain,
+    Timeliness,
+)
 
 REQUIRED_KEYS = ("name", "tool_from", "description", "parameters", "financial_tags")
 JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
@@ -81,7 +89,7 @@ def _check_parameters(parameters: Any) -> tuple[dict[str, dict], tuple[str, ...]
     return properties, tuple(required)
 
 
-def _check_tags(tags: Any) -> tuple[str, str, tuple[str, ...]]:
+def _check_tags(tags: Any) -> tuple[Timeliness, IntentType, tuple[RegulatoryDomain, ...]]:
     if not isinstance(tags, dict):
         raise _LineError("financial_tags", f"must be an object, got {type(tags).__name__}")
     timeliness = tags.get("timeliness", tags.get("update_frequency"))
@@ -161,10 +169,17 @@ def facts_to_spec(facts: ToolFacts, *, keep_text: bool) -> ToolSpec:
             regulatory_domains=facts.regulatory_domains,
         ),
         source=facts.tool_from,
-        consumes=infer_consumes(facts),
-        produces=infer_produces(facts, output),
+        consumes=_entities("consumes", infer_consumes(facts)),
+        produces=_entities("produces", infer_produces(facts, output)),
         meta=meta,
     )
+
+
+def _entities(field: str, found: tuple[str, ...]) -> tuple[EntityType, ...]:
+    entities = tuple(e for e in found if is_entity_type(e))
+    if len(entities) != len(found):
+        raise _LineError(field, f"unknown entity types {[e for e in found if not is_entity_type(e)]}")
+    return entities
 
 
 def facts_parameters_copy(facts: ToolFacts) -> dict[str, Any]:

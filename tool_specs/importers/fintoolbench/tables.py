@@ -39,9 +39,19 @@ def tsv(name: str) -> tuple[tuple[str, ...], ...]:
     return tuple(rows)
 
 
+def tsv_pairs(name: str) -> tuple[tuple[str, str], ...]:
+    """The rows of a two-column TSV table as pairs; ValueError when it has another width."""
+    pairs: list[tuple[str, str]] = []
+    for row in tsv(name):
+        if len(row) != 2:
+            raise ValueError(f"{name}: expected 2 columns, got {len(row)}")
+        pairs.append((row[0], row[1]))
+    return tuple(pairs)
+
+
 def tsv_map(name: str) -> dict[str, str]:
     """A two-column TSV table as a dict (first column -> second), file order kept."""
-    return dict(tsv(name))
+    return dict(tsv_pairs(name))
 
 
 @cache
