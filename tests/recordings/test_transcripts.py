@@ -20,10 +20,8 @@ TEXT = {
     "content": [{"type": "text", "text": "a"}, {"type": "image", "data": "x"}, {"text": "b"}],
     "isError": False,
 }
-TOOL_ERROR = {
-    "content": [{"type": "text", "text": "fundCode: required argument is missing"}],
-    "isError": True,
-}
+TOOL_ERROR_TEXT = "fundCode: required argument is missing"
+TOOL_ERROR = {"content": [{"type": "text", "text": TOOL_ERROR_TEXT}], "isError": True}
 SILENT_TOOL_ERROR = {"content": [], "isError": True}
 RPC_ERROR = {"code": -32602, "message": "Unknown tool: NoSuchTool"}
 
@@ -40,8 +38,8 @@ def test_result_text_joins_text_blocks_else_structured_content() -> None:
     [
         (TEXT, None, "ok", "a\nb", "a\nb"),
         # FinMCP-Bench's inference keeps an isError result's text; FinToolBench's agent stores {"error": ...}
-        (TOOL_ERROR, None, "tool_error", TOOL_ERROR["content"][0]["text"], {"error": TOOL_ERROR["content"][0]["text"]}),
-        (TOOL_ERROR, None, None, TOOL_ERROR["content"][0]["text"], {"error": TOOL_ERROR["content"][0]["text"]}),
+        (TOOL_ERROR, None, "tool_error", TOOL_ERROR_TEXT, {"error": TOOL_ERROR_TEXT}),
+        (TOOL_ERROR, None, None, TOOL_ERROR_TEXT, {"error": TOOL_ERROR_TEXT}),
         # an error with no text is still an error to FinToolBench's evaluator (a falsy "error" is not)
         (SILENT_TOOL_ERROR, None, "tool_error", "", {"error": "tool error"}),
         # a call that raised: "[error] message" (the inference script's marker), {"error": message}

@@ -86,7 +86,11 @@ def test_fintoolbench_agent_and_exports_agree(tmp_path: Path, fake_openai, share
     questions = shared_dir / "fintoolbench" / "questions_sample.jsonl"
     bench = load_bench(str(questions), tmp_path / "bench", inventory="fintool760")
     needs_args = next(t.name for t in bench.inventory.tools if (t.input_schema or {}).get("required"))
-    calls = [(bench.refs[0].turns[0].calls[0][0].tool, {}), (needs_args, {}), ("NoSuchTool", {})]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        (bench.refs[0].turns[0].calls[0][0].tool, {}),
+        (needs_args, {}),
+        ("NoSuchTool", {}),
+    ]
     db, seen = _run(bench, "fintool760", calls, tmp_path, fake_openai)
     assert len(seen) == 3
     out = tmp_path / "ftb.jsonl"
