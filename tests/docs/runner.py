@@ -73,7 +73,7 @@ class DocumentError(AssertionError):
 class DocumentRun:
     """One reader working through a document: a folder, the processes left running, the ports they took."""
 
-    def __init__(self, folder: Path, children: Children, inputs: Inputs | None = None) -> None:
+    def __init__(self, folder: Path, children: Children | None = None, inputs: Inputs | None = None) -> None:
         self.folder = folder
         self.children = children
         self.inputs = dict(inputs or {})
@@ -213,6 +213,8 @@ class DocumentRun:
         shown = int(port) if port is not None else SERVING_DEFAULT_PORTS[program]
         if shown in self.ports:
             raise DocumentError(f"port {shown} is taken by an earlier command of the document")
+        if self.children is None:
+            raise DocumentError("this run starts no processes")
         start = self.children.server if program == "finmcp-server" else self.children.proxy
         try:
             proc = start(args)  # appends --host 127.0.0.1 --port 0: the one rewrite, a free port

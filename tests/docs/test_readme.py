@@ -22,6 +22,7 @@ import pytest
 
 from tests.docs.markdown import Block, MarkdownError, code_blocks
 from tests.docs.runner import SHELL_LANGS, DocumentError, DocumentRun, Inputs
+from tests.support.processes import Children
 from tests.support.source import REPO
 
 README = REPO / "README.md"
@@ -78,7 +79,7 @@ def test_readme_blocks_are_all_runnable_or_marked():
 
 def test_every_readme_command_line_parses(tmp_path):
     """Fast: each command of every shell block passes its program's argument parser (nothing runs)."""
-    run = DocumentRun(tmp_path, children=None)  # type: ignore[arg-type]  # parsing starts nothing
+    run = DocumentRun(tmp_path)  # parsing starts nothing
     count = 0
     for block in blocks_of(README):
         if block.lang in SHELL_LANGS and not block.has("text"):
@@ -102,8 +103,8 @@ def test_proxy_doc_examples_are_the_readmes():
 # ---------------------------------------------------------------- the runner fails on what does not run
 
 
-def run_markdown(markdown: str, tmp_path: Path, children=None) -> DocumentRun:
-    run = DocumentRun(tmp_path, children)  # type: ignore[arg-type]
+def run_markdown(markdown: str, tmp_path: Path, children: Children | None = None) -> DocumentRun:
+    run = DocumentRun(tmp_path, children)
     run.run(code_blocks(markdown), "doc.md")
     return run
 
