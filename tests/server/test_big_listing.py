@@ -223,7 +223,9 @@ def test_harness_client_and_proxy_replay_see_every_tool_of_a_paged_server(
     proxy = proxy_process(["--upstream", http_server.url, "--db", str(db)])
 
     async def logged_call():
-        async with Client(proxy.tagged("big", "s1", 0)) as client:
+        async with Client(proxy.tagged("big", "s1", 0), mode="legacy") as client:
+            page = await client.list_tools()  # the JSON listing passes the proxy as it is
+            assert len(page.tools) == COUNT and page.next_cursor is None
             await call_last(client, last_tool)
 
     anyio.run(logged_call)
