@@ -5,7 +5,9 @@ declares), the files commands name are made in a temporary folder (the official 
 ``../shared``), the Python block runs against the README's proxy, and the MCP host configuration's
 command is launched over stdio. ``make demo`` and ``make test`` are out of scope: they are the demo
 and the suite themselves, so the README marks them parse-only (``make -n``: the targets exist), as it
-marks the ``--agent openai`` command, which needs an LLM endpoint (its flags are parsed).
+marks the ``--agent openai`` command, which needs an LLM endpoint (its flags are parsed). Inline
+code in prose and tables names commands and flags (synopses such as ``--transport http|stdio|sse``)
+and is not run: what a reader should type is in a block.
 
 The other tests here show the runner fails on what does not run, and check every README command line
 against its program's parser without running it (fast, without ``../shared``).
