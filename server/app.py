@@ -5,12 +5,17 @@
 ``tools/list`` per call). :class:`HttpApp` is a small ASGI router: Streamable HTTP at ``/mcp`` (one
 inventory) and ``/{inventory}/mcp`` (each inventory), or the legacy SSE transport at ``/sse`` +
 ``/messages/`` (and ``/{inventory}/sse`` + ``/{inventory}/messages/``), plus ``/healthz``.
+
+On Streamable HTTP a ``tools/list`` request is always answered with a JSON body, also where the SDK
+would open an SSE stream (:class:`ListingAsJson`): the listing carries no notifications, and one SSE
+event of the 760-tool listing (~1.6 MB) is over the mcp SDK client's default 1 MiB event cap.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections import deque
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -23,10 +28,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recordings.plumbing.listener import DEFAULT_MAX_BODY
 from recordings.plumbing.protocol import is_stateless
+from recordings.plumbing.sse import parse_events
 from server.security import SecurityMiddleware, SecuritySettings
 from server.service import ToolService
 
@@ -129,6 +135,93 @@ async def _send_json(send: Send, status: int, payload: Mapping[str, Any]) -> Non
     await send({"type": "http.response.body", "body": body})
 
 
+async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes]:
+    """The request's messages read so far and their body bytes: all of it, or just past ``limit``.
+
+    Stops at the body's end, at a disconnect, or once more than ``limit`` bytes arrived (the SDK
+    transport then refuses the body with its own error when it reads the rest).
+    """
+    messages: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        body += message.get("body", b"")
+        if not message.get("more_body", False) or len(body) > limit:
+            break
+    return messages, bytes(body)
+
+
+def replaying(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that hands out ``messages`` first, then the real ``receive``'s."""
+    pending = deque(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.popleft()
+        return await receive()
+
+    return replayed
+
+
+def is_tools_list(body: bytes) -> bool:
+    """True when a POST body is one JSON-RPC ``tools/list`` request."""
+    if b"tools/list" not in body:
+        return False
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "tools/list" and "id" in message
+
+
+_SSE_ONLY_HEADERS = frozenset({b"content-type", b"content-length", b"connection", b"x-accel-buffering"})
+
+
+class ListingAsJson:
+    """An ASGI ``send`` that turns an SSE answer holding exactly one message into a JSON answer.
+
+    Streamable HTTP lets the server answer any request with ``application/json`` or with an SSE
+    stream, and every client must accept both. Wrapped around a ``tools/list`` POST it holds the SSE
+    response back until the stream ends, then sends its one message as the JSON body (same status,
+    same other headers, ``Mcp-Session-Id`` included). Any other response passes through unchanged.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.start: Message | None = None
+        self.chunks: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = dict(message.get("headers") or [])
+            if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
+                self.start = message
+                return
+        elif message["type"] == "http.response.body" and self.start is not None:
+            self.chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self._flush()
+            return
+        await self.send(message)
+
+    async def _flush(self) -> None:
+        assert self.start is not None
+        raw = b"".join(self.chunks)
+        data = [e.data for e in parse_events(raw) if e.event == "message" and e.data]
+        if len(data) != 1:  # not a lone answer: send the stream as it was
+            await self.send(self.start)
+            await self.send({"type": "http.response.body", "body": raw})
+            return
+        body = data[0]
+        headers = [(k, v) for k, v in self.start.get("headers") or [] if k.lower() not in _SSE_ONLY_HEADERS]
+        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await self.send({"type": "http.response.start", "status": self.start["status"], "headers": headers})
+        await self.send({"type": "http.response.body", "body": body})
+
+
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
@@ -171,6 +264,7 @@ class HttpApp:
         self.services = dict(services)
         self.transport = transport
         self.json_response = json_response
+        self.max_body = max_body
         self.routes: dict[str, ASGIApp] = {}
         self.post_routes: dict[str, ASGIApp] = {}
         self.managers: list[StreamableHTTPSessionManager] = []
@@ -224,6 +318,11 @@ class HttpApp:
                     error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": problem[1]}}
                     await _send_json(send, problem[0], error)
                     return
+                if scope["method"] == "POST" and path in self.mcp_paths and not self.json_response:
+                    messages, body = await read_body(receive, self.max_body)
+                    receive = replaying(messages, receive)
+                    if is_tools_list(body):
+                        send = ListingAsJson(send)
                 await endpoint(scope, receive, send)
             elif path == "/healthz":
                 await _send_json(send, 200, self.health_payload())

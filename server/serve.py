@@ -25,10 +25,27 @@ from tool_specs.inventory import Inventory, load_inventory
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "FINMCP_SERVER_TOKEN"
+# The mcp SDK's legacy SSE client (``sse_client``) refuses an SSE event over 1 MiB and has no option to
+# raise the cap; over that transport every answer is one event on the GET stream, so by default
+# ``tools/list`` pages stay well under it (the 760-tool listing is ~1.7 MB: 4 pages).
+SSE_PAGE_BYTES = 512 * 1024
 
 
 class ServeError(Exception):
     """A start-up problem, reported as one line on stderr (exit status 2)."""
+
+
+def page_size_option(value: str) -> int | None:
+    """``--page-size``: ``auto`` (None), ``0`` (one page) or a number of tools per page."""
+    if value == "auto":
+        return None
+    try:
+        size = int(value)
+    except ValueError:
+        size = -1
+    if size < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected auto, 0 (no pagination) or a number of tools")
+    return size
 
 
 def add_serve_options(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +88,16 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         metavar="RULES",
         help="PATTERN:KIND=RATE[,...] (see docs/server.md)",
     )
-    group.add_argument("--page-size", type=int, metavar="N", help="paginate tools/list by N tools")
+    group.add_argument(
+        "--page-size",
+        type=page_size_option,
+        default=None,
+        metavar="auto|0|N",
+        help=(
+            "tools/list pages: auto (default: one page, except over --transport sse, where pages stay"
+            f" under {SSE_PAGE_BYTES // 1024} KiB for clients' 1 MiB event cap), 0 (never paginate) or N tools"
+        ),
+    )
     group.add_argument(
         "--json-response", action="store_true", help="HTTP: answer with JSON bodies instead of SSE streams"
     )
@@ -139,8 +165,8 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
         faults = parse_faults(args.faults, seed=args.seed)
     except (LatencySpecError, FaultSpecError) as exc:
         raise ServeError(str(exc)) from None
-    if args.page_size is not None and args.page_size < 1:
-        raise ServeError(f"--page-size {args.page_size}: expected a positive number of tools")
+    page_size = args.page_size or None  # 0: one page
+    page_bytes = SSE_PAGE_BYTES if args.page_size is None and args.transport == "sse" else None
     inventories = _inventories(args.inventories)
     store = _store(args.recordings)
     world = _world(args.seed, store) if args.miss == "simulate" else None
@@ -154,7 +180,8 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
             simulate=_simulator(inventory, args.seed, world) if world is not None else None,
             latency=latency,
             faults=faults,
-            page_size=args.page_size,
+            page_size=page_size,
+            page_bytes=page_bytes,
             output_schemas=not args.no_output_schemas,
         )
     return services

@@ -81,6 +81,31 @@ class ServiceStats:
         self.counts[name] += 1
 
 
+def paginate(
+    tools: Sequence[dict[str, Any]], page_size: int | None = None, page_bytes: int | None = None
+) -> list[list[dict[str, Any]]]:
+    """``tools`` cut into pages (always at least one, maybe empty).
+
+    ``page_size``: at most that many tools per page. ``page_bytes``: consecutive tools per page while
+    their JSON (ASCII-escaped, an upper bound of any encoder's UTF-8 output) stays within that many
+    bytes; a tool bigger than that alone gets a page of its own. Neither: one page.
+    """
+    if page_size is not None:
+        return [list(tools[i : i + page_size]) for i in range(0, len(tools), page_size)] or [[]]
+    if page_bytes is None:
+        return [list(tools)]
+    pages: list[list[dict[str, Any]]] = [[]]
+    used = 0
+    for tool in tools:
+        size = len(json.dumps(tool)) + 1  # + the separating comma
+        if pages[-1] and used + size > page_bytes:
+            pages.append([])
+            used = 0
+        pages[-1].append(tool)
+        used += size
+    return pages
+
+
 def _text_result(text: str, source: str, is_error: bool, **meta: Any) -> dict[str, Any]:
     return {
         "content": [{"type": "text", "text": text}],
@@ -95,7 +120,8 @@ class ToolService:
     ``store`` is an open :class:`RecordingStore` (or None: every call misses); recordings are looked
     up under ``recording_inventories`` in order (default: the inventory's name, then its ``base``).
     ``simulate`` is the simulator's ``simulate(tool, arguments)``; it is required for
-    ``miss="simulate"``. ``page_size`` enables ``tools/list`` pagination.
+    ``miss="simulate"``. ``tools/list`` is one page unless ``page_size`` (tools per page) or
+    ``page_bytes`` (the most JSON bytes of tools per page, see :func:`paginate`) is given.
     """
 
     def __init__(
@@ -109,6 +135,7 @@ class ToolService:
         latency: LatencyModel | None = None,
         faults: FaultPlan | None = None,
         page_size: int | None = None,
+        page_bytes: int | None = None,
         output_schemas: bool = True,
         cache_size: int = 8192,
         progress_after_ms: float = 1000.0,
@@ -119,6 +146,10 @@ class ToolService:
             raise ValueError("miss policy 'simulate' needs a simulator")
         if page_size is not None and page_size < 1:
             raise ValueError(f"page size {page_size}: expected a positive number of tools")
+        if page_bytes is not None and page_bytes < 1:
+            raise ValueError(f"page bytes {page_bytes}: expected a positive number of bytes")
+        if page_size is not None and page_bytes is not None:
+            raise ValueError("give page_size or page_bytes, not both")
         self.inventory = inventory
         self.name = inventory.name
         self.store = store
@@ -150,18 +181,17 @@ class ToolService:
             )
             for spec in inventory.tools
         }
-        self._pages = self._build_pages(page_size)
+        self._pages = self._build_pages(page_size, page_bytes)
 
     # ------------------------------------------------------------------ tools/list
 
-    def _build_pages(self, page_size: int | None) -> list[dict[str, Any]]:
+    def _build_pages(self, page_size: int | None, page_bytes: int | None) -> list[dict[str, Any]]:
         tools = []
         for wire in self.inventory.mcp_tools:
             if not self.output_schemas and "outputSchema" in wire:
                 wire = {k: v for k, v in wire.items() if k != "outputSchema"}
             tools.append(wire)
-        size = page_size or max(len(tools), 1)
-        chunks = [tools[i : i + size] for i in range(0, len(tools), size)] or [[]]
+        chunks = paginate(tools, page_size, page_bytes)
         pages = []
         for index, chunk in enumerate(chunks):
             # The 2026-07-28 era requires the cache hints and resultType; older eras drop them.

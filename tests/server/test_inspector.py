@@ -51,6 +51,20 @@ def server(recorded_time, module_children):
     )
 
 
+@pytest.fixture(scope="module")
+def big_server(module_children):
+    return module_children.server(["--inventory", "fintool760", "--miss", "strict", "--latency", "none"])
+
+
+@pytest.mark.slow
+def test_inspector_lists_all_760_tools_by_default(npx_inspector, big_server):
+    """The Inspector CLI lists once and does not follow ``nextCursor``: the default HTTP listing is one page."""
+    listed = inspector(big_server.url, "--transport", "http", "--method", "tools/list")
+    assert listed.returncode == 0, listed.stderr
+    result = json.loads(listed.stdout)
+    assert len(result["tools"]) == 760 and "nextCursor" not in result
+
+
 @pytest.mark.slow
 def test_inspector_lists_and_calls_tools(npx_inspector, server):
     listed = inspector(server.url, "--transport", "http", "--method", "tools/list")
@@ -79,3 +93,18 @@ def test_inspector_lists_and_calls_tools(npx_inspector, server):
         server.url, "--transport", "http", "--method", "tools/call", "--tool-name", "NoSuchTool"
     )
     assert unknown.returncode != 0 and "NoSuchTool" in unknown.stdout + unknown.stderr
+
+
+@pytest.mark.slow
+def test_inspector_over_legacy_sse_lists_one_page_unless_page_size_0(npx_inspector, server_process):
+    """What docs/server.md says: the default legacy SSE listing is paged; the Inspector lists once."""
+    args = ["--inventory", "fintool760", "--miss", "strict", "--latency", "none", "--transport", "sse"]
+    for extra, count in (([], None), (["--page-size", "0"], 760)):
+        server = server_process([*args, *extra])
+        listed = inspector(server.endpoint("/sse"), "--transport", "sse", "--method", "tools/list")
+        assert listed.returncode == 0, listed.stderr
+        result = json.loads(listed.stdout)
+        if count is None:
+            assert 0 < len(result["tools"]) < 760 and result["nextCursor"]
+        else:
+            assert len(result["tools"]) == count and "nextCursor" not in result

@@ -14,7 +14,7 @@ from recordings import RecordingStore
 from server.app import build_mcp_server
 from server.faults import parse_faults
 from server.latency import parse_latency
-from server.service import ARGS_KEY, FAULT_KEY, PROVENANCE_KEY, SOURCE_KEY, ToolService
+from server.service import ARGS_KEY, FAULT_KEY, PROVENANCE_KEY, SOURCE_KEY, ToolService, paginate
 from server.testing import SchemaSimulator
 from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
 from tests.support.polling import wait_for
@@ -188,6 +188,20 @@ def test_pagination_walks_every_tool_once(mode):
                 await client.list_tools(cursor="bogus")
 
     run(main)
+
+
+def test_pages_by_bytes_stay_within_the_budget():
+    tools = [dict(wire) for wire in load_inventory("fintool760").mcp_tools]
+    budget = 200_000
+    pages = paginate(tools, page_bytes=budget)
+    assert [t for page in pages for t in page] == tools and len(pages) > 1
+    assert all(len(json.dumps(page)) <= budget for page in pages)
+    big = {"name": "big", "description": "x" * (budget + 1)}
+    assert paginate([tools[0], big, tools[1]], page_bytes=budget) == [[tools[0]], [big], [tools[1]]]
+    assert paginate([], page_bytes=budget) == [[]] and paginate(tools) == [tools]
+    assert [len(p) for p in paginate(tools, page_size=300)] == [300, 300, 160]
+    with pytest.raises(ValueError, match="not both"):
+        service(load_inventory("finmcp65"), page_size=10, page_bytes=budget)
 
 
 def test_recording_lookup_order_and_cache(finmcp65, store):

@@ -21,17 +21,9 @@ MODES = ["auto", "legacy"]
 
 @pytest.fixture(scope="module")
 def sse_server(recorded_time, module_children):
-    # --page-size: the SDK's legacy SSE client caps one event at 1 MiB; the 760-tool listing is ~1.4 MB
-    args = [
-        "--transport",
-        "sse",
-        "--inventory",
-        "finmcp65",
-        "--inventory",
-        "fintool760",
-        "--page-size",
-        "300",
-    ]
+    # default --page-size auto: the SDK's legacy SSE client caps one event at 1 MiB (the 760-tool
+    # listing is ~1.6 MB), so fintool760 is listed in pages and finmcp65 in one
+    args = ["--transport", "sse", "--inventory", "finmcp65", "--inventory", "fintool760"]
     return module_children.server(
         [*args, "--miss", "strict", "--recordings", str(recorded_time), "--latency", "none"]
     )
@@ -101,7 +93,7 @@ def test_start_up_errors_are_clear(recorded_time, tmp_path):
         (["--miss", "strict", "--latency", "slow"], "--latency 'slow'"),
         (["--miss", "strict", "--faults", "Get*:boom=1"], "unknown fault kind 'boom'"),
         (["--miss", "strict", "--inventory", "nope"], "--inventory nope"),
-        (["--miss", "strict", "--page-size", "0"], "--page-size 0"),
+        (["--miss", "strict", "--page-size", "-1"], "argument --page-size: '-1': expected auto, 0"),
     ]
     for args, needle in cases:
         with pytest.raises(ServerStartError) as caught:

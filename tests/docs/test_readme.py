@@ -1,0 +1,155 @@
+"""Every command and code block of README.md runs as written (how: tests/docs/runner.py).
+
+Servers and proxies listen on free loopback ports (the only rewrite besides the placeholders the README
+declares), the files commands name are made in a temporary folder (the official demo files come from
+``../shared``), the Python block runs against the README's proxy, and the MCP host configuration's
+command is launched over stdio. ``make demo`` and ``make test`` are out of scope: they are the demo
+and the suite themselves, so the README marks them parse-only (``make -n``: the targets exist), as it
+marks the ``--agent openai`` command, which needs an LLM endpoint (its flags are parsed). Inline
+code in prose and tables names commands and flags (synopses such as ``--transport http|stdio|sse``)
+and is not run: what a reader should type is in a block.
+
+The other tests here show the runner fails on what does not run, and check every README command line
+against its program's parser without running it (fast, without ``../shared``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.docs.markdown import Block, MarkdownError, code_blocks
+from tests.docs.runner import SHELL_LANGS, DocumentError, DocumentRun, Inputs
+from tests.support.processes import Children
+from tests.support.source import REPO
+
+README = REPO / "README.md"
+PROXY_DOC = REPO / "docs" / "proxy.md"
+
+
+def blocks_of(path: Path) -> list[Block]:
+    return code_blocks(path.read_text(encoding="utf-8"))
+
+
+def official_inputs(shared: Path) -> Inputs:
+    """The official FinMCP-Bench files the README's commands name."""
+    infer = shared / "finmcp" / "demo_infer.json"
+
+    def demo_infer(path: Path) -> None:
+        shutil.copyfile(infer, path)
+
+    def demo_eval(path: Path) -> None:
+        """What the official inference script writes for demo_infer.json (here: a run that made the gold calls)."""
+        samples = json.loads(infer.read_text(encoding="utf-8"))
+        for sample in samples:
+            sample["messages_pred"] = sample["messages"]
+        path.write_text(json.dumps(samples, ensure_ascii=False, indent=4), encoding="utf-8")
+
+    return {"demo_infer.json": demo_infer, "demo_eval.json": demo_eval}
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, children):
+    monkeypatch.chdir(tmp_path)  # the folder the reader works in (children inherit it)
+    run = DocumentRun(tmp_path, children, official_inputs(shared_dir))
+    run.run(blocks_of(README), "README.md")
+    ran = "\n".join(run.log)
+    # the runner did each kind of thing (a broken extractor must not pass by running nothing)
+    for needle in (
+        "run finmcp-server",
+        "run finmcp-proxy",
+        "run finmcp-eval score",
+        "parse make",
+        "listening:",
+    ):
+        assert needle in ran, ran
+    for needle in ("over stdio", "python block printed", "host config finmcp:"):
+        assert needle in ran, ran
+
+
+def test_readme_blocks_are_all_runnable_or_marked():
+    blocks = blocks_of(README)
+    assert len(blocks) >= 8
+    for block in blocks:
+        assert block.has("text") or block.lang in SHELL_LANGS | {"python", "json"}, block
+
+
+def test_every_readme_command_line_parses(tmp_path):
+    """Fast: each command of every shell block passes its program's argument parser (nothing runs)."""
+    run = DocumentRun(tmp_path)  # parsing starts nothing
+    count = 0
+    for block in blocks_of(README):
+        if block.lang in SHELL_LANGS and not block.has("text"):
+            for line in block.text.splitlines():
+                argv = shlex.split(line.removeprefix("$ "), comments=True) if not line.startswith(" ") else []
+                if argv and argv[0] in ("make", "finmcp-server", "finmcp-proxy", "finmcp-eval"):
+                    run.parse(argv)
+                    count += 1
+    assert count >= 10
+
+
+def test_proxy_doc_examples_are_the_readmes():
+    """docs/proxy.md repeats the README's client examples: the README test runs them."""
+    readme = {(b.lang, b.text) for b in blocks_of(README)}
+    examples = [b for b in blocks_of(PROXY_DOC) if b.lang in ("python", "json")]
+    assert len(examples) == 2
+    for block in examples:
+        assert (block.lang, block.text) in readme, f"docs/proxy.md line {block.line} differs from the README"
+
+
+# ---------------------------------------------------------------- the runner fails on what does not run
+
+
+def run_markdown(markdown: str, tmp_path: Path, children: Children | None = None) -> DocumentRun:
+    run = DocumentRun(tmp_path, children)
+    run.run(code_blocks(markdown), "doc.md")
+    return run
+
+
+def test_a_command_that_fails_fails_the_document(tmp_path):
+    with pytest.raises(DocumentError, match="exit status 2"):
+        run_markdown("Try:\n\n    finmcp-server inventorys\n", tmp_path)
+
+
+def test_a_server_that_does_not_start_fails_the_document(tmp_path, children):
+    with pytest.raises(DocumentError, match="--inventory nope"):
+        run_markdown("Serve:\n\n    finmcp-server --inventory nope --port 8765\n", tmp_path, children)
+
+
+def test_shown_output_must_match(tmp_path):
+    command = "    $ python -c \"print('a'); print('b')\"\n"
+    run_markdown("Look:\n\n" + command + "    a\n    b\n", tmp_path)
+    for shown in ("    b\n    a\n", "    c\n"):
+        with pytest.raises(DocumentError, match="does not show"):
+            run_markdown("Look:\n\n" + command + shown, tmp_path)
+
+
+def test_a_python_block_that_raises_or_names_an_unknown_port_fails(tmp_path):
+    with pytest.raises(DocumentError, match="ZeroDivisionError"):
+        run_markdown("```python\nprint(1 / 0)\n```\n", tmp_path)
+    with pytest.raises(DocumentError, match="no process of the document listens on port 8766"):
+        run_markdown('```python\nURL = "http://127.0.0.1:8766/mcp"\n```\n', tmp_path)
+
+
+def test_parse_only_still_catches_unknown_flags_and_targets(tmp_path):
+    marked = "<!-- readme-test: parse-only -->\n\n    {}\n"
+    run_markdown(marked.format("finmcp-eval run --agent openai --llm-model M --spawn --run r"), tmp_path)
+    with pytest.raises(DocumentError, match="unrecognized arguments: --llm-modle"):
+        run_markdown(marked.format("finmcp-eval run --agent openai --llm-modle M --spawn --run r"), tmp_path)
+    with pytest.raises(DocumentError, match="make -n no-such-target"):
+        run_markdown(marked.format("make no-such-target"), tmp_path)
+
+
+def test_unmarked_or_unknown_blocks_and_directives_fail(tmp_path):
+    with pytest.raises(DocumentError, match="unlabelled block"):
+        run_markdown("```\nsomething\n```\n", tmp_path)
+    run_markdown("<!-- readme-test: text (a diagram) -->\n```\nsomething\n```\n", tmp_path)
+    with pytest.raises(MarkdownError, match="unknown readme-test directive 'skip'"):
+        code_blocks("<!-- readme-test: skip -->\n\n    make demo\n")
+    with pytest.raises(MarkdownError, match="applies to no block"):
+        code_blocks("<!-- readme-test: text -->\n## Heading\n")
