@@ -133,7 +133,7 @@ def _references(args: argparse.Namespace, preds: Any, inventory: Any):
 
 def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool):
     from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.metrics.fintoolbench import load_tool_metadata, tool_metadata_from_inventory
+    from evaluator.metrics.fintoolbench import resolve_tool_metadata
     from evaluator.metrics.options import EvalOptions
 
     if args.bootstrap < 0:
@@ -163,12 +163,11 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
             args.judge_cache,
         )
         opts.judge_repeats = args.judge_repeats
-        if args.tool_manifest:
-            if not Path(args.tool_manifest).is_file():
-                raise EvalInputError(f"--tool-manifest: file not found: {args.tool_manifest}")
-            opts.tool_meta = load_tool_metadata(args.tool_manifest)
-        else:
-            opts.tool_meta = tool_metadata_from_inventory(inventory or _try_inventory("fintool760"))
+        if args.tool_manifest and not Path(args.tool_manifest).is_file():
+            raise EvalInputError(f"--tool-manifest: file not found: {args.tool_manifest}")
+        opts.tool_meta, opts.tool_meta_source = resolve_tool_metadata(
+            args.tool_manifest, inventory or _try_inventory("fintool760")
+        )
     return opts
 
 
@@ -196,7 +195,7 @@ def _write(out: str | None, stem: str, formats: list[str], report: dict[str, Any
 def cmd_score(args: argparse.Namespace) -> int:
     from evaluator.reports.html import render_html
     from evaluator.reports.markdown import render_markdown
-    from evaluator.reports.pipeline import evaluate
+    from evaluator.reports.pipeline import evaluate, print_warnings
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
@@ -204,6 +203,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     refs = _references(args, preds, inventory)
     fintool = all(r.source == "fintoolbench" for r in refs.samples) or preds.format == "fintoolbench_result"
     report = evaluate(refs, preds, _options(args, refs, inventory, fintool))
+    print_warnings(report, "finmcp-eval score")
     md = render_markdown(report)
     _write(args.out, "report", formats, report, md, render_html)
     if args.out is not None:

@@ -7,7 +7,15 @@ from html import escape
 from typing import Any
 
 from evaluator.metrics.finmcp import OFFICIAL_KEYS
-from evaluator.reports.markdown import TABLE2, TYPE_ORDER, fmt, official_cells
+from evaluator.reports.markdown import (
+    FINTOOLBENCH_METRICS,
+    TABLE2,
+    TYPE_ORDER,
+    fintoolbench_value,
+    fmt,
+    official_cells,
+    tool_metadata_line,
+)
 
 MAX_SAMPLES = 2000
 COLORS = ("#2b6cb0", "#38a169", "#dd6b20", "#805ad5", "#e53e3e")
@@ -258,13 +266,16 @@ def render_html(report: dict[str, Any]) -> str:
             parts += [f"<h2>{title}</h2>", _table(["group", "value", *OFFICIAL_KEYS], rows)]
     if "fintoolbench" in report:
         fb = report["fintoolbench"]
-        names = ("tir", "tesr", "cer", "soft_score", "css", "tmr", "imr", "dmr")
-        rows = []
-        for variant in ("fintoolbench", "fintoolbench_corrected"):
-            m = fb[variant]["metrics"]
-            values = {**m.get("cap", {}), **m.get("com", {})}
-            rows.append([variant] + [fmt(values.get(n)) for n in names])
-        parts += [f"<h2>FinToolBench (judge: {escape(fb['judge'])})</h2>", _table(["variant", *names], rows)]
+        names = FINTOOLBENCH_METRICS
+        rows = [
+            [variant] + [fintoolbench_value(fb[variant]["metrics"], n) for n in names]
+            for variant in ("fintoolbench", "fintoolbench_corrected")
+        ]
+        parts += [
+            f"<h2>FinToolBench (judge: {escape(fb['judge'])})</h2>",
+            f"<p>{escape(tool_metadata_line(fb))}.</p>",
+            _table(["variant", *names], rows),
+        ]
     if "trials" in report:
         t = report["trials"]
         parts += [
