@@ -215,6 +215,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from evaluator.metrics.compare import compare_runs
     from evaluator.reports.markdown import render_compare_markdown
+    from evaluator.reports.pipeline import print_warnings
 
     formats = [f for f in _formats(args.format) if f != "html"] or ["md"]
     if args.preds:
@@ -231,6 +232,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     inventory = _load_inventory(args.inventory) if args.inventory else None
     refs = _references(args, pa, inventory)
     result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
+    print_warnings(result, "finmcp-eval compare")
     _write(args.out, "compare", formats, result, render_compare_markdown(result), None)
     return 0
 

@@ -246,7 +246,13 @@ def render_html(report: dict[str, Any]) -> str:
         f"predictions <code>{escape(str(inputs['predictions']))}</code> ({escape(inputs['prediction_format'])})"
         + (f", run <code>{escape(inputs['run_id'])}</code>" if inputs.get("run_id") else "")
         + f". Scored {cov['scored']} of {cov['references']} samples; {len(cov['dropped'])} dropped; "
-        f"{cov['missing_predictions']} without prediction. Bootstrap {inputs['bootstrap']} (seed {inputs['seed']}).</p>",
+        f"{cov['missing_predictions']} without prediction"
+        + (
+            f"; {cov['predictions_not_in_references_count']} predicted samples match no reference"
+            if cov.get("predictions_not_in_references_count")
+            else ""
+        )
+        + f". Bootstrap {inputs['bootstrap']} (seed {inputs['seed']}).</p>",
         "<h2>Results by sample type</h2>",
         _table(["type", "N"] + [c for c, _ in cols], type_rows),
         '<div class="charts">',

@@ -147,7 +147,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"- predictions: `{inputs['predictions']}` ({inputs['prediction_format']})"
         + (f", run `{inputs['run_id']}`" if inputs.get("run_id") else ""),
         f"- scored: {cov['scored']}; missing predictions: {cov['missing_predictions']} "
-        f"(policy: {inputs['missing']}); dropped: {len(cov['dropped'])}",
+        f"(policy: {inputs['missing']}); dropped: {len(cov['dropped'])}"
+        + (
+            f"; predicted samples matching no reference: {cov['predictions_not_in_references_count']}"
+            if cov.get("predictions_not_in_references_count")
+            else ""
+        ),
         f"- bootstrap: {inputs['bootstrap']} resamples, seed {inputs['seed']}",
         "",
         "TR/TP/TF1 are the official script's macro recall/precision/F1; consist is its ordered-list match. "
@@ -218,4 +223,6 @@ def render_compare_markdown(result: dict[str, Any]) -> str:
         for name, m in result["mcnemar"].items()
     ]
     lines += _table(["metric", "A only", "B only", "p", "method"], rows)
+    if result.get("warnings"):
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in result["warnings"][:50]]
     return "\n".join(lines) + "\n"

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
-from evaluator.inputs.pairing import pair_up
+from evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.finmcp import compute_official, paper_emr
 from evaluator.metrics.fintoolbench import COMPLIANCE_NA, evaluate_records, prefetch_judgments
@@ -148,6 +148,7 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
     opts = opts or EvalOptions()
     canon = opts.canon or Canonicalizer()
     pairing = pair_up(refs, preds, opts.missing)
+    require_matches(pairing, refs, preds)
     table = score_pairs(pairing.pairs, canon)
     benchmark = "fintoolbench" if all(r.source == "fintoolbench" for r in refs.samples) else "finmcp"
     report: dict[str, Any] = {
@@ -174,6 +175,9 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
         },
         "warnings": refs.warnings + preds.warnings,
     }
+    unmatched = unmatched_warning(pairing, preds)
+    if unmatched:
+        report["warnings"].append(unmatched)
     report.update(finmcp_block(table, opts, benchmark))
     report["by_type"] = by_group(table, "type")
     report["by_difficulty"] = by_group(table, "difficulty", opts)
