@@ -379,6 +379,8 @@ class _Filler:
             "ticker_slug",
             "ticker_slugs",
         ) or (lname == "is_id" and "ticker" in text)
+        if lname in ("fundcode", "fundcodes", "fundcodelist", "fundnameorcode"):
+            return "fund"
         if not symbolish:
             return None
         for words, kind in (

@@ -90,6 +90,15 @@ def test_optional_parameters_only_when_the_question_answers_them():
     assert tool_arguments(pick, QuestionEntities.parse("")) == {"kind": "债券型"}
     assert tool_arguments(pick, QuestionEntities.parse("股票型基金")) == {"kind": "股票型"}
     assert tool_arguments(None, QuestionEntities.parse("")) == {}
+    qieman = tool(
+        {"fundCode": {"type": "string"}, "fundCodes": {"type": "array", "items": {"type": "string"}}},
+        ["fundCode", "fundCodes"],
+        "qieman",
+    )
+    assert tool_arguments(qieman, QuestionEntities.parse("基金161128怎么样")) == {
+        "fundCode": "161128",
+        "fundCodes": ["161128"],
+    }
 
 
 def test_every_fintool760_tool_gets_schema_valid_arguments():
