@@ -106,6 +106,19 @@ US_COMPANIES = {
 }
 """Well-known US company names (lower case) and their tickers: what any LLM agent knows."""
 
+SEARCH_PARAMETERS = frozenset({"q", "query", "search", "text", "string", "keyword", "keywords", "name"})
+"""String parameters that take a search text: the question's ticker, else a well-known name."""
+
+STRING_DEFAULTS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"base", "from_currency", "base_code", "currency", "fromcurrency", "is_from"}), "USD"),
+    (frozenset({"to_currency", "tocurrency", "target_currency", "to"}), "CNY"),
+    (frozenset({"region", "countrycode", "country"}), "US"),
+    (frozenset({"lang", "language"}), "en"),
+    (frozenset({"api_key", "apikey", "token", "cookie"}), "demo"),
+    (frozenset({"url"}), "https://example.com"),
+)
+"""Values of string parameters by (lower-case) name, before any ``Example:`` of the description."""
+
 CRYPTO_NAMES = {"bitcoin": "BTC", "比特币": "BTC", "ethereum": "ETH", "以太坊": "ETH", "solana": "SOL"}
 
 _FULL_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*(?:[-/.年])\s*(\d{1,2})\s*(?:[-/.月])\s*(\d{1,2})(?!\d)")
@@ -285,9 +298,11 @@ class _Filler:
         if kind == "object":
             return self.object(schema)
         if kind == "array":
-            items = schema.get("items") if isinstance(schema.get("items"), dict) else {"type": "string"}
-            n = schema.get("minItems") if isinstance(schema.get("minItems"), int) else 1
-            return [self.value(name, items) for _ in range(max(n, 1))]
+            items = schema.get("items")
+            item_schema: dict[str, Any] = items if isinstance(items, dict) else {"type": "string"}
+            least = schema.get("minItems")
+            n = least if isinstance(least, int) else 1
+            return [self.value(name, item_schema) for _ in range(max(n, 1))]
         if kind == "boolean":
             default = schema.get("default")
             return default if isinstance(default, bool) else False
@@ -444,31 +459,19 @@ class _Filler:
         return 1
 
     def string(self, lname: str, desc: str) -> str:
-        example = _EXAMPLE.search(desc)
-        western = self.source == "rapidapi"
-        if lname in ("q", "query", "search", "text", "string", "keyword", "keywords", "name"):
+        if lname in SEARCH_PARAMETERS:
             if self.q.tickers:
                 return self.q.tickers[0]
-            return "Apple" if western else "贵州茅台"
-        if lname in ("base", "from_currency", "base_code", "currency", "fromcurrency", "is_from"):
-            return "USD"
-        if lname in ("to_currency", "tocurrency", "target_currency", "to"):
-            return "CNY"
-        if lname in ("region", "countrycode", "country"):
-            return "US"
-        if lname in ("lang", "language"):
-            return "en"
-        if lname in ("api_key", "apikey", "token", "cookie"):
-            return "demo"
-        if lname == "url":
-            return "https://example.com"
+            return "Apple" if self.source == "rapidapi" else "贵州茅台"
+        for names, value in STRING_DEFAULTS:
+            if lname in names:
+                return value
+        example = _EXAMPLE.search(desc)
         if example:
             return example.group(1)
         if re.search(r"period|interval|gran|bucket", lname):
             return "daily"
-        if "page" in lname:
-            return "1"
-        if lname.endswith("id") or lname.endswith("ids"):
+        if "page" in lname or lname.endswith("id") or lname.endswith("ids"):
             return "1"
         return "default"
 
