@@ -145,7 +145,7 @@ def _references(args: argparse.Namespace, preds: Any, inventory: Any):
 
 def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool):
     from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.metrics.fintoolbench import load_tool_metadata, tool_metadata_from_inventory
+    from evaluator.metrics.fintoolbench import resolve_tool_metadata
     from evaluator.metrics.options import EvalOptions
 
     if args.bootstrap < 0:
@@ -175,12 +175,11 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
             args.judge_cache,
         )
         opts.judge_repeats = args.judge_repeats
-        if args.tool_manifest:
-            if not Path(args.tool_manifest).is_file():
-                raise EvalInputError(f"--tool-manifest: file not found: {args.tool_manifest}")
-            opts.tool_meta = load_tool_metadata(args.tool_manifest)
-        else:
-            opts.tool_meta = tool_metadata_from_inventory(inventory or _try_inventory("fintool760"))
+        if args.tool_manifest and not Path(args.tool_manifest).is_file():
+            raise EvalInputError(f"--tool-manifest: file not found: {args.tool_manifest}")
+        opts.tool_meta, opts.tool_meta_source = resolve_tool_metadata(
+            args.tool_manifest, inventory or _try_inventory("fintool760")
+        )
     return opts
 
 
@@ -208,7 +207,7 @@ def _write(out: str | None, stem: str, formats: list[str], report: dict[str, Any
 def cmd_score(args: argparse.Namespace) -> int:
     from evaluator.reports.html import render_html
     from evaluator.reports.markdown import render_markdown
-    from evaluator.reports.pipeline import evaluate
+    from evaluator.reports.pipeline import evaluate, print_warnings
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
@@ -216,6 +215,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     refs = _references(args, preds, inventory)
     fintool = all(r.source == "fintoolbench" for r in refs.samples) or preds.format == "fintoolbench_result"
     report = evaluate(refs, preds, _options(args, refs, inventory, fintool))
+    print_warnings(report, "finmcp-eval score")
     md = render_markdown(report)
     _write(args.out, "report", formats, report, md, render_html)
     if args.out is not None:
@@ -227,6 +227,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from evaluator.metrics.compare import compare_runs
     from evaluator.reports.markdown import render_compare_markdown
+    from evaluator.reports.pipeline import print_warnings
 
     formats = [f for f in _formats(args.format) if f != "html"] or ["md"]
     if args.preds:
@@ -243,6 +244,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     inventory = _load_inventory(args.inventory) if args.inventory else None
     refs = _references(args, pa, inventory)
     result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
+    print_warnings(result, "finmcp-eval compare")
     _write(args.out, "compare", formats, result, render_compare_markdown(result), None)
     return 0
 

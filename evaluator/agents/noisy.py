@@ -22,6 +22,7 @@ import random
 from dataclasses import dataclass, fields
 
 from evaluator.agents.base import ToolCall, TurnContext, TurnResult, seeded_rng
+from evaluator.agents.oracle import gold_groups
 from evaluator.errors import EvalInputError
 
 NOISE_KEYS = ("drop", "wrong", "over", "split", "merge", "reorder")
@@ -144,7 +145,7 @@ class NoisyAgent:
     async def run_turn(self, ctx: TurnContext) -> TurnResult:
         """Issue the perturbed steps of this turn, each step's calls concurrently."""
         turn = ctx.sample.turns[ctx.turn]
-        gold = [[ToolCall(c.tool, dict(c.arguments)) for c in g] for g in turn.calls]
+        gold = gold_groups(ctx)
         rng = seeded_rng(self.seed, ctx.sample.id, ctx.trial, ctx.turn)
         names = sorted(t["name"] for t in ctx.tools if isinstance(t, dict) and t.get("name"))
         steps = perturb(gold, self.rates, rng, names)

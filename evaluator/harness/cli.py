@@ -176,14 +176,18 @@ def write_report(
     from evaluator.harness.state import RunState
     from evaluator.reports.html import render_html
     from evaluator.reports.markdown import render_markdown
+    from evaluator.reports.pipeline import print_warnings
 
     records = RunState(state).records(run_id)
-    report = score_run(bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name)
+    report = score_run(
+        bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name, bench.format
+    )
+    print_warnings(report, "finmcp-eval run")
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str), "utf-8")
     (out / "report.md").write_text(render_markdown(report), "utf-8")
     (out / "report.html").write_text(render_html(report), "utf-8")
-    overall = (report.get("official") or {}).get("overall")
+    overall = (report.get("official") or report.get("tool_selection") or {}).get("overall")
     print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'report.html'}")
     print(json.dumps({"overall": overall}, ensure_ascii=False))
     return report

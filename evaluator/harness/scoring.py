@@ -57,16 +57,23 @@ def score_run(
     bootstrap: int = 2000,
     seed: int = 0,
     refs_name: str = "",
+    refs_format: str = "finmcp",
 ) -> dict[str, Any]:
-    """The evaluator's full report dict for one run."""
+    """The evaluator's full report dict for one run.
+
+    FinToolBench references get the inventory's finance tags as tool metadata (TMR/IMR/DMR), as
+    ``finmcp-eval score --inventory`` gives them."""
     from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from evaluator.metrics.fintoolbench import resolve_tool_metadata
     from evaluator.metrics.options import EvalOptions
     from evaluator.reports.pipeline import evaluate
 
     preds = run_predictions(db_path, run_id, state_records)
     canon = Canonicalizer(inventory_schema_lookup(inventory) if inventory is not None else None)
     opts = EvalOptions(bootstrap=bootstrap, seed=seed, canon=canon)
-    return evaluate(ReferenceSet(list(refs), "finmcp", refs_name), preds, opts)
+    if any(r.source == "fintoolbench" for r in refs):
+        opts.tool_meta, opts.tool_meta_source = resolve_tool_metadata(None, inventory)
+    return evaluate(ReferenceSet(list(refs), refs_format, refs_name), preds, opts)
 
 
 def _cell(entry: dict[str, Any] | None) -> str:

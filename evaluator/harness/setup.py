@@ -19,6 +19,8 @@ class Bench:
     inventory_name: str
     inventory: Any
     recordings: Path | None
+    format: str = "finmcp"
+    """The references' format (``finmcp``, ``finmcp_official``, ``fintoolbench``)."""
 
 
 def load_bench(
@@ -33,6 +35,7 @@ def load_bench(
     from evaluator.benchmarks import BENCHMARKS, install_recordings, load_benchmark
     from tool_specs.inventory import load_inventory
 
+    fmt = "finmcp"
     if bench in BENCHMARKS:
         refs = load_benchmark(bench)
         inv_name = inventory or BENCHMARKS[bench]["inventory"]
@@ -49,7 +52,8 @@ def load_bench(
             raise EvalInputError(
                 f"--bench {bench!r}: not a shipped benchmark ({', '.join(BENCHMARKS)}) nor a file"
             )
-        refs = load_references(bench).samples
+        loaded = load_references(bench)
+        refs, fmt = loaded.samples, loaded.format
         names = {r.inventory for r in refs if r.inventory}
         if inventory:
             inv_name = inventory
@@ -79,7 +83,7 @@ def load_bench(
         if limit < 1:
             raise EvalInputError("--limit must be >= 1")
         refs = stratified_slice(refs, limit)
-    return Bench(bench, refs, inv_name, inv, rec_path)
+    return Bench(bench, refs, inv_name, inv, rec_path, fmt)
 
 
 def stratified_slice(refs: list[Reference], n: int) -> list[Reference]:

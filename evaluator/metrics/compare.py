@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.inputs.model import PredictionSet, ReferenceSet
-from evaluator.inputs.pairing import pair_up
+from evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.headline import finmcp_specs, table_columns
 from evaluator.metrics.options import EvalOptions
@@ -32,6 +32,8 @@ def compare_runs(
     canon = opts.canon or Canonicalizer()
     pa = pair_up(refs, preds_a, opts.missing)
     pb = pair_up(refs, preds_b, opts.missing)
+    require_matches(pa, refs, preds_a)
+    require_matches(pb, refs, preds_b)
     ta, tb = score_pairs(pa.pairs, canon), score_pairs(pb.pairs, canon)
     pos_a = {sid: i for i, sid in enumerate(ta.meta["id"])}
     pos_b = {sid: i for i, sid in enumerate(tb.meta["id"])}
@@ -52,4 +54,5 @@ def compare_runs(
         "seed": opts.seed,
         "paired_bootstrap": Bootstrap(strata, opts.bootstrap, opts.seed).paired(sub_a, sub_b, specs),
         "mcnemar": {name: mcnemar(sub_a[col], sub_b[col]) for name, col in MCNEMAR_METRICS},
+        "warnings": [w for w in (unmatched_warning(pa, preds_a), unmatched_warning(pb, preds_b)) if w],
     }

@@ -9,6 +9,8 @@ Official ("fintoolbench", reproduced from the released ``code_bench/evaluate``):
   SoftScore = mean of the numeric per-record judge means, CSS = that mean over passed records only;
 * TMR / IMR / DMR = share of eligible records (>= 1 named last-round call) with at least one judged
   mismatch; a tool without metadata, or whose verdict cannot be parsed, is skipped (counts as a match).
+  A rate that rests on no verdict at all (no tool metadata, no eligible record, or no verdict the judge
+  could give) is not a number: it is None, with the reason in ``na_reason`` (never a perfect 0).
 
 Corrected ("fintoolbench_corrected"): the same, except errors are detected structurally (trace status,
 an ``error`` key of a dict / JSON-object output, ``isError``) instead of by substring, the agent's
@@ -55,6 +57,20 @@ def load_tool_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
     except FileNotFoundError:
         return {}
     return meta
+
+
+def resolve_tool_metadata(
+    manifest: str | Path | None, inventory: Any
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """The tool metadata for TMR/IMR/DMR and where it came from: a FinToolBench manifest when one is
+    given (it wins over the inventory, entirely), else the inventory's finance tags; ``({}, "")`` for
+    neither."""
+    if manifest:
+        return load_tool_metadata(manifest), f"tool manifest {manifest}"
+    if inventory is None:
+        return {}, ""
+    name = getattr(inventory, "name", None) or "?"
+    return tool_metadata_from_inventory(inventory), f"inventory {name}"
 
 
 def tool_metadata_from_inventory(inventory: Any) -> dict[str, dict[str, Any]]:
@@ -236,9 +252,20 @@ def _judge_match(judge: Judge, kind: str, fields: dict[str, Any]) -> bool | None
 def compliance_one(
     question: str, tools: list[str], tool_meta: dict[str, dict[str, Any]], judge: Judge
 ) -> dict[str, Any]:
-    """Per-record TMR/IMR/DMR flags over ``tools`` (duplicates judged again)."""
+    """Per-record TMR/IMR/DMR flags over ``tools`` (duplicates judged again), with what they rest on:
+    ``judged_tools`` (named calls judged), ``with_metadata`` (of those, tools with metadata) and
+    ``verdicts`` (yes/no verdicts per dimension; a skipped verdict counts as a match but not here)."""
+    verdicts = {flag: 0 for flag, _, _ in DIMENSIONS}
     if not tools:
-        return {"eligible": False, "tmr": None, "imr": None, "dmr": None}
+        return {
+            "eligible": False,
+            "tmr": None,
+            "imr": None,
+            "dmr": None,
+            "judged_tools": 0,
+            "with_metadata": 0,
+            "verdicts": verdicts,
+        }
     flags: dict[str, Any] = {"eligible": True, "tmr": 0, "imr": 0, "dmr": 0}
     for flag, kind, tag_key in DIMENSIONS:
         for tool in tools:
@@ -251,8 +278,14 @@ def compliance_one(
                 "tag": tags.get(tag_key),
                 "description": tags.get("description") or "",
             }
-            if _judge_match(judge, kind, fields) is False:
+            match = _judge_match(judge, kind, fields)
+            if match is not None:
+                verdicts[flag] += 1
+            if match is False:
                 flags[flag] = 1
+    flags["judged_tools"] = len(tools)
+    flags["with_metadata"] = sum(1 for tool in tools if tool in tool_meta)
+    flags["verdicts"] = verdicts
     return flags
 
 
@@ -324,13 +357,49 @@ def summarize_capability(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def summarize_compliance(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """TMR, IMR, DMR over eligible records (None when none is eligible; {} for no records)."""
+COMPLIANCE_NA = {
+    "no_record": "no record with a named tool call",
+    "no_metadata": "no tool metadata",
+    "no_tool_metadata": "no called tool has tool metadata",
+    "no_verdict": "the judge gave no verdict",
+}
+"""Why a compliance rate is n/a (``na_reason`` of the ``com`` block)."""
+
+
+def summarize_compliance(results: list[dict[str, Any]], metadata_known: bool = True) -> dict[str, Any]:
+    """TMR, IMR, DMR over eligible records ({} for no records), with the verdict counts they rest on.
+
+    A rate with no verdict behind it is None, and ``na_reason`` says why (``metadata_known`` False:
+    the run had no tool metadata at all)."""
     if not results:
         return {}
     eligible = [r["compliance"] for r in results if (r.get("compliance") or {}).get("eligible")]
     n = len(eligible)
-    return {k: (sum(1 for f in eligible if f.get(k)) / n if n else None) for k in ("tmr", "imr", "dmr")}
+    with_meta = sum(int(f.get("with_metadata", 0)) for f in eligible)
+    out: dict[str, Any] = {}
+    verdicts: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for k in ("tmr", "imr", "dmr"):
+        verdicts[k] = sum(int((f.get("verdicts") or {}).get(k, 0)) for f in eligible)
+        if n and verdicts[k]:
+            out[k] = sum(1 for f in eligible if f.get(k)) / n
+            continue
+        out[k] = None
+        if not n:
+            reasons[k] = COMPLIANCE_NA["no_record"]
+        elif not metadata_known:
+            reasons[k] = COMPLIANCE_NA["no_metadata"]
+        elif not with_meta:
+            reasons[k] = COMPLIANCE_NA["no_tool_metadata"]
+        else:
+            reasons[k] = COMPLIANCE_NA["no_verdict"]
+    out["eligible"] = n
+    out["judged_tools"] = sum(int(f.get("judged_tools", 0)) for f in eligible)
+    out["with_metadata"] = with_meta
+    out["verdicts"] = verdicts
+    if reasons:
+        out["na_reason"] = reasons
+    return out
 
 
 def evaluate_records(
@@ -342,7 +411,10 @@ def evaluate_records(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Graded records and ``{"cap": {...}, "com": {...}}`` for a whole run."""
     results = [evaluate_record(r, judge, tool_meta, repeat_k, corrected) for r in records]
-    return results, {"cap": summarize_capability(results), "com": summarize_compliance(results)}
+    return results, {
+        "cap": summarize_capability(results),
+        "com": summarize_compliance(results, bool(tool_meta)),
+    }
 
 
 def prefetch_judgments(

@@ -120,6 +120,9 @@ def fintoolbench_columns(results: Sequence[Mapping[str, Any]]) -> dict[str, list
             "tmr",
             "imr",
             "dmr",
+            "tmr_verdicts",
+            "imr_verdicts",
+            "dmr_verdicts",
         )
     }
     for r in results:
@@ -137,7 +140,18 @@ def fintoolbench_columns(results: Sequence[Mapping[str, Any]]) -> dict[str, list
         cols["eligible"].append(1 if eligible else 0)
         for k in ("tmr", "imr", "dmr"):
             cols[k].append(1 if eligible and comp.get(k) else 0)
+            cols[f"{k}_verdicts"].append(int((comp.get("verdicts") or {}).get(k, 0)) if eligible else 0)
     return cols
+
+
+def _compliance_rate(prefix: str, flag: str) -> MetricSpec:
+    """A compliance rate over eligible records; None (n/a) when no verdict was given at all."""
+    verdicts = f"{flag}_verdicts"
+
+    def rate(s: Sums, n: int) -> float | None:
+        return _div(s[flag], s["eligible"]) if s[verdicts] else None
+
+    return MetricSpec(f"{prefix}.{flag}", (flag, "eligible", verdicts), rate)
 
 
 def fintoolbench_specs(prefix: str) -> list[MetricSpec]:
@@ -150,9 +164,7 @@ def fintoolbench_specs(prefix: str) -> list[MetricSpec]:
             f"{prefix}.soft_score", ("score", "score_valid"), lambda s, n: _div(s["score"], s["score_valid"])
         ),
         MetricSpec(f"{prefix}.css", ("css_num", "css_den"), lambda s, n: _div(s["css_num"], s["css_den"])),
-        MetricSpec(f"{prefix}.tmr", ("tmr", "eligible"), lambda s, n: _div(s["tmr"], s["eligible"])),
-        MetricSpec(f"{prefix}.imr", ("imr", "eligible"), lambda s, n: _div(s["imr"], s["eligible"])),
-        MetricSpec(f"{prefix}.dmr", ("dmr", "eligible"), lambda s, n: _div(s["dmr"], s["eligible"])),
+        *(_compliance_rate(prefix, flag) for flag in ("tmr", "imr", "dmr")),
     ]
 
 

@@ -20,4 +20,7 @@ class EvalOptions:
     judge: Judge | None = None
     judge_repeats: int = 3
     tool_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Finance tags per tool for TMR/IMR/DMR (empty: those rates are n/a)."""
+    tool_meta_source: str = ""
+    """Where ``tool_meta`` came from (``inventory fintool760``, ``tool manifest PATH``), for the report."""
     canon: Canonicalizer | None = None

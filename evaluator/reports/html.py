@@ -7,7 +7,15 @@ from html import escape
 from typing import Any
 
 from evaluator.metrics.finmcp import OFFICIAL_KEYS
-from evaluator.reports.markdown import TABLE2, TYPE_ORDER, fmt, official_cells
+from evaluator.reports.markdown import (
+    FINTOOLBENCH_METRICS,
+    TABLE2,
+    TYPE_ORDER,
+    fintoolbench_value,
+    fmt,
+    official_cells,
+    tool_metadata_line,
+)
 
 MAX_SAMPLES = 2000
 COLORS = ("#2b6cb0", "#38a169", "#dd6b20", "#805ad5", "#e53e3e")
@@ -238,7 +246,13 @@ def render_html(report: dict[str, Any]) -> str:
         f"predictions <code>{escape(str(inputs['predictions']))}</code> ({escape(inputs['prediction_format'])})"
         + (f", run <code>{escape(inputs['run_id'])}</code>" if inputs.get("run_id") else "")
         + f". Scored {cov['scored']} of {cov['references']} samples; {len(cov['dropped'])} dropped; "
-        f"{cov['missing_predictions']} without prediction. Bootstrap {inputs['bootstrap']} (seed {inputs['seed']}).</p>",
+        f"{cov['missing_predictions']} without prediction"
+        + (
+            f"; {cov['predictions_not_in_references_count']} predicted samples match no reference"
+            if cov.get("predictions_not_in_references_count")
+            else ""
+        )
+        + f". Bootstrap {inputs['bootstrap']} (seed {inputs['seed']}).</p>",
         "<h2>Results by sample type</h2>",
         _table(["type", "N"] + [c for c, _ in cols], type_rows),
         '<div class="charts">',
@@ -258,13 +272,16 @@ def render_html(report: dict[str, Any]) -> str:
             parts += [f"<h2>{title}</h2>", _table(["group", "value", *OFFICIAL_KEYS], rows)]
     if "fintoolbench" in report:
         fb = report["fintoolbench"]
-        names = ("tir", "tesr", "cer", "soft_score", "css", "tmr", "imr", "dmr")
-        rows = []
-        for variant in ("fintoolbench", "fintoolbench_corrected"):
-            m = fb[variant]["metrics"]
-            values = {**m.get("cap", {}), **m.get("com", {})}
-            rows.append([variant] + [fmt(values.get(n)) for n in names])
-        parts += [f"<h2>FinToolBench (judge: {escape(fb['judge'])})</h2>", _table(["variant", *names], rows)]
+        names = FINTOOLBENCH_METRICS
+        rows = [
+            [variant] + [fintoolbench_value(fb[variant]["metrics"], n) for n in names]
+            for variant in ("fintoolbench", "fintoolbench_corrected")
+        ]
+        parts += [
+            f"<h2>FinToolBench (judge: {escape(fb['judge'])})</h2>",
+            f"<p>{escape(tool_metadata_line(fb))}.</p>",
+            _table(["variant", *names], rows),
+        ]
     if "trials" in report:
         t = report["trials"]
         parts += [

@@ -39,6 +39,24 @@ def official_cells(numbers: dict[str, Any]) -> list[str]:
     return [str(numbers[k]) if k == "N" else fmt(float(numbers[k])) for k in OFFICIAL_KEYS]
 
 
+FINTOOLBENCH_METRICS = ("tir", "tesr", "cer", "soft_score", "css", "tmr", "imr", "dmr")
+
+
+def fintoolbench_value(metrics: dict[str, Any], name: str) -> str:
+    """One FinToolBench number of a variant's ``metrics`` block; a rate that is n/a says why
+    (``n/a (no tool metadata)``), so a metric computed over nothing never reads as a number."""
+    com = metrics.get("com", {})
+    value = {**metrics.get("cap", {}), **com}.get(name)
+    reason = (com.get("na_reason") or {}).get(name)
+    return f"n/a ({reason})" if value is None and reason else fmt(value)
+
+
+def tool_metadata_line(block: dict[str, Any]) -> str:
+    """How many tools had finance tags for TMR/IMR/DMR, and from where."""
+    source = block.get("tool_metadata_source")
+    return f"tools with metadata: {block['tool_metadata']}" + (f" ({source})" if source else "")
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -92,19 +110,18 @@ def _fintoolbench(block: dict[str, Any]) -> list[str]:
     out = [
         "## FinToolBench",
         "",
-        f"Judge: `{block['judge']}` (repeats {block['judge_repeats']}); tools with metadata: {block['tool_metadata']}.",
+        f"Judge: `{block['judge']}` (repeats {block['judge_repeats']}); {tool_metadata_line(block)}.",
         "",
     ]
-    names = ("tir", "tesr", "cer", "soft_score", "css", "tmr", "imr", "dmr")
+    names = FINTOOLBENCH_METRICS
     rows = []
     for variant in ("fintoolbench", "fintoolbench_corrected"):
         m = block[variant]["metrics"]
-        values = {**m.get("cap", {}), **m.get("com", {})}
         ci = block[variant]["ci"]
         rows.append(
             [variant]
             + [
-                fmt(values.get(n))
+                fintoolbench_value(m, n)
                 + (
                     f" [{fmt(ci[f'{variant}.{n}']['lo'], 3)}, {fmt(ci[f'{variant}.{n}']['hi'], 3)}]"
                     if ci.get(f"{variant}.{n}", {}).get("lo") is not None
@@ -130,7 +147,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"- predictions: `{inputs['predictions']}` ({inputs['prediction_format']})"
         + (f", run `{inputs['run_id']}`" if inputs.get("run_id") else ""),
         f"- scored: {cov['scored']}; missing predictions: {cov['missing_predictions']} "
-        f"(policy: {inputs['missing']}); dropped: {len(cov['dropped'])}",
+        f"(policy: {inputs['missing']}); dropped: {len(cov['dropped'])}"
+        + (
+            f"; predicted samples matching no reference: {cov['predictions_not_in_references_count']}"
+            if cov.get("predictions_not_in_references_count")
+            else ""
+        ),
         f"- bootstrap: {inputs['bootstrap']} resamples, seed {inputs['seed']}",
         "",
         "TR/TP/TF1 are the official script's macro recall/precision/F1; consist is its ordered-list match. "
@@ -201,4 +223,6 @@ def render_compare_markdown(result: dict[str, Any]) -> str:
         for name, m in result["mcnemar"].items()
     ]
     lines += _table(["metric", "A only", "B only", "p", "method"], rows)
+    if result.get("warnings"):
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in result["warnings"][:50]]
     return "\n".join(lines) + "\n"

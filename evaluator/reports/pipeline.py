@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
-from evaluator.inputs.pairing import pair_up
+from evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.finmcp import compute_official, paper_emr
-from evaluator.metrics.fintoolbench import evaluate_records, prefetch_judgments
+from evaluator.metrics.fintoolbench import COMPLIANCE_NA, evaluate_records, prefetch_judgments
 from evaluator.metrics.headline import (
     finmcp_specs,
     fintoolbench_columns,
@@ -78,6 +79,7 @@ def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: Eva
         "judge": judge.name,
         "judge_repeats": opts.judge_repeats,
         "tool_metadata": len(opts.tool_meta),
+        "tool_metadata_source": opts.tool_meta_source or None,
     }
     prefetch_judgments(judge, records, opts.tool_meta, opts.judge_repeats)
     for variant, corrected in (("fintoolbench", False), ("fintoolbench_corrected", True)):
@@ -90,6 +92,32 @@ def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: Eva
             "records": results,
         }
     return out
+
+
+def compliance_warnings(block: dict[str, Any]) -> list[str]:
+    """Warnings about TMR/IMR/DMR of a FinToolBench block: rates that are n/a, and judged calls whose
+    tool has no metadata (the released evaluator counts them as matches)."""
+    found: dict[str, list[str]] = {}  # message -> variants it holds for
+    for variant in ("fintoolbench", "fintoolbench_corrected"):
+        com = block[variant]["metrics"].get("com") or {}
+        by_reason: dict[str, list[str]] = {}
+        for metric, reason in (com.get("na_reason") or {}).items():
+            by_reason.setdefault(reason, []).append(metric.upper())
+        for reason, metrics in by_reason.items():
+            hint = (
+                "; give --inventory with finance tags (e.g. fintool760) or --tool-manifest tools.jsonl"
+                if reason in (COMPLIANCE_NA["no_metadata"], COMPLIANCE_NA["no_tool_metadata"])
+                else ""
+            )
+            found.setdefault(f"{'/'.join(metrics)} n/a: {reason}{hint}", []).append(variant)
+        judged, with_meta = com.get("judged_tools", 0), com.get("with_metadata", 0)
+        if 0 < with_meta < judged:
+            message = (
+                f"{judged - with_meta} of {judged} judged tool calls have no tool metadata "
+                "(not judged: they count as matches, as in the released evaluator)"
+            )
+            found.setdefault(message, []).append(variant)
+    return [f"FinToolBench ({', '.join(variants)}): {message}" for message, variants in found.items()]
 
 
 def trials_block(refs: ReferenceSet, preds: PredictionSet, canon: Canonicalizer) -> dict[str, Any] | None:
@@ -120,6 +148,7 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
     opts = opts or EvalOptions()
     canon = opts.canon or Canonicalizer()
     pairing = pair_up(refs, preds, opts.missing)
+    require_matches(pairing, refs, preds)
     table = score_pairs(pairing.pairs, canon)
     benchmark = "fintoolbench" if all(r.source == "fintoolbench" for r in refs.samples) else "finmcp"
     report: dict[str, Any] = {
@@ -146,6 +175,9 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
         },
         "warnings": refs.warnings + preds.warnings,
     }
+    unmatched = unmatched_warning(pairing, preds)
+    if unmatched:
+        report["warnings"].append(unmatched)
     report.update(finmcp_block(table, opts, benchmark))
     report["by_type"] = by_group(table, "type")
     report["by_difficulty"] = by_group(table, "difficulty", opts)
@@ -155,6 +187,7 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
         report["trials"] = trials
     if benchmark == "fintoolbench" or preds.format == "fintoolbench_result":
         report["fintoolbench"] = run_fintoolbench(pairing.pairs, opts)
+        report["warnings"] += compliance_warnings(report["fintoolbench"])
     report["samples"] = sample_rows(table, pairing.pairs, report.get("fintoolbench"))
     return report
 
@@ -226,6 +259,15 @@ def sample_rows(
             row["fintoolbench_corrected"] = {k: c[k] for k in ("pass", "pass_reason", "compliance")}
         rows.append(row)
     return rows
+
+
+def print_warnings(report: dict[str, Any], prog: str, limit: int = 10) -> None:
+    """The report's warnings on stderr (the first ``limit``; the report holds them all)."""
+    warnings = report.get("warnings") or []
+    for warning in warnings[:limit]:
+        print(f"{prog}: warning: {warning}", file=sys.stderr)
+    if len(warnings) > limit:
+        print(f"{prog}: warning: ... {len(warnings) - limit} more in the report", file=sys.stderr)
 
 
 def dumps(report: dict[str, Any]) -> str:

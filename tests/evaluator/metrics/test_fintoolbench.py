@@ -8,6 +8,8 @@ import sqlite3
 
 import pytest
 
+from evaluator.inputs.fintoolbench_jsonl import result_prediction
+from evaluator.inputs.model import PredictionSet
 from evaluator.inputs.predictions import load_predictions_file
 from evaluator.inputs.references import load_references
 from evaluator.llm import ChatClient, RetryPolicy
@@ -169,12 +171,28 @@ def test_compliance_last_round_skips_and_duplicates():
         "tmr": 0,
         "imr": 0,
         "dmr": 0,
+        "judged_tools": 3,
+        "with_metadata": 2,
+        "verdicts": {"tmr": 2, "imr": 2, "dmr": 2},
     }
     assert len(judge.calls) == 6  # a twice per dimension, zz has no metadata
     assert compliance_one("q", ["a", "b"], meta, judge)["dmr"] == 1
     unsure = Scripted(lambda *a: '{"match": "maybe"}')
-    assert compliance_one("q", ["b"], meta, unsure) == {"eligible": True, "tmr": 0, "imr": 0, "dmr": 0}
-    assert compliance_one("q", [], meta, unsure) == {"eligible": False, "tmr": None, "imr": None, "dmr": None}
+    skipped = compliance_one("q", ["b"], meta, unsure)
+    assert {k: skipped[k] for k in ("eligible", "tmr", "imr", "dmr")} == {
+        "eligible": True,
+        "tmr": 0,
+        "imr": 0,
+        "dmr": 0,
+    }
+    assert skipped["verdicts"] == {"tmr": 0, "imr": 0, "dmr": 0}  # a skipped verdict counts as a match
+    none = compliance_one("q", [], meta, unsure)
+    assert {k: none[k] for k in ("eligible", "tmr", "imr", "dmr")} == {
+        "eligible": False,
+        "tmr": None,
+        "imr": None,
+        "dmr": None,
+    }
 
 
 def test_official_judges_last_round_corrected_every_round():
@@ -188,8 +206,13 @@ def test_official_judges_last_round_corrected_every_round():
     record = rec([tc(1, "x", "early"), tc(2, "y", "late")])
     _, official = evaluate_records([record], judge, meta, 1, corrected=False)
     _, corrected = evaluate_records([record], judge, meta, 1, corrected=True)
-    assert official["com"] == {"tmr": 0.0, "imr": 0.0, "dmr": 0.0}
-    assert corrected["com"] == {"tmr": 1.0, "imr": 1.0, "dmr": 1.0}
+    rates = ("tmr", "imr", "dmr")
+    assert {k: official["com"][k] for k in rates} == {"tmr": 0.0, "imr": 0.0, "dmr": 0.0}
+    assert {k: corrected["com"][k] for k in rates} == {"tmr": 1.0, "imr": 1.0, "dmr": 1.0}
+    assert (
+        official["com"]["verdicts"] == {"tmr": 1, "imr": 1, "dmr": 1} and "na_reason" not in official["com"]
+    )
+    assert corrected["com"]["verdicts"] == {"tmr": 2, "imr": 2, "dmr": 2}
 
 
 def test_tool_metadata_loader(tmp_path, shared_dir):
@@ -364,3 +387,54 @@ def test_fintoolbench_run_end_to_end(tmp_path, shared_dir):
     assert rows["openfindata_release_2"]["fintoolbench"]["pass"] == "failed"  # but no tool call
     corrected = report["fintoolbench"]["fintoolbench_corrected"]["metrics"]["cap"]
     assert corrected["tesr"] == block["tesr"]
+
+
+# ------------------------------------------------------------------ compliance over nothing
+
+
+def test_compliance_without_verdicts_is_not_a_number():
+    """A rate that rests on no verdict is None with its reason, never a perfect 0."""
+    record = rec([tc(1, "rows", "a"), tc(1, "rows", "b")])
+    yes = Scripted(lambda *a: '{"match": "yes"}')
+    _, nothing = evaluate_records([record], yes, {}, 1)
+    assert {k: nothing["com"][k] for k in ("tmr", "imr", "dmr")} == {"tmr": None, "imr": None, "dmr": None}
+    assert nothing["com"]["na_reason"] == {k: "no tool metadata" for k in ("tmr", "imr", "dmr")}
+    other = {"zz": {"timeliness": "daily", "intent_type": "informational", "regulatory_domains": ["fund"]}}
+    _, unrelated = evaluate_records([record], yes, other, 1)
+    assert unrelated["com"]["tmr"] is None
+    assert unrelated["com"]["na_reason"]["tmr"] == "no called tool has tool metadata"
+    meta = {"a": other["zz"]}
+    _, unsure = evaluate_records([record], Scripted(lambda *a: "no idea"), meta, 1)
+    assert unsure["com"]["na_reason"]["imr"] == "the judge gave no verdict"
+    _, judged = evaluate_records([record], yes, meta, 1)
+    assert judged["com"]["tmr"] == 0.0 and "na_reason" not in judged["com"]
+    assert judged["com"]["judged_tools"] == 2 and judged["com"]["with_metadata"] == 1
+    _, nobody = evaluate_records([rec([])], yes, meta, 1)
+    assert nobody["com"]["na_reason"]["dmr"] == "no record with a named tool call"
+
+
+def fintoolbench_preds(refs):
+    """Result records calling every question's tools once, in one step, with plain row outputs."""
+    by_sample = {}
+    for r in refs.samples:
+        record = {
+            "id": r.id,
+            "tool_calls": [tc(1, "rows", c.tool) for c in r.turns[0].calls[0]],
+            "error": None,
+        }
+        by_sample[r.id] = [result_prediction(r.id, record, [])]
+    return PredictionSet(by_sample, "fintoolbench_result", "memory")
+
+
+@pytest.mark.shared
+def test_compliance_cis_are_null_without_verdicts(shared_dir):
+    refs = load_references(shared_dir / "fintoolbench" / "questions_sample.jsonl")
+    report = evaluate(refs, fintoolbench_preds(refs), EvalOptions(bootstrap=50, judge=RuleJudge()))
+    block = report["fintoolbench"]
+    assert block["tool_metadata"] == 0 and block["tool_metadata_source"] is None
+    for variant in ("fintoolbench", "fintoolbench_corrected"):
+        com = block[variant]["metrics"]["com"]
+        assert com["tmr"] is None and com["na_reason"]["tmr"] == "no tool metadata"
+        assert block[variant]["ci"][f"{variant}.tmr"]["lo"] is None
+        assert block[variant]["metrics"]["cap"]["tesr"] == 1.0  # the other numbers are still there
+    assert any("TMR/IMR/DMR n/a: no tool metadata" in w for w in report["warnings"])
