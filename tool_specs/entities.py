@@ -84,3 +84,22 @@ INSTRUMENT_ENTITIES: frozenset[str] = frozenset(
         "industry",
     }
 )
+
+
+INSTRUMENT_ARGUMENTS = frozenset(
+    {
+        "symbol",
+        "symbols",
+        "code",
+        "stock",
+        "ticker",
+        "tickers",
+        "fund",
+        "bond_code",
+        "coin",
+        "crypto_name",
+        "ticker_slug",
+        "ticker_slugs",
+    }
+)
+"""Argument names (lower case) that name a traded instrument: a symbol, ticker, code or coin."""

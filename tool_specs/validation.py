@@ -30,6 +30,16 @@ def _meta_schema_error(schema_json: str) -> tuple[tuple[Any, ...], str] | None:
     return None
 
 
+def fit_length(text: str, schema: dict[str, Any]) -> str:
+    """``text`` padded with ``0`` up to the schema's ``minLength`` and cut at its ``maxLength``."""
+    min_len, max_len = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(min_len, int) and len(text) < min_len:
+        text = text.ljust(min_len, "0")
+    if isinstance(max_len, int):
+        text = text[:max_len]
+    return text
+
+
 def clear_cache() -> None:
     """Forget which schemas passed the meta-schema check (as in a fresh process)."""
     _meta_schema_error.cache_clear()

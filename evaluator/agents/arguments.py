@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+from tool_specs.entities import INSTRUMENT_ARGUMENTS
 from tool_specs.model import META_KEY
+from tool_specs.validation import fit_length
 
 DEFAULT_END = date(2024, 12, 31)
 """The date used when the question names none (a window ends on it)."""
@@ -380,20 +382,7 @@ class _Filler:
         """The kind of instrument a parameter names (``a_share``, ``us_ticker``, ...), or None."""
         lname = name.lower()
         text = desc.lower()
-        symbolish = lname in (
-            "symbol",
-            "symbols",
-            "stock",
-            "code",
-            "ticker",
-            "tickers",
-            "fund",
-            "bond_code",
-            "coin",
-            "crypto_name",
-            "ticker_slug",
-            "ticker_slugs",
-        ) or (lname == "is_id" and "ticker" in text)
+        symbolish = lname in INSTRUMENT_ARGUMENTS or (lname == "is_id" and "ticker" in text)
         if lname in ("fundcode", "fundcodes", "fundcodelist", "fundnameorcode"):
             return "fund"
         if not symbolish:
@@ -557,10 +546,4 @@ def _coerce(value: Any, kind: str, schema: dict[str, Any]) -> Any:
         if isinstance(xhi, (int, float)) and x >= xhi:
             x = xhi - step
         return int(x) if kind == "integer" or float(x).is_integer() else x
-    text = str(value)
-    min_len, max_len = schema.get("minLength"), schema.get("maxLength")
-    if isinstance(min_len, int) and len(text) < min_len:
-        text = text.ljust(min_len, "0")
-    if isinstance(max_len, int):
-        text = text[:max_len]
-    return text
+    return fit_length(str(value), schema)

@@ -25,6 +25,7 @@ from server.world import World
 from server.world import trading_calendar as cal
 from server.world import vocab as v
 from tool_specs.model import ToolSpec
+from tool_specs.validation import fit_length
 
 _ONE_OF = re.compile(r"(?:One of|Options):\s*(.+?)\.?\s*$", re.S)
 _EXAMPLE = re.compile(r"Example:\s*(\S+?)\.?(?:\s|$)")
@@ -327,12 +328,7 @@ class _Gen:
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and not re.search(pattern, text):
             text = sample_pattern(pattern, self.rng) or text
-        min_len, max_len = schema.get("minLength"), schema.get("maxLength")
-        if isinstance(min_len, int) and len(text) < min_len:
-            text = text.ljust(min_len, "0")
-        if isinstance(max_len, int):
-            text = text[:max_len]
-        return text
+        return fit_length(text, schema)
 
     def array(self, name: str, schema: dict[str, Any], desc: str) -> list[Any]:
         items = raw_items if isinstance(raw_items := schema.get("items"), dict) else {}

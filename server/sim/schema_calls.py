@@ -19,6 +19,7 @@ from server.sim.schema_values import parse_date
 from server.sim.sim_entities import INSTRUMENT_TYPES, Bar, Entity, bars, entity_name, universe
 from server.world import World
 from server.world import trading_calendar as cal
+from tool_specs.entities import INSTRUMENT_ARGUMENTS
 from tool_specs.model import ToolSpec
 
 MAX_ROWS = 250
@@ -31,24 +32,6 @@ DEFAULT_HISTORY_DAYS = 60
 
 DEFAULT_LIST_ROWS = 20
 """Entities returned by a list tool called without a size argument."""
-
-
-_SYMBOL_ARGS = frozenset(
-    {
-        "symbol",
-        "symbols",
-        "code",
-        "stock",
-        "ticker",
-        "tickers",
-        "fund",
-        "bond_code",
-        "coin",
-        "crypto_name",
-        "ticker_slug",
-        "ticker_slugs",
-    }
-)
 
 
 _START_ARGS = frozenset(
@@ -259,7 +242,7 @@ def _param_entity(spec: ToolSpec, name: str) -> str | None:
     desc = str(prop.get("description") or "")
     if "enum" in prop or re.search(r"One of:|Which category", desc):
         return None
-    if name not in _SYMBOL_ARGS and not (name == "is_id" and re.search(r"symbol", desc, re.I)):
+    if name not in INSTRUMENT_ARGUMENTS and not (name == "is_id" and re.search(r"symbol", desc, re.I)):
         return None
     for rx, etype in _DESC_TYPES:
         if rx.search(desc):
