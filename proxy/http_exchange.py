@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from proxy.capture import PendingCall, Session
 from proxy.http_types import Request, Settings
 from proxy.http_wire import chunk, error_response
-from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
 from proxy.ordered_output import OrderedOutput
 from proxy.tags import Tags
 from proxy.upstream_conn import ConnectionPool, UpstreamConnection
@@ -217,12 +217,18 @@ class Exchange:
     def on_end(self, raw: bytes) -> None:
         self._guarded(self._end, raw)
 
-    def on_failure(self, error: UpstreamError, stale: bool) -> None:
-        if stale and not self.retried and not self.ended:  # a pooled connection the upstream had closed
-            self.retried = True
-            self.upstream = None
-            self.connecting = asyncio.get_running_loop().create_task(self._connect())
-            return
+    def on_failure(self, error: UpstreamError, silent: bool) -> None:
+        if silent and not self.retried and not self.ended:  # written on a reused connection, no answer
+            self._trace_request()  # a no-op: the request is traced as soon as it is sent
+            refusal = self.conn.pool.lost_after_write(
+                error, self.request.method, safe_to_repeat(self.messages)
+            )
+            if refusal is None:  # safe to repeat: once more, on a fresh connection
+                self.retried = True
+                self.upstream = None
+                self.connecting = asyncio.get_running_loop().create_task(self._connect())
+                return
+            error = refusal
         self._guarded(self._upstream_failed, str(error), 502)
 
     def on_batch_end(self) -> None:

@@ -296,6 +296,7 @@ class ClientProtocol(asyncio.Protocol):
                 "rows_written": tracer.writer.written,
                 "commits": tracer.writer.commits,
                 "write_failures": tracer.writer.failures,
+                "upstream_connections": self.pool.stats,
                 "loop": loop_name(),
             }
         ).encode()

@@ -10,6 +10,26 @@ from typing import Any
 log = logging.getLogger("finmcp.proxy")
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+SAFE_TO_REPEAT = frozenset(
+    {
+        "ping",
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "tasks/get",
+        "tasks/list",
+    }
+)
+"""MCP requests that only read, so sending one twice has the effect of once (RFC 9110 §9.2.2 "safe").
+
+Not ``tools/call`` (a tool may place an order; its ``readOnlyHint``/``idempotentHint`` annotations are
+the server's unverified claims), not ``initialize`` (each one opens a session on the upstream), nor
+anything that subscribes, sets, cancels or creates."""
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
 GROUP_META = "io.finmcp/group"
 """``params._meta`` key of an explicit parallel-group tag (any JSON scalar; same value = same group)."""
@@ -90,6 +110,11 @@ def parse_body(raw: bytes) -> list[Message]:
     if isinstance(obj, list) and obj:
         return [classify(item, json.dumps(item, ensure_ascii=False).encode()) for item in obj]
     return [classify(obj, raw)]
+
+
+def safe_to_repeat(messages: list[Message]) -> bool:
+    """True when every message of a body is a request in :data:`SAFE_TO_REPEAT` (and there is one)."""
+    return bool(messages) and all(m.kind == "request" and m.method in SAFE_TO_REPEAT for m in messages)
 
 
 def error_message(request_id: Any, message: str, code: int = PROXY_ERROR, data: Any = None) -> bytes:

@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from proxy.upstream_conn import ConnectionPool, StreamedResponse
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
 from recordings.plumbing.protocol import is_stateless
@@ -33,6 +33,11 @@ log = logging.getLogger("finmcp.proxy.upstream")
 Deliver = Callable[[bytes], Awaitable[None]]
 Closed = Callable[[str], Awaitable[None]]
 Fail = Callable[[str, str], Awaitable[None]]
+
+
+def _safe(msg: Message | None) -> bool:
+    """Whether a posted message may be sent again after its connection failed unanswered (a batch: no)."""
+    return msg is not None and safe_to_repeat([msg])
 
 
 class Upstream:
@@ -249,7 +254,7 @@ class HttpUpstream(_HttpBase):
         stream = None
         try:
             async with asyncio.timeout(self.timeout):
-                stream, response = await self.pool.send(head, raw, b"POST")
+                stream, response = await self.pool.send(head, raw, b"POST", _safe(msg))
             if msg is not None and msg.method == "initialize":
                 sid = response.header(b"mcp-session-id")
                 if sid:
@@ -389,7 +394,7 @@ class SseUpstream(_HttpBase):
             b"POST", self.endpoint, [(b"content-type", b"application/json"), *self.extra_headers], raw
         )
         async with asyncio.timeout(self.timeout):
-            stream, response = await self.pool.send(head, raw, b"POST")
+            stream, response = await self.pool.send(head, raw, b"POST", _safe(msg))
             body = b"".join([p async for _r, p in stream.body()])
         self.pool.release(stream.conn, response.keep_alive)
         if response.status >= 400 and msg is not None and msg.kind == "request":
