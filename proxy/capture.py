@@ -428,6 +428,7 @@ class Recorder:
         self.schemas: dict[str, Any] = {}
         self._fallback: dict[str, Any] | None = None
         self.recorded = 0
+        self.skipped = 0  # answers that cannot be stored as recordings (no canonical key)
 
     def learn_tools(self, tools: Any) -> None:
         """Remember input schemas from a ``tools/list`` result (defaults matter for the lookup key)."""
@@ -454,9 +455,14 @@ class Recorder:
         schema = self._schema(tool)
 
         def op(_trace_store: RecordingStore) -> None:
-            self.store.put_response(
-                self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema
-            )
+            try:
+                self.store.put_response(
+                    self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema
+                )
+            except InvalidValueError as exc:  # no key for it (e.g. a lone surrogate): the call row stays
+                self.skipped += 1
+                log.warning("answer not recorded: %s", exc)
+                return
             self.recorded += 1
 
         self.writer.submit(op)

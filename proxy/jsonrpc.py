@@ -7,6 +7,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from recordings.results import utf8
+
 log = logging.getLogger("finmcp.proxy")
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -108,7 +110,7 @@ def parse_body(raw: bytes) -> list[Message]:
         log.warning("a JSON body of %d bytes is nested too deeply to parse; logged as invalid", len(raw))
         return [Message(raw, None, "invalid")]
     if isinstance(obj, list) and obj:
-        return [classify(item, json.dumps(item, ensure_ascii=False).encode()) for item in obj]
+        return [classify(item, utf8(json.dumps(item, ensure_ascii=False))) for item in obj]
     return [classify(obj, raw)]
 
 
@@ -123,4 +125,4 @@ def error_message(request_id: Any, message: str, code: int = PROXY_ERROR, data: 
     if data is not None:
         error["data"] = data
     body = {"jsonrpc": "2.0", "id": request_id, "error": error}
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))

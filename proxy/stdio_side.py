@@ -24,6 +24,7 @@ from proxy.jsonrpc import error_message, parse_body
 from proxy.tags import Tags
 from proxy.upstreams import Upstream, make_upstream
 from recordings.plumbing.launch import announce_ready
+from recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.stdio")
 LINE_LIMIT = 256 * 1024 * 1024
@@ -114,7 +115,7 @@ def _is_json(raw: bytes) -> bool:
 def _one_line(raw: bytes) -> bytes:
     """A message that spans lines (pretty JSON) as one line: stdio framing is one message per line."""
     try:
-        return json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")).encode()
+        return utf8(json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")))
     except ValueError:
         return raw.replace(b"\r", b" ").replace(b"\n", b" ")
 

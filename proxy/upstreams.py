@@ -27,6 +27,7 @@ from proxy.upstream_conn import ConnectionPool, StreamedResponse
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import SSEParser
+from recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.upstream")
 
@@ -316,7 +317,7 @@ class HttpUpstream(_HttpBase):
         if isinstance(obj, dict) and isinstance(obj.get("error"), dict):
             if obj.get("id") is None:  # rejected before its id was read: name the request it answers
                 obj["id"] = msg.id
-                body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+                body = utf8(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
             await self.deliver(body)
             return
         await self.deliver(error_message(msg.id, f"finmcp-proxy: upstream answered HTTP {status}"))

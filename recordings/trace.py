@@ -81,7 +81,7 @@ class TraceMixin(StoreConnection):
         if meta is not None and not isinstance(meta, Mapping):
             raise InvalidValueError(f"run {run_id!r} meta: expected a JSON object")
         with self._locked():
-            self._conn.execute(
+            self._execute(
                 "INSERT INTO runs (run_id, created, meta) VALUES (?, ?, ?) ON CONFLICT(run_id) DO UPDATE"
                 " SET meta = COALESCE(excluded.meta, runs.meta)",
                 (run_id, utc_now_iso(), None if meta is None else dumps(meta)),
@@ -90,7 +90,7 @@ class TraceMixin(StoreConnection):
 
     def _touch_run(self, run_id: str | None) -> None:
         if run_id is not None and run_id not in self._known_runs:
-            self._conn.execute(
+            self._execute(
                 "INSERT OR IGNORE INTO runs (run_id, created) VALUES (?, ?)", (run_id, utc_now_iso())
             )
             self._known_runs.add(run_id)
@@ -122,7 +122,7 @@ class TraceMixin(StoreConnection):
         )
         with self.transaction():
             self._touch_run(values["run_id"])
-            self._conn.execute(
+            self._execute(
                 f"INSERT INTO sessions ({columns}) VALUES ({marks})"
                 f" ON CONFLICT(session_key) DO UPDATE SET {updates}",
                 (session_key, *values.values()),
@@ -155,7 +155,7 @@ class TraceMixin(StoreConnection):
                 "messages", "session_key", row.session_key, row.seq, self._next_message_seq
             )
             self._touch_run(row.run_id)
-            cursor = self._conn.execute(
+            cursor = self._execute(
                 _INSERT_MESSAGE,
                 (
                     row.session_key,
@@ -194,7 +194,7 @@ class TraceMixin(StoreConnection):
                 self._next_message_seq.clear()
                 self._next_call_seq.clear()
         if value not in cache:
-            row = self._conn.execute(
+            row = self._execute(
                 f"SELECT COALESCE(MAX(seq), -1) + 1 FROM {table} WHERE {column} IS ?", (value,)
             ).fetchone()
             cache[value] = int(row[0])
@@ -218,7 +218,7 @@ class TraceMixin(StoreConnection):
         with self._locked():
             seq = self._assign_seq("calls", "run_id", row.run_id, row.seq, self._next_call_seq)
             self._touch_run(row.run_id)
-            cursor = self._conn.execute(
+            cursor = self._execute(
                 _INSERT_CALL,
                 (
                     row.run_id,
@@ -259,7 +259,7 @@ class TraceMixin(StoreConnection):
     def write_outcome(self, call_id: int, outcome: CallOutcome) -> str:
         """Store a prepared outcome on a pending call; returns its status."""
         with self._locked():  # one UPDATE statement: it commits on its own (autocommit)
-            cursor = self._conn.execute(
+            cursor = self._execute(
                 _FINISH_CALL,
                 (
                     outcome.result,

@@ -258,3 +258,31 @@ def test_string_and_number_ids_stay_distinct(store):
     begin(store, jsonrpc_id=1)
     begin(store, jsonrpc_id="1")
     assert [r["jsonrpc_id"] for r in store.calls("run1")] == [1, "1"]
+
+
+def test_text_holding_lone_surrogates_is_stored_and_reads_back(store):
+    """SQLite text must be UTF-8; a lone surrogate (JSON "\\ud800") is stored as its JSON escape."""
+    lone = "a\ud800b"
+    call_id = store.begin_call(
+        tool=f"T{lone}",
+        arguments={"k": lone, lone: [lone, "名字"]},
+        run_id=f"r{lone}",
+        sample_id=lone,
+        session_key=lone,
+        client_name=lone,
+        jsonrpc_id=lone,
+    )
+    store.finish_call(call_id, result={"content": [{"type": "text", "text": lone}], "isError": False})
+    store.log_message(
+        direction="c2s", kind="request", body=lone, method=lone, run_id=f"r{lone}", jsonrpc_id=lone
+    )
+    store.start_session(lone, client_name=lone, run_id=f"r{lone}")
+    (call,) = store.calls(f"r{lone}", lone)
+    # JSON columns read back exactly as sent; plain text columns hold the escape as text
+    assert call["arguments"] == {"k": lone, lone: [lone, "名字"]}
+    assert call["result"]["content"][0]["text"] == lone and call["jsonrpc_id"] == lone
+    assert (call["tool"], call["run_id"], call["sample_id"]) == ("Ta\\ud800b", "ra\\ud800b", "a\\ud800b")
+    (message,) = store.messages(run_id=f"r{lone}")
+    assert (message["body"], message["method"], message["jsonrpc_id"]) == ("a\\ud800b", "a\\ud800b", lone)
+    (session,) = store.sessions(f"r{lone}")
+    assert session["client_name"] == "a\\ud800b"
