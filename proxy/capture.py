@@ -313,9 +313,10 @@ class Tracer:
                 msg.id if isinstance(msg.id, int | str) else None,
                 t_req,
                 wall,
-                placement.group,
+                None,  # the store numbers the group from its ref, unique in the scope across processes
                 placement.source,
                 tags.trial,
+                group_ref=placement.ref,
             )
         except InvalidValueError as exc:  # e.g. arguments that are not JSON: forwarded, not logged
             call.written = True

@@ -1,7 +1,10 @@
 """Parallel-group assignment, decided when a call's request arrives.
 
 Groups are numbered 0, 1, 2, ... within one scope ``(run, sample, trial, turn)``, in order of the
-first call of each group. A call's group comes from the first rule that applies:
+first call of each group. These are the process's own numbers: the stored ``call_group`` is given by
+the trace store from :attr:`Placement.ref` when the call's row is written, unique in the scope even
+when several proxy processes log it (``recordings/trace.py``). A call's group comes from the first
+rule that applies:
 
 1. ``explicit``: the request carries ``params._meta["io.finmcp/group"]``; calls of one scope with
    the same value share a group.
@@ -14,6 +17,7 @@ first call of each group. A call's group comes from the first rule that applies:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +43,9 @@ class _ScopeState:
         return group
 
 
+_tokens = itertools.count()
+
+
 @dataclass(slots=True)
 class Placement:
     """Where one call went; pass it back to :meth:`GroupAssigner.finished`."""
@@ -48,6 +55,12 @@ class Placement:
     group: int
     source: str
     inferred: bool
+    token: str = ""
+
+    @property
+    def ref(self) -> tuple[str, int]:
+        """The group as the trace store knows it (``CallRow.group_ref``): this assigner's token and number."""
+        return (self.token, self.group)
 
 
 class GroupAssigner:
@@ -55,6 +68,7 @@ class GroupAssigner:
 
     def __init__(self, gap_ms: float = 30.0) -> None:
         self.gap_ns = int(gap_ms * 1_000_000)
+        self.token = f"assigner-{next(_tokens)}"  # names this assigner's groups to the trace store
         self._scopes: dict[Scope, _ScopeState] = {}
 
     def place(self, scope: Scope, client_key: str, t_req_ns: int, explicit: Any = None) -> Placement:
@@ -67,16 +81,16 @@ class GroupAssigner:
             group = state.explicit.get(label)
             if group is None:
                 group = state.explicit[label] = state.new_group()
-            return Placement(scope, client_key, group, "explicit", False)
+            return Placement(scope, client_key, group, "explicit", False, self.token)
         current = state.inferred.get(client_key)
         if current is not None and current.pending > 0:
             current.pending += 1
-            return Placement(scope, client_key, current.group, "overlap", True)
+            return Placement(scope, client_key, current.group, "overlap", True, self.token)
         if current is not None and t_req_ns - current.last_response_ns < self.gap_ns:
             current.pending += 1
-            return Placement(scope, client_key, current.group, "gap", True)
+            return Placement(scope, client_key, current.group, "gap", True, self.token)
         current = state.inferred[client_key] = _Inferred(state.new_group(), pending=1)
-        return Placement(scope, client_key, current.group, "gap", True)
+        return Placement(scope, client_key, current.group, "gap", True, self.token)
 
     def finished(self, placement: Placement, t_resp_ns: int) -> None:
         """A placed call got its response (or failed) at ``t_resp_ns``."""
