@@ -83,6 +83,7 @@ class PendingCall:
     written: bool = False  # the writer has run the INSERT (row_id None: it failed)
     row_id: int | None = None
     done: bool = False
+    delivered: bool = False  # its answer has been written to the client
 
 
 class Tracer:
@@ -94,10 +95,11 @@ class Tracer:
         upstream: str,
         gap_ms: float = 30.0,
         recorder: Recorder | None = None,
+        sequence: bool = True,
     ) -> None:
         self.writer = writer
         self.upstream = upstream
-        self.groups = GroupAssigner(gap_ms)
+        self.groups = GroupAssigner(gap_ms, sequence)
         self.recorder = recorder
         self.sessions: dict[str, Session] = {}
         self.pending: dict[tuple[str, str], PendingCall] = {}
@@ -259,8 +261,13 @@ class Tracer:
         tags: Tags,
         msg: Message,
         headers: Iterable[tuple[bytes, bytes]] | None = None,
+        arrived_ns: int | None = None,
     ) -> PendingCall | None:
-        """Log a client→server message; a ``tools/call`` request also starts a call row (returned)."""
+        """Log a client→server message; a ``tools/call`` request also starts a call row (returned).
+
+        ``arrived_ns``: when the message's first byte reached the proxy (the ``sequence`` group
+        rule compares it with when earlier answers left; :mod:`proxy.grouping`).
+        """
         if msg.kind in ("request", "notification"):
             if msg.method == "initialize" or PROTOCOL_VERSION_META in msg.meta:
                 self._learn_client(session, msg)
@@ -274,7 +281,7 @@ class Tracer:
             return None
         if msg.kind != "request" or msg.method != "tools/call":
             return None
-        return self._begin_call(session, tags, msg, t_ns, wall)
+        return self._begin_call(session, tags, msg, t_ns, wall, arrived_ns)
 
     def _meta_tags(self, tags: Tags, msg: Message) -> Tags:
         meta = msg.meta
@@ -286,13 +293,21 @@ class Tracer:
             log.warning("ignoring _meta tags of request %s: %s", msg.id_text, exc)
             return tags
 
-    def _begin_call(self, session: Session, tags: Tags, msg: Message, t_req: int, wall: str) -> PendingCall:
+    def _begin_call(
+        self,
+        session: Session,
+        tags: Tags,
+        msg: Message,
+        t_req: int,
+        wall: str,
+        arrived_ns: int | None,
+    ) -> PendingCall:
         params = msg.params
         tool = params.get("name")
         tool = tool if isinstance(tool, str) else json.dumps(tool)
         arguments = params.get("arguments")
         scope = (tags.run, tags.sample, tags.trial, tags.turn)
-        placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META))
+        placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META), arrived_ns)
         id_text = msg.id_text or "null"
         call = PendingCall(session, id_text, msg.id, tool, arguments, tags, t_req, placement)
         previous = self.pending.get((session.key, id_text))
@@ -407,6 +422,15 @@ class Tracer:
         if self.recorder is not None and result is not None and rpc_error is None and status is None:
             self.recorder.record(call.tool, call.arguments, result, latency)
         return future
+
+    def delivered(self, calls: Iterable[PendingCall]) -> None:
+        """The answers of these calls have left the proxy (written to the client's connection or stdout)."""
+        t_out = 0
+        for call in calls:
+            if call.done and not call.delivered:
+                call.delivered = True
+                t_out = t_out or time.monotonic_ns()
+                self.groups.delivered(call.placement, t_out)
 
     def pending_for(self, session_key: str, id_texts: Iterable[str]) -> list[PendingCall]:
         """The still-pending calls of a session among the given request ids."""

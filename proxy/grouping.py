@@ -10,9 +10,20 @@ rule that applies:
    the same value share a group.
 2. ``overlap``: within the same client key and scope, a call of the current group is still awaiting
    its response, so the two calls ran concurrently.
-3. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
-   current group's last response joins it (clients that issue parallel calls one by one); a
-   later one, or the first call of a scope, opens a new group.
+3. ``sequence``: the request arrived after the answer to a call of the current group, from the same
+   client key (session), had left the proxy: the client may well have sent it having read that
+   answer, so it opens a new group, however short the pause. (Off with ``sequence=False``.)
+4. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
+   current group's last response joins it; a later one, or the first call of a scope, opens a new
+   group. With the sequence rule on, this joins only a call that arrived before that response had
+   left the proxy (a client that sends before reading); with it off, it also joins calls a client
+   issues one after another.
+
+"Arrived" is when the request's first byte reached the proxy, so a request pipelined behind the
+previous one on an HTTP connection, or written to the stdio pipe before the answer, is no evidence.
+The rule errs on the side of splitting: a parallel client that staggers its calls by more than a
+call's round trip gets one group per call (which ``emr_lenient`` accepts), where the gap rule
+merged sequential calls into one group (which no metric accepts). See docs/proxy.md.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ class _Inferred:
     group: int
     pending: int = 0
     last_response_ns: int = 0
+    delivered_ns: int = 0  # when the latest answer of the group left the proxy (0: none yet)
 
 
 @dataclass(slots=True)
@@ -66,13 +78,24 @@ class Placement:
 class GroupAssigner:
     """Assigns ``(call_group, group_source)`` to calls as they arrive (single-threaded, on the loop)."""
 
-    def __init__(self, gap_ms: float = 30.0) -> None:
+    def __init__(self, gap_ms: float = 30.0, sequence: bool = True) -> None:
         self.gap_ns = int(gap_ms * 1_000_000)
+        self.sequence = sequence
         self.token = f"assigner-{next(_tokens)}"  # names this assigner's groups to the trace store
         self._scopes: dict[Scope, _ScopeState] = {}
 
-    def place(self, scope: Scope, client_key: str, t_req_ns: int, explicit: Any = None) -> Placement:
-        """The group of a call whose request arrived at ``t_req_ns`` (monotonic)."""
+    def place(
+        self,
+        scope: Scope,
+        client_key: str,
+        t_req_ns: int,
+        explicit: Any = None,
+        arrived_ns: int | None = None,
+    ) -> Placement:
+        """The group of a call whose request was read at ``t_req_ns`` (monotonic).
+
+        ``arrived_ns``: when its first byte reached the proxy (default ``t_req_ns``).
+        """
         state = self._scopes.get(scope)
         if state is None:
             state = self._scopes[scope] = _ScopeState()
@@ -86,19 +109,36 @@ class GroupAssigner:
         if current is not None and current.pending > 0:
             current.pending += 1
             return Placement(scope, client_key, current.group, "overlap", True, self.token)
-        if current is not None and t_req_ns - current.last_response_ns < self.gap_ns:
-            current.pending += 1
-            return Placement(scope, client_key, current.group, "gap", True, self.token)
+        source = "gap"
+        if current is not None:
+            arrived = t_req_ns if arrived_ns is None else arrived_ns
+            if self.sequence and current.delivered_ns and arrived > current.delivered_ns:
+                source = "sequence"  # sent after an answer of this group had left: it comes after it
+            elif t_req_ns - current.last_response_ns < self.gap_ns:
+                current.pending += 1
+                return Placement(scope, client_key, current.group, "gap", True, self.token)
         current = state.inferred[client_key] = _Inferred(state.new_group(), pending=1)
-        return Placement(scope, client_key, current.group, "gap", True, self.token)
+        return Placement(scope, client_key, current.group, source, True, self.token)
 
     def finished(self, placement: Placement, t_resp_ns: int) -> None:
         """A placed call got its response (or failed) at ``t_resp_ns``."""
+        current = self._current(placement)
+        if current is not None:
+            current.pending = max(0, current.pending - 1)
+            current.last_response_ns = max(current.last_response_ns, t_resp_ns)
+
+    def delivered(self, placement: Placement, t_out_ns: int) -> None:
+        """A placed call's answer left the proxy at ``t_out_ns`` (the sequence rule's evidence)."""
+        current = self._current(placement)
+        if current is not None:
+            current.delivered_ns = max(current.delivered_ns, t_out_ns)
+
+    def _current(self, placement: Placement) -> _Inferred | None:
+        """The inferred group state of a placement, while its group is still the client's current one."""
         if not placement.inferred:
-            return
+            return None
         state = self._scopes.get(placement.scope)
         current = state.inferred.get(placement.client_key) if state else None
         if current is None or current.group != placement.group:
-            return
-        current.pending = max(0, current.pending - 1)
-        current.last_response_ns = max(current.last_response_ns, t_resp_ns)
+            return None
+        return current

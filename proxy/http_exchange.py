@@ -49,6 +49,8 @@ class ClientChannel(Protocol):
     """The upstream connection pool of the listener."""
     paused: bool
     """True while the client reads slower than the upstream sends."""
+    arrived_ns: int
+    """When the first byte of the request being handled arrived (monotonic)."""
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""
@@ -104,6 +106,7 @@ class Exchange:
         self.deadline = 0.0
         self.timer: asyncio.TimerHandle | None = None
         self.connecting: asyncio.Task[None] | None = None
+        self.arrived_ns = conn.arrived_ns
 
     # ---------------------------------------------------------------- start
 
@@ -190,8 +193,9 @@ class Exchange:
         request = self.request
         pseudo = [(b":method", request.method), (b":path", redact_url(request.target).encode("latin-1"))]
         headers: list[tuple[bytes, bytes]] | None = pseudo + request.raw_headers
+        arrived = self.arrived_ns
         for msg in self.messages:
-            call = self.tracer.client_message(session, self.tags, msg, headers)
+            call = self.tracer.client_message(session, self.tags, msg, headers, arrived)
             headers = None  # headers are stored once per HTTP request
             if call is not None:
                 self.calls[call.id_text] = call
@@ -486,7 +490,10 @@ class Exchange:
 
     def _flush(self) -> None:
         """Write what may go out now; once all of it went and the response is over, end the exchange."""
-        if self.output.flush() and self.finishing and not self.done:
+        drained = self.output.flush()
+        if drained and self.calls:  # every answer queued so far is written: the client may have it
+            self.tracer.delivered(self.calls.values())
+        if drained and self.finishing and not self.done:
             self.done = True
             self.conn.exchange_done(self, self.keep)
 

@@ -21,7 +21,7 @@ from recordings.redact import redact_headers, redact_text, redact_value, secret_
 from recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
-GROUP_SOURCES = frozenset({"explicit", "overlap", "gap"})
+GROUP_SOURCES = frozenset({"explicit", "overlap", "sequence", "gap"})
 DIRECTIONS = frozenset({"c2s", "s2c"})
 MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid"})
 

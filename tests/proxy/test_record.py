@@ -42,7 +42,9 @@ def recorded(tmp_path_factory):
     db, rec = tmp / "runs.sqlite", tmp / "rec.sqlite"
     groups = plan()
     with Children() as children:  # stopped (and checked) before the tests read the files
-        server = children.server(["--latency", "none", "--seed", "0"])
+        # the upstream's latency keeps a parallel group's calls overlapping, however slowly the client
+        # sends them on a loaded machine (an answer out before the next call arrives starts a new group)
+        server = children.server(["--latency", "fixed:50", "--seed", "0"])
         proxy_args = ["--upstream", server.url, "--db", str(db), "--recordings", str(rec)]
         proxy = children.proxy([*proxy_args, "--group-gap-ms", str(GAP_MS)])
 

@@ -55,6 +55,34 @@ def test_overlap_gap_and_explicit_rules():
     assert g.place(("r", "s", 0, 1), "c1", 600 * MS).group == 0  # a new turn counts from 0
 
 
+def test_sequence_evidence_comes_before_the_gap():
+    g = GroupAssigner(gap_ms=10_000)  # a gap so wide that only evidence can split
+    scope = ("r", "s", 0, 0)
+    a = g.place(scope, "c1", 0)
+    b = g.place(scope, "c1", 1 * MS)  # a still pending: overlap wins over everything
+    g.finished(a, 5 * MS)
+    g.finished(b, 6 * MS)
+    g.delivered(a, 7 * MS)
+    g.delivered(b, 8 * MS)
+    pipelined = g.place(scope, "c1", 9 * MS, arrived_ns=7 * MS)  # its first byte came before b's answer left
+    assert (a.group, b.group, b.source, pipelined.group, pipelined.source) == (0, 0, "overlap", 0, "gap")
+    g.finished(pipelined, 10 * MS)
+    g.delivered(pipelined, 11 * MS)
+    after = g.place(scope, "c1", 12 * MS)  # sent once the answers were out: a new group, 1 ms later
+    assert (after.group, after.source) == (1, "sequence")
+    other = g.place(scope, "c2", 12 * MS)  # another client's answers are no evidence about c1
+    assert (other.group, other.source) == (2, "gap")
+    g.finished(after, 13 * MS)
+    g.delivered(after, 14 * MS)
+    explicit = g.place(scope, "c1", 15 * MS, explicit="x")  # tags still win
+    assert explicit.source == "explicit"
+    old = GroupAssigner(gap_ms=10_000, sequence=False)
+    first = old.place(scope, "c1", 0)
+    old.finished(first, 1 * MS)
+    old.delivered(first, 2 * MS)
+    assert old.place(scope, "c1", 3 * MS).source == "gap"  # without the rule: joined by the gap
+
+
 def test_sse_parser_handles_split_events_and_line_endings():
     parser = SSEParser()
     assert parser.feed(b'event: message\r\ndata: {"a"') == []
