@@ -9,19 +9,14 @@ another.
 from __future__ import annotations
 
 import json
-import queue
 import socket
-import subprocess
-import tempfile
-import threading
 from typing import Any
 
 import httpx2
 
-from tests.support.processes import stderr_problems
 from tests.support.raw_upstream import RawUpstream
 from tests.support.rpc import modern_headers, raw_request, tool_call
-from tests.support.scripts import proxy_stdio_command
+from tests.support.stdio_lines import StdioLines
 from tests.support.traces import wait_calls
 
 GAP_MS = "10000"  # far above any pause below: without sequence evidence, everything would be one group
@@ -87,24 +82,11 @@ def _answers(sock: socket.socket, count: int) -> bytes:
 
 def test_stdio_calls_awaited_one_by_one_are_a_sequence(tmp_path):
     db = tmp_path / "runs.sqlite"
-    with RawUpstream(answers=100) as upstream, tempfile.TemporaryFile() as log:
-        command = proxy_stdio_command(
-            ["--upstream", upstream.url, "--group-gap-ms", GAP_MS], db, "--run", "seq", "--sample", "s"
-        )
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
-        lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
-        try:
+    with RawUpstream(answers=100) as upstream:
+        upstream_args = ["--upstream", upstream.url, "--group-gap-ms", GAP_MS]
+        with StdioLines(upstream_args, db, "--run", "seq", "--sample", "s") as proxy:
             for rid in range(3):  # each call written once the previous answer has been read
-                process.stdin.write(json.dumps(tool_call("GetCurrentTime", {}, rid)).encode() + b"\n")
-                process.stdin.flush()
-                assert json.loads(lines.get(timeout=HANG_GUARD_S))["id"] == rid
-        finally:
-            process.stdin.close()
-            code = process.wait(timeout=HANG_GUARD_S)
-        log.seek(0)
-        stderr = log.read().decode(errors="replace")
-    assert code == 0 and stderr_problems(stderr) == [], stderr
+                assert proxy.ask(tool_call("GetCurrentTime", {}, rid))["id"] == rid
     calls = wait_calls(db, "seq", 3, settled=True)
     assert [(c["call_group"], c["group_source"]) for c in calls] == [
         (0, "gap"),

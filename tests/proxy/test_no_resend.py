@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import select
-import subprocess
-import tempfile
 import threading
 from typing import Any
 
@@ -24,10 +21,10 @@ import httpx2
 
 from proxy.upstream_conn import ConnectionPool, UpstreamConnection
 from proxy.upstream_http import Target, build_request
-from tests.support.processes import health, stderr_problems
+from tests.support.processes import health
 from tests.support.raw_upstream import RawUpstream
 from tests.support.rpc import modern_headers, modern_message, tool_call
-from tests.support.scripts import proxy_stdio_command
+from tests.support.stdio_lines import StdioLines
 from tests.support.traces import wait_calls
 
 HANG_GUARD_S = 10.0  # not a speed limit: only ends a test whose answer never comes
@@ -67,27 +64,11 @@ def test_http_side_never_resends_a_tool_call_and_resends_a_safe_request(proxy_pr
 
 def test_stdio_side_never_resends_a_tool_call_and_resends_a_safe_request(tmp_path):
     db = tmp_path / "runs.sqlite"
-    with RawUpstream(answers=1, after="drop") as upstream, tempfile.TemporaryFile() as log:
-        command = proxy_stdio_command(["--upstream", upstream.url], db, "--run", "once", "--sample", "s")
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
-        lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
-
-        def ask(message: dict[str, Any]) -> dict[str, Any]:
-            process.stdin.write(json.dumps(message).encode() + b"\n")
-            process.stdin.flush()
-            return json.loads(lines.get(timeout=HANG_GUARD_S))  # one request at a time: its answer
-
-        try:
-            first = ask(tool_call("GetCurrentTime", {}, 1))
-            second = ask(tool_call("PlaceOrder", {"fund": "000001"}, 2))
-            listed = [ask(modern_message("tools/list", {}, rid)) for rid in (3, 4)]
-        finally:
-            process.stdin.close()
-            code = process.wait(timeout=HANG_GUARD_S)
-        log.seek(0)
-        stderr = log.read().decode(errors="replace")
-        assert code == 0 and stderr_problems(stderr) == [], stderr
+    with RawUpstream(answers=1, after="drop") as upstream:
+        with StdioLines(["--upstream", upstream.url], db, "--run", "once", "--sample", "s") as proxy:
+            first = proxy.ask(tool_call("GetCurrentTime", {}, 1))  # one request at a time: its answer
+            second = proxy.ask(tool_call("PlaceOrder", {"fund": "000001"}, 2))
+            listed = [proxy.ask(modern_message("tools/list", {}, rid)) for rid in (3, 4)]
         assert first["result"]["content"][0]["text"] == "answer to 1"
         assert second["id"] == 2 and NOT_RESENT in second["error"]["message"]
         assert [m["result"] for m in listed] == [{"tools": []}, {"tools": []}]

@@ -15,10 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import subprocess
-import tempfile
-import threading
 from urllib.parse import quote
 
 import anyio
@@ -35,9 +31,10 @@ from server.service import SOURCE_KEY, ToolService
 from server.testing import SchemaSimulator
 from server.validation import MAX_ARGUMENT_DEPTH
 from tests.support import strategies
-from tests.support.processes import health, stderr_problems
+from tests.support.processes import health
 from tests.support.rpc import JSON_HEADERS, modern_headers, tool_call
-from tests.support.scripts import proxy_stdio_command, run_script
+from tests.support.scripts import run_script
+from tests.support.stdio_lines import StdioLines
 from tests.support.traces import read_calls, wait_calls, wait_messages
 from tool_specs.inventory import load_inventory
 
@@ -335,24 +332,12 @@ def test_stdio_side_survives_a_batch_holding_a_lone_surrogate(server, tmp_path):
     db = tmp_path / "runs.sqlite"
     lone = "\ud800"
     batch = [tool_call("GetCurrentTime", {"x": lone}, 1), tool_call("GetCurrentTime", {}, 2)]
-    command = proxy_stdio_command(["--upstream", server.url], db, "--run", "lone-stdio")
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
-        lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
-        try:
-            for message in (batch, tool_call("GetCurrentTime", {}, 3)):
-                process.stdin.write(json.dumps(message).encode() + b"\n")
-            process.stdin.flush()
-            answer: dict = {}
-            while answer.get("id") != 3:  # the pump goes on after the batch (hang guard: 30 s per line)
-                answer = json.loads(lines.get(timeout=30))
-        finally:
-            process.stdin.close()
-            code = process.wait(timeout=30)
-        log.seek(0)
-        stderr = log.read().decode(errors="replace")
-    assert code == 0 and stderr_problems(stderr) == [], stderr
+    with StdioLines(["--upstream", server.url], db, "--run", "lone-stdio", hang_guard=30) as proxy:
+        proxy.send(batch)
+        proxy.send(tool_call("GetCurrentTime", {}, 3))
+        answer: dict = {}
+        while answer.get("id") != 3:  # the pump goes on after the batch
+            answer = proxy.read()
     assert answer["result"]["isError"] is False
     calls = wait_calls(db, "lone-stdio", 3, settled=True)
     assert [c["arguments"] for c in calls if c["jsonrpc_id"] == 1] == [{"x": lone}]
