@@ -318,7 +318,9 @@ class TraceMixin(StoreConnection):
             groups, ref = new_group
             groups.numbers[ref] = group
             groups.next = group + 1
-        return int(cursor.lastrowid)
+        rowid = cursor.lastrowid
+        assert rowid is not None  # every INSERT into a rowid table sets it
+        return rowid
 
     def finish_call(self, call_id: int, **fields: Any) -> str:
         """Complete a pending call and commit before returning; returns the stored status.

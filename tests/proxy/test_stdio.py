@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 import anyio
 import pytest
@@ -111,7 +112,8 @@ def test_two_proxy_processes_on_one_file_never_share_a_group_number(http_server,
     async def session(tool: str) -> None:
         async with Client(params, mode="auto") as client:  # its own proxy process
             for label in (0, 1):  # two steps, tagged as the harness tags them
-                await client.call_tool(tool, {}, meta={"io.finmcp/group": label})
+                meta: Any = {"io.finmcp/group": label}  # an open TypedDict to the SDK's types
+                await client.call_tool(tool, {}, meta=meta)
 
     anyio.run(session, "GetCurrentTime")
     anyio.run(session, "GetCurrentTime")

@@ -37,10 +37,14 @@ class StdioLines:
         self.process = subprocess.Popen(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log
         )
+        threading.Thread(target=self._pump, daemon=True).start()
+        return self
+
+    def _pump(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        threading.Thread(target=lambda: [self._lines.put(line) for line in stdout], daemon=True).start()
-        return self
+        for line in stdout:
+            self._lines.put(line)
 
     def send(self, message: Any) -> None:
         """Write one message as one line."""
