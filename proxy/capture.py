@@ -265,8 +265,8 @@ class Tracer:
     ) -> PendingCall | None:
         """Log a client→server message; a ``tools/call`` request also starts a call row (returned).
 
-        ``arrived_ns``: when the message's first byte reached the proxy (the ``sequence`` group
-        rule compares it with when earlier answers left; :mod:`proxy.grouping`).
+        ``arrived_ns``: when the client started the message (the ``sequence`` group rule compares it
+        with when earlier answers left; :mod:`proxy.grouping`).
         """
         if msg.kind in ("request", "notification"):
             if msg.method == "initialize" or PROTOCOL_VERSION_META in msg.meta:

@@ -19,8 +19,10 @@ rule that applies:
    left the proxy (a client that sends before reading); with it off, it also joins calls a client
    issues one after another.
 
-"Arrived" is when the request's first byte reached the proxy, so a request pipelined behind the
-previous one on an HTTP connection, or written to the stdio pipe before the answer, is no evidence.
+"Arrived" is when the client started the request: the arrival of its first byte, or for the first
+request on a fresh HTTP connection the connection's accept. So a request pipelined behind the
+previous one, a parallel burst on connections opened before the first answer left, or a line
+written to the stdio pipe before the answer, is no evidence.
 The rule errs on the side of splitting: a parallel client that staggers its calls by more than a
 call's round trip gets one group per call (which ``emr_lenient`` accepts), where the gap rule
 merged sequential calls into one group (which no metric accepts). See docs/proxy.md.
@@ -94,7 +96,7 @@ class GroupAssigner:
     ) -> Placement:
         """The group of a call whose request was read at ``t_req_ns`` (monotonic).
 
-        ``arrived_ns``: when its first byte reached the proxy (default ``t_req_ns``).
+        ``arrived_ns``: when the client started the request (see the module docstring; default ``t_req_ns``).
         """
         state = self._scopes.get(scope)
         if state is None:

@@ -50,7 +50,8 @@ class ClientChannel(Protocol):
     paused: bool
     """True while the client reads slower than the upstream sends."""
     arrived_ns: int
-    """When the first byte of the request being handled arrived (monotonic)."""
+    """When the client started the request being handled (monotonic): the accept of a fresh connection,
+    else the arrival of the request's first byte."""
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""
@@ -223,7 +224,6 @@ class Exchange:
 
     def on_failure(self, error: UpstreamError, silent: bool) -> None:
         if silent and not self.retried and not self.ended:  # written on a reused connection, no answer
-            self._trace_request()  # a no-op: the request is traced as soon as it is sent
             refusal = self.conn.pool.lost_after_write(
                 error, self.request.method, safe_to_repeat(self.messages)
             )

@@ -12,6 +12,14 @@ from recordings.results import utf8
 log = logging.getLogger("finmcp.proxy")
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+GROUP_META = "io.finmcp/group"
+"""``params._meta`` key of an explicit parallel-group tag (any JSON scalar; same value = same group)."""
+TAG_META = {"io.finmcp/run": "run", "io.finmcp/sample": "sample", "io.finmcp/turn": "turn"}
+"""Optional per-request tags in ``params._meta`` (for stdio hosts driven by a harness)."""
+
+PROXY_ERROR = -32000
+"""JSON-RPC error code of errors the proxy itself answers (upstream unreachable, timeout, ...)."""
 SAFE_TO_REPEAT = frozenset(
     {
         "ping",
@@ -32,14 +40,6 @@ SAFE_TO_REPEAT = frozenset(
 Not ``tools/call`` (a tool may place an order; its ``readOnlyHint``/``idempotentHint`` annotations are
 the server's unverified claims), not ``initialize`` (each one opens a session on the upstream), nor
 anything that subscribes, sets, cancels or creates."""
-CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
-GROUP_META = "io.finmcp/group"
-"""``params._meta`` key of an explicit parallel-group tag (any JSON scalar; same value = same group)."""
-TAG_META = {"io.finmcp/run": "run", "io.finmcp/sample": "sample", "io.finmcp/turn": "turn"}
-"""Optional per-request tags in ``params._meta`` (for stdio hosts driven by a harness)."""
-
-PROXY_ERROR = -32000
-"""JSON-RPC error code of errors the proxy itself answers (upstream unreachable, timeout, ...)."""
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ FIN or RST of an idle connection shows there before the loop has handled it). Su
 connection is closed unused, so a keep-alive race costs the request nothing. Once the request is
 written, a connection that fails before any response byte (``on_failure(..., silent=True)`` on a
 reused connection) leaves it unknown whether the upstream ran the request: it is sent again only
-when the caller says it is safe to repeat (:func:`proxy.jsonrpc.replayable`), never a
+when the caller says it is safe to repeat (:func:`proxy.jsonrpc.safe_to_repeat`), never a
 ``tools/call``.
 
 No task, no ``StreamReader`` and no loop iteration stands between the upstream's bytes and the
@@ -83,7 +83,7 @@ class UpstreamConnection(asyncio.Protocol):
         self.closed = False
         self.reusable = True
         self.paused = False
-        self.idle_since = 0.0  # loop time it went back to the pool
+        self.idle_since = 0.0  # time.monotonic() when it went back to the pool
         self._poller: select.poll | None = None
         self._fd = -1
 
