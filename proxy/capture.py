@@ -83,6 +83,7 @@ class PendingCall:
     written: bool = False  # the writer has run the INSERT (row_id None: it failed)
     row_id: int | None = None
     done: bool = False
+    delivered: bool = False  # its answer has been written to the client
 
 
 class Tracer:
@@ -94,10 +95,11 @@ class Tracer:
         upstream: str,
         gap_ms: float = 30.0,
         recorder: Recorder | None = None,
+        sequence: bool = True,
     ) -> None:
         self.writer = writer
         self.upstream = upstream
-        self.groups = GroupAssigner(gap_ms)
+        self.groups = GroupAssigner(gap_ms, sequence)
         self.recorder = recorder
         self.sessions: dict[str, Session] = {}
         self.pending: dict[tuple[str, str], PendingCall] = {}
@@ -259,8 +261,13 @@ class Tracer:
         tags: Tags,
         msg: Message,
         headers: Iterable[tuple[bytes, bytes]] | None = None,
+        arrived_ns: int | None = None,
     ) -> PendingCall | None:
-        """Log a client→server message; a ``tools/call`` request also starts a call row (returned)."""
+        """Log a client→server message; a ``tools/call`` request also starts a call row (returned).
+
+        ``arrived_ns``: when the client started the message (the ``sequence`` group rule compares it
+        with when earlier answers left; :mod:`proxy.grouping`).
+        """
         if msg.kind in ("request", "notification"):
             if msg.method == "initialize" or PROTOCOL_VERSION_META in msg.meta:
                 self._learn_client(session, msg)
@@ -274,7 +281,7 @@ class Tracer:
             return None
         if msg.kind != "request" or msg.method != "tools/call":
             return None
-        return self._begin_call(session, tags, msg, t_ns, wall)
+        return self._begin_call(session, tags, msg, t_ns, wall, arrived_ns)
 
     def _meta_tags(self, tags: Tags, msg: Message) -> Tags:
         meta = msg.meta
@@ -286,13 +293,21 @@ class Tracer:
             log.warning("ignoring _meta tags of request %s: %s", msg.id_text, exc)
             return tags
 
-    def _begin_call(self, session: Session, tags: Tags, msg: Message, t_req: int, wall: str) -> PendingCall:
+    def _begin_call(
+        self,
+        session: Session,
+        tags: Tags,
+        msg: Message,
+        t_req: int,
+        wall: str,
+        arrived_ns: int | None,
+    ) -> PendingCall:
         params = msg.params
         tool = params.get("name")
         tool = tool if isinstance(tool, str) else json.dumps(tool)
         arguments = params.get("arguments")
         scope = (tags.run, tags.sample, tags.trial, tags.turn)
-        placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META))
+        placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META), arrived_ns)
         id_text = msg.id_text or "null"
         call = PendingCall(session, id_text, msg.id, tool, arguments, tags, t_req, placement)
         previous = self.pending.get((session.key, id_text))
@@ -313,9 +328,10 @@ class Tracer:
                 msg.id if isinstance(msg.id, int | str) else None,
                 t_req,
                 wall,
-                placement.group,
+                None,  # the store numbers the group from its ref, unique in the scope across processes
                 placement.source,
                 tags.trial,
+                group_ref=placement.ref,
             )
         except InvalidValueError as exc:  # e.g. arguments that are not JSON: forwarded, not logged
             call.written = True
@@ -407,6 +423,15 @@ class Tracer:
             self.recorder.record(call.tool, call.arguments, result, latency)
         return future
 
+    def delivered(self, calls: Iterable[PendingCall]) -> None:
+        """The answers of these calls have left the proxy (written to the client's connection or stdout)."""
+        t_out = 0
+        for call in calls:
+            if call.done and not call.delivered:
+                call.delivered = True
+                t_out = t_out or time.monotonic_ns()
+                self.groups.delivered(call.placement, t_out)
+
     def pending_for(self, session_key: str, id_texts: Iterable[str]) -> list[PendingCall]:
         """The still-pending calls of a session among the given request ids."""
         out = []
@@ -428,6 +453,7 @@ class Recorder:
         self.schemas: dict[str, Any] = {}
         self._fallback: dict[str, Any] | None = None
         self.recorded = 0
+        self.skipped = 0  # answers that cannot be stored as recordings (no canonical key)
 
     def learn_tools(self, tools: Any) -> None:
         """Remember input schemas from a ``tools/list`` result (defaults matter for the lookup key)."""
@@ -456,9 +482,14 @@ class Recorder:
         schema = self._schema(tool)
 
         def op(_trace_store: RecordingStore) -> None:
-            self.store.put_response(
-                self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema
-            )
+            try:
+                self.store.put_response(
+                    self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema
+                )
+            except InvalidValueError as exc:  # no key for it (e.g. a lone surrogate): the call row stays
+                self.skipped += 1
+                log.warning("answer not recorded: %s", exc)
+                return
             self.recorded += 1
 
         self.writer.submit(op)

@@ -84,7 +84,18 @@ def build_serve_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="inventory name recordings are stored under (default: NAME of an upstream .../NAME/mcp, else finmcp65)",
     )
-    p.add_argument("--group-gap-ms", type=float, default=30.0, help="think-time gap that separates groups")
+    p.add_argument(
+        "--group-gap-ms",
+        type=float,
+        default=30.0,
+        help="a call within this many ms of the last answer joins its group (default 30; 0: never)",
+    )
+    p.add_argument(
+        "--group-sequence",
+        choices=("on", "off"),
+        default="on",
+        help="a call arriving after its client got an answer of the current group opens a new group (default on)",
+    )
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds without an upstream byte before failing"
     )
@@ -178,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         record_into=args.recordings,
         record_inventory=args.recordings_inventory,
         group_gap_ms=args.group_gap_ms,
+        group_sequence=args.group_sequence == "on",
         timeout=args.timeout,
         max_body=args.max_body,
         token=args.token,

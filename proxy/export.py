@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 from proxy.views import SampleTrace, arrange
+from recordings.results import escape_surrogates
 from recordings.store import RecordingStore
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
 
@@ -136,6 +137,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = json.dumps(records, ensure_ascii=False, indent=4) + "\n"
     else:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    text = escape_surrogates(text)  # a client's "\ud800" stays an escape: UTF-8 cannot hold it raw
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
             handle.write(text)

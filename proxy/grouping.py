@@ -1,19 +1,36 @@
 """Parallel-group assignment, decided when a call's request arrives.
 
 Groups are numbered 0, 1, 2, ... within one scope ``(run, sample, trial, turn)``, in order of the
-first call of each group. A call's group comes from the first rule that applies:
+first call of each group. These are the process's own numbers: the stored ``call_group`` is given by
+the trace store from :attr:`Placement.ref` when the call's row is written, unique in the scope even
+when several proxy processes log it (``recordings/trace.py``). A call's group comes from the first
+rule that applies:
 
 1. ``explicit``: the request carries ``params._meta["io.finmcp/group"]``; calls of one scope with
    the same value share a group.
 2. ``overlap``: within the same client key and scope, a call of the current group is still awaiting
    its response, so the two calls ran concurrently.
-3. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
-   current group's last response joins it (clients that issue parallel calls one by one); a
-   later one, or the first call of a scope, opens a new group.
+3. ``sequence``: the request arrived after the answer to a call of the current group, from the same
+   client key (session), had left the proxy: the client may well have sent it having read that
+   answer, so it opens a new group, however short the pause. (Off with ``sequence=False``.)
+4. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
+   current group's last response joins it; a later one, or the first call of a scope, opens a new
+   group. With the sequence rule on, this joins only a call that arrived before that response had
+   left the proxy (a client that sends before reading); with it off, it also joins calls a client
+   issues one after another.
+
+"Arrived" is when the client started the request: the arrival of its first byte, or for the first
+request on a fresh HTTP connection the connection's accept. So a request pipelined behind the
+previous one, a parallel burst on connections opened before the first answer left, or a line
+written to the stdio pipe before the answer, is no evidence.
+The rule errs on the side of splitting: a parallel client that staggers its calls by more than a
+call's round trip gets one group per call (which ``emr_lenient`` accepts), where the gap rule
+merged sequential calls into one group (which no metric accepts). See docs/proxy.md.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +42,7 @@ class _Inferred:
     group: int
     pending: int = 0
     last_response_ns: int = 0
+    delivered_ns: int = 0  # when the latest answer of the group left the proxy (0: none yet)
 
 
 @dataclass(slots=True)
@@ -39,6 +57,9 @@ class _ScopeState:
         return group
 
 
+_tokens = itertools.count()
+
+
 @dataclass(slots=True)
 class Placement:
     """Where one call went; pass it back to :meth:`GroupAssigner.finished`."""
@@ -48,17 +69,35 @@ class Placement:
     group: int
     source: str
     inferred: bool
+    token: str = ""
+
+    @property
+    def ref(self) -> tuple[str, int]:
+        """The group as the trace store knows it (``CallRow.group_ref``): this assigner's token and number."""
+        return (self.token, self.group)
 
 
 class GroupAssigner:
     """Assigns ``(call_group, group_source)`` to calls as they arrive (single-threaded, on the loop)."""
 
-    def __init__(self, gap_ms: float = 30.0) -> None:
+    def __init__(self, gap_ms: float = 30.0, sequence: bool = True) -> None:
         self.gap_ns = int(gap_ms * 1_000_000)
+        self.sequence = sequence
+        self.token = f"assigner-{next(_tokens)}"  # names this assigner's groups to the trace store
         self._scopes: dict[Scope, _ScopeState] = {}
 
-    def place(self, scope: Scope, client_key: str, t_req_ns: int, explicit: Any = None) -> Placement:
-        """The group of a call whose request arrived at ``t_req_ns`` (monotonic)."""
+    def place(
+        self,
+        scope: Scope,
+        client_key: str,
+        t_req_ns: int,
+        explicit: Any = None,
+        arrived_ns: int | None = None,
+    ) -> Placement:
+        """The group of a call whose request was read at ``t_req_ns`` (monotonic).
+
+        ``arrived_ns``: when the client started the request (see the module docstring; default ``t_req_ns``).
+        """
         state = self._scopes.get(scope)
         if state is None:
             state = self._scopes[scope] = _ScopeState()
@@ -67,24 +106,41 @@ class GroupAssigner:
             group = state.explicit.get(label)
             if group is None:
                 group = state.explicit[label] = state.new_group()
-            return Placement(scope, client_key, group, "explicit", False)
+            return Placement(scope, client_key, group, "explicit", False, self.token)
         current = state.inferred.get(client_key)
         if current is not None and current.pending > 0:
             current.pending += 1
-            return Placement(scope, client_key, current.group, "overlap", True)
-        if current is not None and t_req_ns - current.last_response_ns < self.gap_ns:
-            current.pending += 1
-            return Placement(scope, client_key, current.group, "gap", True)
+            return Placement(scope, client_key, current.group, "overlap", True, self.token)
+        source = "gap"
+        if current is not None:
+            arrived = t_req_ns if arrived_ns is None else arrived_ns
+            if self.sequence and current.delivered_ns and arrived > current.delivered_ns:
+                source = "sequence"  # sent after an answer of this group had left: it comes after it
+            elif t_req_ns - current.last_response_ns < self.gap_ns:
+                current.pending += 1
+                return Placement(scope, client_key, current.group, "gap", True, self.token)
         current = state.inferred[client_key] = _Inferred(state.new_group(), pending=1)
-        return Placement(scope, client_key, current.group, "gap", True)
+        return Placement(scope, client_key, current.group, source, True, self.token)
 
     def finished(self, placement: Placement, t_resp_ns: int) -> None:
         """A placed call got its response (or failed) at ``t_resp_ns``."""
+        current = self._current(placement)
+        if current is not None:
+            current.pending = max(0, current.pending - 1)
+            current.last_response_ns = max(current.last_response_ns, t_resp_ns)
+
+    def delivered(self, placement: Placement, t_out_ns: int) -> None:
+        """A placed call's answer left the proxy at ``t_out_ns`` (the sequence rule's evidence)."""
+        current = self._current(placement)
+        if current is not None:
+            current.delivered_ns = max(current.delivered_ns, t_out_ns)
+
+    def _current(self, placement: Placement) -> _Inferred | None:
+        """The inferred group state of a placement, while its group is still the client's current one."""
         if not placement.inferred:
-            return
+            return None
         state = self._scopes.get(placement.scope)
         current = state.inferred.get(placement.client_key) if state else None
         if current is None or current.group != placement.group:
-            return
-        current.pending = max(0, current.pending - 1)
-        current.last_response_ns = max(current.last_response_ns, t_resp_ns)
+            return None
+        return current

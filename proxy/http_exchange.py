@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from proxy.capture import PendingCall, Session
 from proxy.http_types import Request, Settings
 from proxy.http_wire import chunk, error_response
-from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
 from proxy.ordered_output import OrderedOutput
 from proxy.tags import Tags
 from proxy.upstream_conn import ConnectionPool, UpstreamConnection
@@ -48,6 +48,9 @@ class ClientChannel(Protocol):
     """The upstream connection pool of the listener."""
     paused: bool
     """True while the client reads slower than the upstream sends."""
+    arrived_ns: int
+    """When the client started the request being handled (monotonic): the accept of a fresh connection,
+    else the arrival of the request's first byte."""
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""
@@ -103,6 +106,7 @@ class Exchange:
         self.deadline = 0.0
         self.timer: asyncio.TimerHandle | None = None
         self.connecting: asyncio.Task[None] | None = None
+        self.arrived_ns = conn.arrived_ns
 
     # ---------------------------------------------------------------- start
 
@@ -189,8 +193,9 @@ class Exchange:
         request = self.request
         pseudo = [(b":method", request.method), (b":path", redact_url(request.target).encode("latin-1"))]
         headers: list[tuple[bytes, bytes]] | None = pseudo + request.raw_headers
+        arrived = self.arrived_ns
         for msg in self.messages:
-            call = self.tracer.client_message(session, self.tags, msg, headers)
+            call = self.tracer.client_message(session, self.tags, msg, headers, arrived)
             headers = None  # headers are stored once per HTTP request
             if call is not None:
                 self.calls[call.id_text] = call
@@ -216,12 +221,17 @@ class Exchange:
     def on_end(self, raw: bytes) -> None:
         self._guarded(self._end, raw)
 
-    def on_failure(self, error: UpstreamError, stale: bool) -> None:
-        if stale and not self.retried and not self.ended:  # a pooled connection the upstream had closed
-            self.retried = True
-            self.upstream = None
-            self.connecting = asyncio.get_running_loop().create_task(self._connect())
-            return
+    def on_failure(self, error: UpstreamError, silent: bool) -> None:
+        if silent and not self.retried and not self.ended:  # written on a reused connection, no answer
+            refusal = self.conn.pool.lost_after_write(
+                error, self.request.method, safe_to_repeat(self.messages)
+            )
+            if refusal is None:  # safe to repeat: once more, on a fresh connection
+                self.retried = True
+                self.upstream = None
+                self.connecting = asyncio.get_running_loop().create_task(self._connect())
+                return
+            error = refusal
         self._guarded(self._upstream_failed, str(error), 502)
 
     def on_batch_end(self) -> None:
@@ -480,7 +490,10 @@ class Exchange:
 
     def _flush(self) -> None:
         """Write what may go out now; once all of it went and the response is over, end the exchange."""
-        if self.output.flush() and self.finishing and not self.done:
+        drained = self.output.flush()
+        if drained and self.calls:  # every answer queued so far is written: the client may have it
+            self.tracer.delivered(self.calls.values())
+        if drained and self.finishing and not self.done:
             self.done = True
             self.conn.exchange_done(self, self.keep)
 

@@ -23,6 +23,7 @@ import asyncio
 import json
 import logging
 import socket
+import time
 from dataclasses import dataclass
 
 from proxy.eventloop import loop_name
@@ -105,6 +106,11 @@ class ClientProtocol(asyncio.Protocol):
         self.paused = False  # the client reads slower than the upstream sends: the upstream waits
         self._head: _Head | None = None  # parsed once, however many reads its body takes
         self._continue_sent = False
+        # When the client started the next request: its connection's accept for the first request, else
+        # the arrival of its first byte (a pipelined one: earlier). The sequence group rule compares it
+        # with when earlier answers left; a parallel burst on fresh connections started before them.
+        self.arrived_ns = time.monotonic_ns()
+        self.served = False  # a request was read on this connection
 
     # ---------------------------------------------------------------- asyncio callbacks
 
@@ -130,6 +136,8 @@ class ClientProtocol(asyncio.Protocol):
             self.exchange.upstream.resume()
 
     def data_received(self, data: bytes) -> None:
+        if not self.buffer and self.served:
+            self.arrived_ns = time.monotonic_ns()
         self.buffer += data
         if self.exchange is None:
             self._next_request()
@@ -155,6 +163,7 @@ class ClientProtocol(asyncio.Protocol):
                 return
             if request is None:
                 return
+            self.served = True
             try:
                 keep = self._handle(request)
             except Exception as exc:  # a bug must cost one request, never the listener
@@ -296,6 +305,7 @@ class ClientProtocol(asyncio.Protocol):
                 "rows_written": tracer.writer.written,
                 "commits": tracer.writer.commits,
                 "write_failures": tracer.writer.failures,
+                "upstream_connections": self.pool.stats,
                 "loop": loop_name(),
             }
         ).encode()

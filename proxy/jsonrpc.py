@@ -7,6 +7,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from recordings.results import utf8
+
 log = logging.getLogger("finmcp.proxy")
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -18,6 +20,26 @@ TAG_META = {"io.finmcp/run": "run", "io.finmcp/sample": "sample", "io.finmcp/tur
 
 PROXY_ERROR = -32000
 """JSON-RPC error code of errors the proxy itself answers (upstream unreachable, timeout, ...)."""
+SAFE_TO_REPEAT = frozenset(
+    {
+        "ping",
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+        "tasks/get",
+        "tasks/list",
+    }
+)
+"""MCP requests that only read, so sending one twice has the effect of once (RFC 9110 §9.2.2 "safe").
+
+Not ``tools/call`` (a tool may place an order; its ``readOnlyHint``/``idempotentHint`` annotations are
+the server's unverified claims), not ``initialize`` (each one opens a session on the upstream), nor
+anything that subscribes, sets, cancels or creates."""
 
 
 @dataclass(slots=True)
@@ -88,8 +110,13 @@ def parse_body(raw: bytes) -> list[Message]:
         log.warning("a JSON body of %d bytes is nested too deeply to parse; logged as invalid", len(raw))
         return [Message(raw, None, "invalid")]
     if isinstance(obj, list) and obj:
-        return [classify(item, json.dumps(item, ensure_ascii=False).encode()) for item in obj]
+        return [classify(item, utf8(json.dumps(item, ensure_ascii=False))) for item in obj]
     return [classify(obj, raw)]
+
+
+def safe_to_repeat(messages: list[Message]) -> bool:
+    """True when every message of a body is a request in :data:`SAFE_TO_REPEAT` (and there is one)."""
+    return bool(messages) and all(m.kind == "request" and m.method in SAFE_TO_REPEAT for m in messages)
 
 
 def error_message(request_id: Any, message: str, code: int = PROXY_ERROR, data: Any = None) -> bytes:
@@ -98,4 +125,4 @@ def error_message(request_id: Any, message: str, code: int = PROXY_ERROR, data: 
     if data is not None:
         error["data"] = data
     body = {"jsonrpc": "2.0", "id": request_id, "error": error}
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))

@@ -44,6 +44,7 @@ class ProxyConfig:
     record_into: str | None = None
     record_inventory: str | None = None
     group_gap_ms: float = 30.0
+    group_sequence: bool = True
     timeout: float = 120.0
     max_body: int = DEFAULT_MAX_BODY
     token: str | None = None
@@ -87,7 +88,9 @@ class ProxyRuntime:
                 config.upstream or config.upstream_sse
             )
             recorder = Recorder(self.writer, self.record_store, inventory, config.upstream_label)
-        self.tracer = Tracer(self.writer, config.upstream_label, config.group_gap_ms, recorder)
+        self.tracer = Tracer(
+            self.writer, config.upstream_label, config.group_gap_ms, recorder, config.group_sequence
+        )
 
     def close(self) -> None:
         self.store.set_busy_timeout(BUSY_TIMEOUT_MS)  # the last flush may wait as long as any writer

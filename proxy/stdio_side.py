@@ -19,11 +19,12 @@ import time
 from typing import Any
 
 from proxy import eventloop
-from proxy.capture import Session, Tracer
+from proxy.capture import PendingCall, Session, Tracer
 from proxy.jsonrpc import error_message, parse_body
 from proxy.tags import Tags
 from proxy.upstreams import Upstream, make_upstream
 from recordings.plumbing.launch import announce_ready
+from recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.stdio")
 LINE_LIMIT = 256 * 1024 * 1024
@@ -43,9 +44,10 @@ class StdioPump:
 
     async def from_client(self, raw: bytes) -> None:
         """One line from the host: log it, remember requests, pass it on unchanged."""
+        arrived = time.monotonic_ns()
         messages = parse_body(raw)
         for msg in messages:  # logged before it leaves: an HTTP upstream answers inside send()
-            self.tracer.client_message(self.session, self.tags, msg)
+            self.tracer.client_message(self.session, self.tags, msg, None, arrived)
             if msg.kind == "request":
                 self.outstanding[msg.id_text or "null"] = (msg.id, msg.method or "")
         assert self.upstream is not None
@@ -60,12 +62,16 @@ class StdioPump:
         """One message from the upstream: log it (wait for a call's row), then write it to stdout."""
         async with self._order:  # keep the upstream's order (progress before its response)
             waits = []
+            answered: list[PendingCall] = []
             messages = parse_body(raw)
             for msg in messages:
                 method = None
                 if msg.kind in ("response", "error"):
                     entry = self.outstanding.pop(msg.id_text or "null", None)
                     method = entry[1] if entry else None
+                    call = self.tracer.pending.get((self.session.key, msg.id_text or "null"))
+                    if call is not None:
+                        answered.append(call)
                 future = self.tracer.server_message(self.session, self.tags, msg, method)
                 if future is not None:
                     waits.append(future)
@@ -79,13 +85,16 @@ class StdioPump:
                 log.warning("upstream sent a message that is not JSON (not forwarded): %r", raw[:200])
                 return
             self.write_line(raw if b"\n" not in raw else _one_line(raw))
+            if answered:  # the host has these answers: its next call comes after them
+                self.tracer.delivered(answered)
 
     async def fail_request(self, id_text: str, reason: str) -> None:
         """Answer one outstanding request with a proxy error (and log the failure)."""
         entry = self.outstanding.get(id_text)
         if entry is None:
             return
-        for call in self.tracer.pending_for(self.session.key, [id_text]):
+        calls = self.tracer.pending_for(self.session.key, [id_text])
+        for call in calls:
             future = self.tracer.fail(
                 call, "transport_error", reason
             )  # the call failed: not an upstream error
@@ -93,6 +102,7 @@ class StdioPump:
                 with contextlib.suppress(Exception):
                     await future
         await self.from_upstream(error_message(entry[0], f"finmcp-proxy: {reason}"))
+        self.tracer.delivered(calls)
 
     async def fail_all(self, reason: str) -> None:
         """Answer every outstanding request (the upstream died or the proxy is stopping)."""
@@ -114,7 +124,7 @@ def _is_json(raw: bytes) -> bool:
 def _one_line(raw: bytes) -> bytes:
     """A message that spans lines (pretty JSON) as one line: stdio framing is one message per line."""
     try:
-        return json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")).encode()
+        return utf8(json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")))
     except ValueError:
         return raw.replace(b"\r", b" ").replace(b"\n", b" ")
 

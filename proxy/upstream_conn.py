@@ -8,6 +8,16 @@ exactly as framed on the wire (a whole chunk of a chunked body, or whatever byte
 chunk and trailers of a chunked body), or ``on_failure`` when the upstream closes or sends garbage.
 ``on_batch_end`` follows every batch of bytes, so a sink can write what one batch produced at once.
 
+**Re-sending** (RFC 9110 §9.2.2). A request is written to an idle pooled connection only after
+:meth:`ConnectionPool.take_idle` has found it alive: not closed, idle for less than
+:data:`IDLE_EXPIRY_S`, and with nothing to read on its socket (a zero-timeout poll; the upstream's
+FIN or RST of an idle connection shows there before the loop has handled it). Such a dead
+connection is closed unused, so a keep-alive race costs the request nothing. Once the request is
+written, a connection that fails before any response byte (``on_failure(..., silent=True)`` on a
+reused connection) leaves it unknown whether the upstream ran the request: it is sent again only
+when the caller says it is safe to repeat (:func:`proxy.jsonrpc.safe_to_repeat`), never a
+``tools/call``.
+
 No task, no ``StreamReader`` and no loop iteration stands between the upstream's bytes and the
 proxy's handling of them: on the response's critical path this saves the wake-ups and the async
 generator machinery the stream client costs (``docs/proxy.md``, "Performance").
@@ -21,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import socket
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
@@ -31,6 +43,13 @@ from proxy.upstream_http import MAX_HEAD, Response, Target, UpstreamError, parse
 _IDLE, _HEAD, _LENGTH, _CHUNKED, _CLOSE = range(5)
 _BODY_STATES = {"length": _LENGTH, "chunked": _CHUNKED, "close": _CLOSE}
 MAX_CHUNK_LINE = 4096
+IDLE_EXPIRY_S = 4.0
+"""A pooled connection idle for longer is closed, not reused: most servers close idle keep-alive
+connections after 5 s (uvicorn, Node, Apache), and a connection they close while the proxy writes
+on it leaves the request's fate unknown."""
+NOT_RESENT = "not sent again, since the upstream may have run it"
+"""Why a request whose connection failed after it was written gets an error rather than a retry."""
+_POLL_IN = getattr(select, "POLLIN", 0) | getattr(select, "POLLPRI", 0)
 
 
 class ResponseSink(Protocol):
@@ -42,7 +61,9 @@ class ResponseSink(Protocol):
 
     def on_end(self, raw: bytes) -> None: ...
 
-    def on_failure(self, error: UpstreamError, stale: bool) -> None: ...
+    def on_failure(self, error: UpstreamError, silent: bool) -> None:
+        """``silent``: a reused connection failed after the request was written, before any response byte."""
+        ...
 
     def on_batch_end(self) -> None: ...
 
@@ -62,6 +83,9 @@ class UpstreamConnection(asyncio.Protocol):
         self.closed = False
         self.reusable = True
         self.paused = False
+        self.idle_since = 0.0  # time.monotonic() when it went back to the pool
+        self._poller: select.poll | None = None
+        self._fd = -1
 
     # ---------------------------------------------------------------- asyncio callbacks
 
@@ -71,6 +95,11 @@ class UpstreamConnection(asyncio.Protocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with contextlib.suppress(OSError, ValueError):
+                self._fd = sock.fileno()
+                if hasattr(select, "poll"):
+                    self._poller = select.poll()
+                    self._poller.register(self._fd, _POLL_IN)
 
     def data_received(self, data: bytes) -> None:
         sink = self.sink
@@ -100,7 +129,7 @@ class UpstreamConnection(asyncio.Protocol):
             reason = f"upstream closed the connection{where}"
             if exc is not None:
                 reason = f"upstream connection failed{where}: {exc!r}"
-            self._fail(UpstreamError(reason), stale=self.reused and not self.received)
+            self._fail(UpstreamError(reason), silent=self.reused and not self.received)
         sink.on_batch_end()
 
     # ---------------------------------------------------------------- requests
@@ -144,6 +173,23 @@ class UpstreamConnection(asyncio.Protocol):
     def idle(self) -> bool:
         """Open, between responses, and fit to carry another request."""
         return self.sink is None and not self.closed and self.reusable and not self.buffer
+
+    def peer_closed(self) -> bool:
+        """True when the socket has something to read while idle: the upstream's FIN or RST (or stray bytes).
+
+        One zero-timeout poll, before a request is written on a pooled connection: the event loop
+        may not have handled the upstream's close yet.
+        """
+        if self.transport is None or self.transport.is_closing():
+            return True
+        try:
+            if self._poller is not None:
+                return bool(self._poller.poll(0))
+            if self._fd >= 0:
+                return bool(select.select([self._fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+        return False
 
     # ---------------------------------------------------------------- parsing
 
@@ -229,11 +275,11 @@ class UpstreamConnection(asyncio.Protocol):
         assert sink is not None
         sink.on_end(raw)
 
-    def _fail(self, error: UpstreamError, stale: bool = False) -> None:
+    def _fail(self, error: UpstreamError, silent: bool = False) -> None:
         sink = self.sink
         self.close()
         if sink is not None:
-            sink.on_failure(error, stale)
+            sink.on_failure(error, silent)
 
 
 class StreamedResponse:
@@ -248,7 +294,7 @@ class StreamedResponse:
         self.max_queued = max_queued
         self.response: Response | None = None
         self.error: UpstreamError | None = None
-        self.stale = False  # failed on a reused connection before any response byte
+        self.silent = False  # a reused connection failed after the write, before any response byte
         self.complete = False
         self._pieces: deque[tuple[bytes, bytes]] = deque()
         self._waiter: asyncio.Future[None] | None = None
@@ -308,9 +354,9 @@ class StreamedResponse:
             self._pieces.append((raw, b""))
         self.complete = True
 
-    def on_failure(self, error: UpstreamError, stale: bool) -> None:
+    def on_failure(self, error: UpstreamError, silent: bool) -> None:
         self.error = error
-        self.stale = stale
+        self.silent = silent
 
     def on_batch_end(self) -> None:
         waiter = self._waiter
@@ -318,21 +364,60 @@ class StreamedResponse:
             waiter.set_result(None)
 
 
-class ConnectionPool:
-    """Idle keep-alive :class:`UpstreamConnection` s to one upstream host, opened on demand (no upper bound)."""
+IDEMPOTENT_HTTP_METHODS = frozenset({b"GET", b"HEAD", b"OPTIONS", b"TRACE", b"PUT", b"DELETE"})
+"""HTTP methods whose repetition has the effect of one request (RFC 9110 §9.2.2); MCP posts are judged by body."""
 
-    def __init__(self, target: Target, connect_timeout: float = 5.0, max_idle: int = 64) -> None:
+
+class ConnectionPool:
+    """Idle keep-alive :class:`UpstreamConnection` s to one upstream host, opened on demand (no upper bound).
+
+    ``stats`` counts what happened to requests on pooled connections (``/healthz`` shows it):
+    ``opened`` and ``reused`` connections; ``closed_before_write``: pooled connections found closed
+    by the upstream before a request was written on them (closed unused, the request went on another
+    one); ``expired``: pooled connections idle longer than ``idle_expiry``, closed unused;
+    ``lost_after_write``: reused connections that failed after the write and before any response
+    byte, of which ``resent`` were safe to repeat and went out again, and ``not_resent`` were answered
+    with an error.
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        connect_timeout: float = 5.0,
+        max_idle: int = 64,
+        idle_expiry: float = IDLE_EXPIRY_S,
+    ) -> None:
         self.target = target
         self.connect_timeout = connect_timeout
         self.max_idle = max_idle
+        self.idle_expiry = idle_expiry
         self._idle: list[UpstreamConnection] = []
+        self.stats = dict.fromkeys(
+            (
+                "opened",
+                "reused",
+                "closed_before_write",
+                "expired",
+                "lost_after_write",
+                "resent",
+                "not_resent",
+            ),
+            0,
+        )
 
     def take_idle(self) -> UpstreamConnection | None:
-        """An open idle connection (marked reused), or None."""
+        """An idle connection known alive (marked reused), or None; dead or expired ones are closed on the way."""
+        stats = self.stats
+        now = time.monotonic()
         while self._idle:
             conn = self._idle.pop()
-            if conn.idle:
+            if not conn.idle or conn.peer_closed():
+                stats["closed_before_write"] += 1
+            elif now - conn.idle_since > self.idle_expiry:
+                stats["expired"] += 1
+            else:
                 conn.reused = True
+                stats["reused"] += 1
                 return conn
             conn.close()
         return None
@@ -351,30 +436,53 @@ class ConnectionPool:
             ) from None
         except OSError as exc:
             raise UpstreamError(f"upstream {target.url} unreachable: {exc.strerror or exc}") from None
+        self.stats["opened"] += 1
         return conn
 
     def release(self, conn: UpstreamConnection, keep_alive: bool) -> None:
         """Return a connection whose response was fully read (else close it)."""
         if keep_alive and conn.idle and len(self._idle) < self.max_idle:
             conn.resume()
+            conn.idle_since = time.monotonic()
             self._idle.append(conn)
         else:
             conn.close()
 
-    async def send(self, head: bytes, body: bytes, method: bytes) -> tuple[StreamedResponse, Response]:
+    def lost_after_write(self, error: UpstreamError, method: bytes, replayable: bool) -> UpstreamError | None:
+        """A reused connection failed after the request was written and before any response byte.
+
+        The upstream may or may not have run the request. None: it is safe to repeat (an idempotent
+        HTTP method, or ``replayable``: every JSON-RPC request in the body is, see
+        :func:`proxy.jsonrpc.safe_to_repeat`), send it again on a fresh connection. Otherwise the
+        error to answer with.
+        """
+        stats = self.stats
+        stats["lost_after_write"] += 1
+        if replayable or method in IDEMPOTENT_HTTP_METHODS:
+            stats["resent"] += 1
+            return None
+        stats["not_resent"] += 1
+        return UpstreamError(f"{error} before answering; {NOT_RESENT}")
+
+    async def send(
+        self, head: bytes, body: bytes, method: bytes, replayable: bool = False
+    ) -> tuple[StreamedResponse, Response]:
         """Send a request on an idle or new connection; the response's stream and head.
 
-        A reused connection that failed before any response byte (the upstream had closed it) is
-        retried once on a fresh one: the upstream never saw that request.
+        A reused connection that failed after the write and before any response byte is tried again
+        on a fresh one only when the request is safe to repeat (:meth:`lost_after_write`).
         """
         conn = self.take_idle()
         if conn is not None:
             stream = StreamedResponse(conn)
             try:
                 return stream, await stream.request(head, body, method)
-            except UpstreamError:
-                if not stream.stale:
+            except UpstreamError as exc:
+                if not stream.silent:
                     raise
+                refusal = self.lost_after_write(exc, method, replayable)
+                if refusal is not None:
+                    raise refusal from None
         stream = StreamedResponse(await self.connect())
         return stream, await stream.request(head, body, method)
 

@@ -22,17 +22,23 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message
+from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from proxy.upstream_conn import ConnectionPool, StreamedResponse
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import SSEParser
+from recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.upstream")
 
 Deliver = Callable[[bytes], Awaitable[None]]
 Closed = Callable[[str], Awaitable[None]]
 Fail = Callable[[str, str], Awaitable[None]]
+
+
+def _safe(msg: Message | None) -> bool:
+    """Whether a posted message may be sent again after its connection failed unanswered (a batch: no)."""
+    return msg is not None and safe_to_repeat([msg])
 
 
 class Upstream:
@@ -249,7 +255,7 @@ class HttpUpstream(_HttpBase):
         stream = None
         try:
             async with asyncio.timeout(self.timeout):
-                stream, response = await self.pool.send(head, raw, b"POST")
+                stream, response = await self.pool.send(head, raw, b"POST", _safe(msg))
             if msg is not None and msg.method == "initialize":
                 sid = response.header(b"mcp-session-id")
                 if sid:
@@ -311,7 +317,7 @@ class HttpUpstream(_HttpBase):
         if isinstance(obj, dict) and isinstance(obj.get("error"), dict):
             if obj.get("id") is None:  # rejected before its id was read: name the request it answers
                 obj["id"] = msg.id
-                body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+                body = utf8(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
             await self.deliver(body)
             return
         await self.deliver(error_message(msg.id, f"finmcp-proxy: upstream answered HTTP {status}"))
@@ -389,7 +395,7 @@ class SseUpstream(_HttpBase):
             b"POST", self.endpoint, [(b"content-type", b"application/json"), *self.extra_headers], raw
         )
         async with asyncio.timeout(self.timeout):
-            stream, response = await self.pool.send(head, raw, b"POST")
+            stream, response = await self.pool.send(head, raw, b"POST", _safe(msg))
             body = b"".join([p async for _r, p in stream.body()])
         self.pool.release(stream.conn, response.keep_alive)
         if response.status >= 400 and msg is not None and msg.kind == "request":

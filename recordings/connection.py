@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -13,6 +14,7 @@ from sqlite_utils import Database
 
 from recordings.checkpoint import BackgroundCheckpointer
 from recordings.errors import RecordingsError
+from recordings.results import escape_surrogates
 from recordings.schema import open_database, user_version
 
 
@@ -136,6 +138,21 @@ class StoreConnection:
                     raise
             finally:
                 self.txn_epoch += 1
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement; a text value holding a lone surrogate is bound as its JSON escape.
+
+        SQLite text must be UTF-8, which a lone surrogate (a client's JSON ``"\\ud800"``) is not, and
+        the driver refuses to bind it. Escaped (:func:`recordings.results.escape_surrogates`), stored
+        JSON decodes to exactly what was sent, and a plain text column holds the escape as text; a
+        lookup by the same value finds it. Nothing is checked on the usual path: the driver's refusal
+        is the check.
+        """
+        try:
+            return self._conn.execute(sql, params)
+        except UnicodeEncodeError:  # raised while binding: nothing was executed
+            escaped = [escape_surrogates(v) if isinstance(v, str) else v for v in params]
+            return self._conn.execute(sql, escaped)
 
     def _locked(self) -> threading.RLock:
         """The store's lock, after checking the store is open (``with self._locked(): ...``).

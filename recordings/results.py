@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from recordings.errors import InvalidValueError
 
 _ALLOWED_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(value: Any) -> str:
@@ -19,6 +21,25 @@ def dumps(value: Any) -> str:
         raise InvalidValueError(f"value is not valid JSON: {exc}") from None
     except TypeError as exc:
         raise InvalidValueError(f"value is not JSON-serialisable: {exc}") from None
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its JSON escape (``\\ud800``): valid UTF-8.
+
+    A client may send ``"\\ud800"`` in JSON; decoded, that is a lone surrogate, which UTF-8 (and so
+    SQLite text, and any UTF-8 file) cannot hold. In JSON text a raw character only occurs inside a
+    string, so the escaped text decodes to exactly the same value: nothing is lost. In plain text
+    (a tool name, a tag) the escape stays as six characters.
+    """
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates written as JSON escapes (:func:`escape_surrogates`)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return escape_surrogates(text).encode()
 
 
 def normalize_result(result: Any, where: str = "result") -> dict[str, Any]:

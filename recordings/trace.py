@@ -14,6 +14,7 @@ Secrets are redacted from every stored body, header list and argument object.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from recordings.trace_rows import (
     GROUP_SOURCES,
     CallOutcome,
     CallRow,
+    GroupRef,
     MessageRow,
     check_choice,
     check_int,
@@ -35,6 +37,23 @@ from recordings.trace_rows import (
     prepare_message,
     prepare_outcome,
 )
+
+Scope = tuple[str | None, str | None, int, int | None]
+"""Where group numbers are unique: ``(run_id, sample_id, trial, turn)``."""
+
+GROUP_SCOPES_KEPT = 4096
+"""Scopes whose group numbers a store remembers (the oldest is forgotten first); a run's scopes are
+short-lived (one sample turn), and a late call of a forgotten scope's group only opens a new group."""
+
+
+@dataclass(slots=True)
+class _ScopeGroups:
+    """The call groups of one scope a store has numbered: each ref's number and the next to hand out."""
+
+    numbers: dict[GroupRef, int] = field(default_factory=dict)
+    next: int = 0
+    checked_at: int | None = None  # the data_version at which ``next`` was last checked against the table
+
 
 SESSION_FIELDS = (
     "run_id",
@@ -72,6 +91,7 @@ class TraceMixin(StoreConnection):
         self._next_call_seq: dict[str | None, int] = {}
         self._data_version: int | None = None
         self._seq_checked_in = -1  # the txn_epoch in which data_version was last checked
+        self._groups: dict[Scope, _ScopeGroups] = {}  # call groups numbered from CallRow.group_ref
 
     # ---------------------------------------------------------------- runs and sessions
 
@@ -81,7 +101,7 @@ class TraceMixin(StoreConnection):
         if meta is not None and not isinstance(meta, Mapping):
             raise InvalidValueError(f"run {run_id!r} meta: expected a JSON object")
         with self._locked():
-            self._conn.execute(
+            self._execute(
                 "INSERT INTO runs (run_id, created, meta) VALUES (?, ?, ?) ON CONFLICT(run_id) DO UPDATE"
                 " SET meta = COALESCE(excluded.meta, runs.meta)",
                 (run_id, utc_now_iso(), None if meta is None else dumps(meta)),
@@ -90,7 +110,7 @@ class TraceMixin(StoreConnection):
 
     def _touch_run(self, run_id: str | None) -> None:
         if run_id is not None and run_id not in self._known_runs:
-            self._conn.execute(
+            self._execute(
                 "INSERT OR IGNORE INTO runs (run_id, created) VALUES (?, ?)", (run_id, utc_now_iso())
             )
             self._known_runs.add(run_id)
@@ -122,7 +142,7 @@ class TraceMixin(StoreConnection):
         )
         with self.transaction():
             self._touch_run(values["run_id"])
-            self._conn.execute(
+            self._execute(
                 f"INSERT INTO sessions ({columns}) VALUES ({marks})"
                 f" ON CONFLICT(session_key) DO UPDATE SET {updates}",
                 (session_key, *values.values()),
@@ -155,7 +175,7 @@ class TraceMixin(StoreConnection):
                 "messages", "session_key", row.session_key, row.seq, self._next_message_seq
             )
             self._touch_run(row.run_id)
-            cursor = self._conn.execute(
+            cursor = self._execute(
                 _INSERT_MESSAGE,
                 (
                     row.session_key,
@@ -185,24 +205,64 @@ class TraceMixin(StoreConnection):
             if value in cache:
                 cache[value] = max(cache[value], seq + 1)
             return seq
-        # Another process writing to the same file (e.g. several stdio proxies logging one run) makes
-        # the cached next numbers stale: SQLite bumps data_version when another connection commits.
-        # Inside a transaction (BEGIN IMMEDIATE holds the write lock) one check serves every row.
-        if not (self._conn.in_transaction and self._seq_checked_in == self.txn_epoch):
-            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-            self._seq_checked_in = self.txn_epoch if self._conn.in_transaction else -1
-            if version != self._data_version:
-                self._data_version = version
-                self._next_message_seq.clear()
-                self._next_call_seq.clear()
+        self._notice_other_writers()
         if value not in cache:
-            row = self._conn.execute(
+            row = self._execute(
                 f"SELECT COALESCE(MAX(seq), -1) + 1 FROM {table} WHERE {column} IS ?", (value,)
             ).fetchone()
             cache[value] = int(row[0])
         seq = cache[value]
         cache[value] = seq + 1
         return seq
+
+    def _notice_other_writers(self) -> None:
+        """Forget cached next numbers once another connection has committed to the file.
+
+        Another process writing to the same file (e.g. several stdio proxies logging one run) makes
+        the cached next ``seq`` and group numbers stale: SQLite bumps ``data_version`` when another
+        connection commits. Inside a transaction (BEGIN IMMEDIATE holds the write lock) one check
+        serves every row.
+        """
+        if self._conn.in_transaction and self._seq_checked_in == self.txn_epoch:
+            return
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        self._seq_checked_in = self.txn_epoch if self._conn.in_transaction else -1
+        if version != self._data_version:
+            self._data_version = version
+            self._next_message_seq.clear()
+            self._next_call_seq.clear()
+
+    def _assign_group(self, row: CallRow) -> tuple[int | None, tuple[_ScopeGroups, GroupRef] | None]:
+        """The ``call_group`` to store for ``row``, and where to remember it once the row is written.
+
+        A ref seen before keeps its number. A new one gets the next number of its scope: one above
+        every number in the table for that scope and every number this store handed out (so the
+        groups of two processes, or of a process and its successor, never share a number), in the
+        order their first calls are written, which for one process is their order of arrival. A run
+        logged by one process numbers its groups 0, 1, 2, ... exactly as before.
+        """
+        ref = row.group_ref
+        if ref is None:
+            return row.call_group, None
+        scope: Scope = (row.run_id, row.sample_id, row.trial, row.turn)
+        groups = self._groups.get(scope)
+        if groups is None:
+            if len(self._groups) >= GROUP_SCOPES_KEPT:  # the oldest scope is long finished
+                del self._groups[next(iter(self._groups))]
+            groups = self._groups[scope] = _ScopeGroups()
+        known = groups.numbers.get(ref)
+        if known is not None:
+            return known, None
+        self._notice_other_writers()
+        if groups.checked_at != self._data_version:  # first sight, or another writer committed since
+            found = self._execute(
+                "SELECT COALESCE(MAX(call_group), -1) + 1 FROM calls"
+                " WHERE run_id IS ? AND sample_id IS ? AND trial = ? AND turn IS ?",
+                scope,
+            ).fetchone()
+            groups.next = max(groups.next, int(found[0]))
+            groups.checked_at = self._data_version
+        return groups.next, (groups, ref)
 
     # ---------------------------------------------------------------- calls
 
@@ -216,38 +276,53 @@ class TraceMixin(StoreConnection):
         return self.write_call(prepare_call(**fields))
 
     def write_call(self, row: CallRow) -> int:
-        """Insert a prepared call row (pending, or finished when its outcome is filled in); returns its id."""
+        """Insert a prepared call row (pending, or finished when its outcome is filled in); returns its id.
+
+        Its ``seq`` and (with a ``group_ref``) its ``call_group`` are numbered inside the write
+        transaction, so processes writing the same file never hand out the same number.
+        """
         with self._locked():
-            seq = self._assign_seq("calls", "run_id", row.run_id, row.seq, self._next_call_seq)
-            self._touch_run(row.run_id)
-            cursor = self._conn.execute(
-                _INSERT_CALL,
-                (
-                    row.run_id,
-                    row.sample_id,
-                    row.turn,
-                    row.session_key,
-                    row.client_name,
-                    row.protocol_version,
-                    row.jsonrpc_id,
-                    seq,
-                    row.tool,
-                    row.arguments,
-                    row.t_req_ns,
-                    row.wall_time,
-                    row.call_group,
-                    row.group_source,
-                    row.trial,
-                    row.status,
-                    row.result,
-                    row.rpc_error,
-                    row.t_resp_ns,
-                    row.latency_ms,
-                ),
-            )
-            rowid = cursor.lastrowid
-            assert rowid is not None  # every INSERT into a rowid table sets it
-            return rowid
+            if self._conn.in_transaction:
+                return self._insert_call(row)
+            with self.transaction():
+                return self._insert_call(row)
+
+    def _insert_call(self, row: CallRow) -> int:
+        seq = self._assign_seq("calls", "run_id", row.run_id, row.seq, self._next_call_seq)
+        group, new_group = self._assign_group(row)
+        self._touch_run(row.run_id)
+        cursor = self._execute(
+            _INSERT_CALL,
+            (
+                row.run_id,
+                row.sample_id,
+                row.turn,
+                row.session_key,
+                row.client_name,
+                row.protocol_version,
+                row.jsonrpc_id,
+                seq,
+                row.tool,
+                row.arguments,
+                row.t_req_ns,
+                row.wall_time,
+                group,
+                row.group_source,
+                row.trial,
+                row.status,
+                row.result,
+                row.rpc_error,
+                row.t_resp_ns,
+                row.latency_ms,
+            ),
+        )
+        if new_group is not None and group is not None:  # written: the ref keeps its number
+            groups, ref = new_group
+            groups.numbers[ref] = group
+            groups.next = group + 1
+        rowid = cursor.lastrowid
+        assert rowid is not None  # every INSERT into a rowid table sets it
+        return rowid
 
     def finish_call(self, call_id: int, **fields: Any) -> str:
         """Complete a pending call and commit before returning; returns the stored status.
@@ -263,7 +338,7 @@ class TraceMixin(StoreConnection):
     def write_outcome(self, call_id: int, outcome: CallOutcome) -> str:
         """Store a prepared outcome on a pending call; returns its status."""
         with self._locked():  # one UPDATE statement: it commits on its own (autocommit)
-            cursor = self._conn.execute(
+            cursor = self._execute(
                 _FINISH_CALL,
                 (
                     outcome.result,

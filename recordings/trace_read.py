@@ -55,7 +55,7 @@ class TraceReadMixin(StoreConnection):
             params.append(turn)
         sql += " ORDER BY sample_id, turn, seq, id"
         with self._locked():
-            rows = self._conn.execute(sql, params).fetchall()
+            rows = self._execute(sql, params).fetchall()
         out = []
         for row in rows:
             call = dict(zip(CALLS_COLUMNS, row, strict=True))
@@ -95,7 +95,7 @@ class TraceReadMixin(StoreConnection):
         where, params = where_equal(run_id=run_id)
         sql = f"SELECT {', '.join(columns)} FROM sessions{where}"
         with self._locked():
-            rows = self._conn.execute(sql + " ORDER BY started, session_key", params).fetchall()
+            rows = self._execute(sql + " ORDER BY started, session_key", params).fetchall()
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
     def messages(self, session_key: str | None = None, run_id: str | None = None) -> list[dict[str, Any]]:
@@ -107,7 +107,7 @@ class TraceReadMixin(StoreConnection):
         where, params = where_equal(session_key=session_key, run_id=run_id)
         sql = f"SELECT {', '.join(columns)} FROM messages{where}"
         with self._locked():
-            rows = self._conn.execute(sql + " ORDER BY session_key, seq, id", params).fetchall()
+            rows = self._execute(sql + " ORDER BY session_key, seq, id", params).fetchall()
         out = []
         for row in rows:
             message = dict(zip(columns, row, strict=True))

@@ -21,7 +21,7 @@ from recordings.redact import redact_headers, redact_text, redact_value, secret_
 from recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
-GROUP_SOURCES = frozenset({"explicit", "overlap", "gap"})
+GROUP_SOURCES = frozenset({"explicit", "overlap", "sequence", "gap"})
 DIRECTIONS = frozenset({"c2s", "s2c"})
 MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid"})
 
@@ -234,9 +234,19 @@ def prepare_outcome(
     )
 
 
+GroupRef = tuple[str, int]
+"""A writer's own name for a group: ``(writer token, its group number)``; see :attr:`CallRow.group_ref`."""
+
+
 @dataclass(slots=True)
 class CallRow:
-    """One ``calls`` row ready to insert: ``pending``, or already finished (one INSERT for both)."""
+    """One ``calls`` row ready to insert: ``pending``, or already finished (one INSERT for both).
+
+    ``group_ref``, when set, makes the store number the group: every row with the same ref (and
+    scope ``run, sample, trial, turn``) gets one ``call_group``, a number no other group of the
+    scope has, whichever process wrote it (``call_group`` is then ignored). Without it,
+    ``call_group`` is stored as given.
+    """
 
     run_id: str | None
     sample_id: str | None
@@ -258,6 +268,7 @@ class CallRow:
     rpc_error: str | None = None
     t_resp_ns: int | None = None
     latency_ms: float | None = None
+    group_ref: GroupRef | None = None
 
     def finished(self, outcome: CallOutcome) -> CallRow:
         """This row with its outcome filled in (latency from the two timestamps unless given)."""
@@ -285,6 +296,7 @@ class CallRow:
             outcome.rpc_error,
             outcome.t_resp_ns,
             latency,
+            self.group_ref,
         )
 
 
@@ -305,8 +317,13 @@ def prepare_call(
     call_group: int | None = None,
     group_source: str | None = None,
     trial: int = 0,
+    group_ref: GroupRef | None = None,
 ) -> CallRow:
-    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted."""
+    """A checked ``pending`` call row; ``arguments`` kept as sent, secret-named keys redacted.
+
+    ``group_ref`` (a writer's own ``(token, number)`` for the group) lets the store number the
+    group so that no other group of the scope shares it, across processes (:class:`CallRow`).
+    """
     check_text(tool, "call tool")
     for name, value in (
         ("run_id", run_id),
@@ -321,6 +338,13 @@ def prepare_call(
         check_int(number, f"call {name}")
     check_int(trial, "call trial")
     check_choice(group_source, GROUP_SOURCES, "call group_source", optional=True)
+    if group_ref is not None and not (
+        isinstance(group_ref, tuple)
+        and len(group_ref) == 2
+        and isinstance(group_ref[0], str)
+        and check_int(group_ref[1], "call group_ref number") is not None
+    ):
+        raise InvalidValueError(f"call group_ref: expected (token, number), got {group_ref!r}")
     return call_row(
         tool,
         arguments,
@@ -337,6 +361,7 @@ def prepare_call(
         group_source,
         trial,
         seq,
+        group_ref,
     )
 
 
@@ -356,6 +381,7 @@ def call_row(
     group_source: str | None,
     trial: int,
     seq: int | None = None,
+    group_ref: GroupRef | None = None,
 ) -> CallRow:
     """:func:`prepare_call` without the checks, positional: for a caller that built every value (the proxy)."""
     return CallRow(
@@ -374,4 +400,5 @@ def call_row(
         call_group,
         group_source,
         trial,
+        group_ref=group_ref,
     )

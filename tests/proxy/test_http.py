@@ -72,7 +72,7 @@ def test_calls_logged_once_with_tags_and_inferred_groups(proxy, mode):
             await client.call_tool("GetCurrentTime", {})
             await anyio.sleep(THINK_S)  # think time beyond --group-gap-ms: a new group
             await client.call_tool("GetCurrentTime", {})
-            result = await client.call_tool("GetCurrentTime", {})  # right after: still a new group?
+            result = await client.call_tool("GetCurrentTime", {})  # right after, on the same connection
             return result
 
     anyio.run(main)
@@ -85,8 +85,13 @@ def test_calls_logged_once_with_tags_and_inferred_groups(proxy, mode):
     turn1 = [c for c in calls if c["turn"] == 1]
     assert [c["call_group"] for c in turn0] == [0, 0, 0]
     assert sorted(c["group_source"] for c in turn0) == ["gap", "overlap", "overlap"]
-    # sequential calls: the pause opens group 1; the next call follows within the gap
-    assert [c["call_group"] for c in turn1] == [0, 1, 1]
+    # sequential calls: the pause opens group 1; the next call, sent on the connection that had just
+    # delivered the answer, follows it (within the gap, but the sequence rule comes first)
+    assert [(c["call_group"], c["group_source"]) for c in turn1] == [
+        (0, "gap"),
+        (1, "sequence"),
+        (2, "sequence"),
+    ]
     assert all(c["protocol_version"] for c in calls) and all(c["client_name"] == "mcp" for c in calls)
     # session rows are written behind the traffic: one per session key the calls used
     keys = {c["session_key"] for c in calls}

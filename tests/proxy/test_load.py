@@ -7,6 +7,7 @@ import pytest
 from mcp.client import Client
 
 from tests.support.loadgen import TOOL, assert_rows_are_what_clients_got, record_diagnoses
+from tests.support.processes import health
 from tests.support.sdk import first_text
 from tests.support.traces import read_calls
 
@@ -48,3 +49,7 @@ def test_sixteen_clients_two_hundred_calls_each(recordings, server_process, prox
     assert all(c["status"] == "ok" for c in calls)
     assert_rows_are_what_clients_got(calls, seen)
     assert len({c["seq"] for c in calls}) == 3200
+    # how requests fared on pooled upstream connections (docs/proxy.md, "Failures"): printed with -s
+    pool = health(proxy)["upstream_connections"]
+    print(f"upstream connections: {pool}")
+    assert pool["not_resent"] == 0 and pool["resent"] == pool["lost_after_write"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import anyio
+import httpx2
 import pytest
 from mcp.client import Client
 
@@ -13,7 +14,11 @@ from proxy.cli import main as proxy_main
 from recordings import RecordingStore
 from server.sim.example_args import example_arguments
 from server.world import World
+from tests.support.polling import wait_for
 from tests.support.processes import Children, health
+from tests.support.raw_upstream import RawUpstream
+from tests.support.rpc import modern_headers, tool_call
+from tests.support.traces import wait_calls
 from tool_specs.inventory import load_inventory
 
 TOOLS = ["GetCurrentTime", "SearchFunds", "GetFundDiagnosis", "GetFundsBasicInfo", "GetStrategyDetail"]
@@ -37,7 +42,9 @@ def recorded(tmp_path_factory):
     db, rec = tmp / "runs.sqlite", tmp / "rec.sqlite"
     groups = plan()
     with Children() as children:  # stopped (and checked) before the tests read the files
-        server = children.server(["--latency", "none", "--seed", "0"])
+        # the upstream's latency keeps a parallel group's calls overlapping, however slowly the client
+        # sends them on a loaded machine (an answer out before the next call arrives starts a new group)
+        server = children.server(["--latency", "fixed:50", "--seed", "0"])
         proxy_args = ["--upstream", server.url, "--db", str(db), "--recordings", str(rec)]
         proxy = children.proxy([*proxy_args, "--group-gap-ms", str(GAP_MS)])
 
@@ -145,3 +152,27 @@ def test_recorded_credentials_are_redacted_and_match_any_credential(server_proce
     again = anyio.run(replay, other)  # another key: the same recording answers
     assert not again.is_error
     assert again.content[0].text == recorded.content[0].text
+
+
+def test_an_answer_that_cannot_be_keyed_is_skipped_not_a_write_failure(proxy_process, tmp_path):
+    """Arguments holding a lone surrogate (JSON "\\ud800") have no canonical key: no recording, the call row stays."""
+    db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"
+    with RawUpstream(answers=10) as upstream:  # answers anything, so the odd call gets a result to record
+        proxy = proxy_process(["--upstream", upstream.url, "--db", str(db), "--recordings", str(rec)])
+        url = proxy.tagged("rec-lone", "s", 0)
+        with httpx2.Client(timeout=10) as http:
+            for rid, arguments in ((1, {"fundNameOrCode": "\ud800"}), (2, {"fundNameOrCode": "000001"})):
+                message = tool_call("GetFundDiagnosis", arguments, rid)
+                response = http.post(url, content=json.dumps(message), headers=modern_headers())
+                assert response.json()["result"]["content"][0]["text"] == f"answer to {rid}"
+        assert health(proxy)["write_failures"] == 0  # (also checked when the proxy stops)
+        stderr = wait_for(proxy.stderr_text, lambda text: "not recorded" in text, what="the warning")
+    assert "lone surrogate" in stderr
+    calls = wait_calls(db, "rec-lone", 2, settled=True)
+    assert [c["arguments"]["fundNameOrCode"] for c in calls] == ["\ud800", "000001"]
+
+    def recorded() -> list:
+        with RecordingStore.open(rec) as store:
+            return [r["arguments"] for r in store.iter_responses()]
+
+    assert wait_for(recorded, what="the recording") == [{"fundNameOrCode": "000001"}]  # written behind

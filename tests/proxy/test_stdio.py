@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 import anyio
 import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
+from evaluator.inputs.trace_db import load_predictions_db
 from recordings import RecordingStore
-from tests.support.scripts import proxy_stdio, server_stdio_command
+from tests.support.scripts import proxy_stdio, run_script, server_stdio_command
 from tests.support.sdk import request_meta
 from tests.support.traces import read_calls, wait_calls
 
@@ -98,3 +100,31 @@ def test_stdio_upstream_killed_gives_errors(server_process, tmp_path):
     assert len(errors) == 2 and all("finmcp-proxy" in str(e) for e in errors)
     calls = wait_calls(db, "dead", 3, settled=True)
     assert [c["status"] for c in calls] == ["ok", "transport_error", "transport_error"]
+
+
+@pytest.mark.slow
+def test_two_proxy_processes_on_one_file_never_share_a_group_number(http_server, tmp_path):
+    """A stdio host relaunched: two proxy processes log the same (run, sample, trial, turn) in turn."""
+    db = tmp_path / "runs.sqlite"
+    params = proxy_stdio(
+        ["--upstream", http_server.url], db, "--run", "relaunch", "--sample", "s", "--turn", "0"
+    )
+
+    async def session(tool: str) -> None:
+        async with Client(params, mode="auto") as client:  # its own proxy process
+            for label in (0, 1):  # two steps, tagged as the harness tags them
+                meta: Any = {"io.finmcp/group": label}  # an open TypedDict to the SDK's types
+                await client.call_tool(tool, {}, meta=meta)
+
+    anyio.run(session, "GetCurrentTime")
+    anyio.run(session, "GetCurrentTime")
+    calls = wait_calls(db, "relaunch", 4, settled=True)
+    assert len({c["session_key"] for c in calls}) == 2
+    assert [c["call_group"] for c in calls] == [0, 1, 2, 3]  # in seq order; each session's own groups
+    shown = run_script("finmcp-proxy", "show", "--db", str(db), "--run", "relaunch")
+    assert shown.returncode == 0, shown.stderr
+    groups = [line.strip() for line in shown.stdout.splitlines() if line.strip().startswith("group ")]
+    assert groups == [f"group {i} (1 call, explicit)" for i in range(4)]
+    predictions = load_predictions_db(db, "relaunch")
+    (prediction,) = predictions.by_sample["s"]
+    assert [len(group) for group in prediction.turns[0]] == [1, 1, 1, 1]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from proxy.grouping import GroupAssigner
-from proxy.jsonrpc import parse_body
+from proxy.jsonrpc import parse_body, safe_to_repeat
 from proxy.security import Policy
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
@@ -54,6 +54,34 @@ def test_overlap_gap_and_explicit_rules():
     f = g.place(scope, "c1", 500 * MS, explicit="x")
     assert (e.group, e.source, f.group) == (3, "explicit", 3)
     assert g.place(("r", "s", 0, 1), "c1", 600 * MS).group == 0  # a new turn counts from 0
+
+
+def test_sequence_evidence_comes_before_the_gap():
+    g = GroupAssigner(gap_ms=10_000)  # a gap so wide that only evidence can split
+    scope = ("r", "s", 0, 0)
+    a = g.place(scope, "c1", 0)
+    b = g.place(scope, "c1", 1 * MS)  # a still pending: overlap wins over everything
+    g.finished(a, 5 * MS)
+    g.finished(b, 6 * MS)
+    g.delivered(a, 7 * MS)
+    g.delivered(b, 8 * MS)
+    pipelined = g.place(scope, "c1", 9 * MS, arrived_ns=7 * MS)  # its first byte came before b's answer left
+    assert (a.group, b.group, b.source, pipelined.group, pipelined.source) == (0, 0, "overlap", 0, "gap")
+    g.finished(pipelined, 10 * MS)
+    g.delivered(pipelined, 11 * MS)
+    after = g.place(scope, "c1", 12 * MS)  # sent once the answers were out: a new group, 1 ms later
+    assert (after.group, after.source) == (1, "sequence")
+    other = g.place(scope, "c2", 12 * MS)  # another client's answers are no evidence about c1
+    assert (other.group, other.source) == (2, "gap")
+    g.finished(after, 13 * MS)
+    g.delivered(after, 14 * MS)
+    explicit = g.place(scope, "c1", 15 * MS, explicit="x")  # tags still win
+    assert explicit.source == "explicit"
+    old = GroupAssigner(gap_ms=10_000, sequence=False)
+    first = old.place(scope, "c1", 0)
+    old.finished(first, 1 * MS)
+    old.delivered(first, 2 * MS)
+    assert old.place(scope, "c1", 3 * MS).source == "gap"  # without the rule: joined by the gap
 
 
 def test_sse_parser_handles_split_events_and_line_endings():
@@ -168,14 +196,14 @@ def test_streamed_response_pauses_reading_until_the_consumer_drains_it():
     asyncio.run(main())
 
 
-def test_pool_retries_a_reused_connection_only_when_it_failed_before_any_byte():
+def test_pool_resends_only_a_safe_request_whose_reused_connection_failed_before_any_byte():
     async def reply(writer, conn, request):
-        if request == 1 and conn == 0:  # the upstream closes the idle connection as the request arrives
+        if request == 1 and conn in (0, 2):  # the upstream read the request, then closed without a word
             return False
         if request == 1 and conn == 1:  # cut in the middle of the head
             writer.write(OK[:20])
             return False
-        if conn == 2:
+        if conn == 3:
             return False
         writer.write(OK)
         return True
@@ -184,26 +212,51 @@ def test_pool_retries_a_reused_connection_only_when_it_failed_before_any_byte():
         upstream = _Upstream(reply)
         pool = ConnectionPool(await upstream.start())
         requests = upstream.requests
-        head = build_request(b"POST", pool.target, [], b"{}")
+        listing = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+        calling = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Buy"}}'
 
-        async def call() -> bytes:
-            stream, response = await pool.send(head, b"{}", b"POST")
-            body = b"".join([payload async for _raw, payload in stream.body()])
+        async def call(body: bytes) -> bytes:
+            head = build_request(b"POST", pool.target, [], body)
+            stream, response = await pool.send(head, body, b"POST", safe_to_repeat(parse_body(body)))
+            data = b"".join([payload async for _raw, payload in stream.body()])
             pool.release(stream.conn, response.keep_alive)
-            return body
+            return data
 
         async with asyncio.timeout(5):
-            assert await call() == b"ok"
-            assert await call() == b"ok" and requests == [2, 1]  # retried once, on a fresh connection
+            assert await call(listing) == b"ok"
+            assert await call(listing) == b"ok" and requests == [
+                2,
+                1,
+            ]  # safe: sent again, on a fresh connection
             with pytest.raises(UpstreamError, match="^upstream closed the connection mid-response$"):
-                await call()  # reused, but bytes had arrived: not retried
+                await call(listing)  # reused, but bytes had arrived: not sent again
             assert requests == [2, 2]
+            assert await call(listing) == b"ok"
+            with pytest.raises(UpstreamError, match="closed the connection before answering; not sent again"):
+                await call(calling)  # a tool call the upstream may have run: never sent twice
+            assert requests == [2, 2, 2]
             with pytest.raises(UpstreamError, match="^upstream closed the connection$"):
-                await call()  # a fresh connection: not retried
-            assert requests == [2, 2, 1]
+                await call(listing)  # a fresh connection: not sent again
+            assert requests == [2, 2, 2, 1]
+        assert pool.stats["lost_after_write"] == 2 and pool.stats["resent"] == pool.stats["not_resent"] == 1
         await upstream.stop(pool)
 
     asyncio.run(main())
+
+
+def test_only_reading_requests_are_safe_to_repeat():
+    def safe(*messages: str) -> bool:
+        return safe_to_repeat(parse_body(("[" + ",".join(messages) + "]").encode()))
+
+    def request(method: str, rid: int = 1) -> str:
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method})
+
+    assert safe(request("tools/list")) and safe(request("ping"), request("resources/read", 2))
+    for method in ("tools/call", "initialize", "resources/subscribe", "logging/setLevel", "x/unknown"):
+        assert not safe(request(method)), method
+    assert not safe(request("tools/list"), request("tools/call", 2))  # a batch is as safe as its worst
+    assert not safe('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    assert not safe_to_repeat(parse_body(b"{not json"))
 
 
 def test_an_unfinished_body_closes_its_connection():

@@ -258,3 +258,62 @@ def test_string_and_number_ids_stay_distinct(store):
     begin(store, jsonrpc_id=1)
     begin(store, jsonrpc_id="1")
     assert [r["jsonrpc_id"] for r in store.calls("run1")] == [1, "1"]
+
+
+def test_text_holding_lone_surrogates_is_stored_and_reads_back(store):
+    """SQLite text must be UTF-8; a lone surrogate (JSON "\\ud800") is stored as its JSON escape."""
+    lone = "a\ud800b"
+    call_id = store.begin_call(
+        tool=f"T{lone}",
+        arguments={"k": lone, lone: [lone, "名字"]},
+        run_id=f"r{lone}",
+        sample_id=lone,
+        session_key=lone,
+        client_name=lone,
+        jsonrpc_id=lone,
+    )
+    store.finish_call(call_id, result={"content": [{"type": "text", "text": lone}], "isError": False})
+    store.log_message(
+        direction="c2s", kind="request", body=lone, method=lone, run_id=f"r{lone}", jsonrpc_id=lone
+    )
+    store.start_session(lone, client_name=lone, run_id=f"r{lone}")
+    (call,) = store.calls(f"r{lone}", lone)
+    # JSON columns read back exactly as sent; plain text columns hold the escape as text
+    assert call["arguments"] == {"k": lone, lone: [lone, "名字"]}
+    assert call["result"]["content"][0]["text"] == lone and call["jsonrpc_id"] == lone
+    assert (call["tool"], call["run_id"], call["sample_id"]) == ("Ta\\ud800b", "ra\\ud800b", "a\\ud800b")
+    (message,) = store.messages(run_id=f"r{lone}")
+    assert (message["body"], message["method"], message["jsonrpc_id"]) == ("a\\ud800b", "a\\ud800b", lone)
+    (session,) = store.sessions(f"r{lone}")
+    assert session["client_name"] == "a\\ud800b"
+
+
+def test_group_refs_get_numbers_unique_in_their_scope_across_writers(tmp_path):
+    """Two connections (two proxy processes) writing one scope in turn never share a group number."""
+    path = tmp_path / "runs.sqlite"
+    with RecordingStore.open(path) as first, RecordingStore.open(path) as second:
+
+        def call(store, token, group, turn=0):
+            return store.begin_call(
+                tool="T", arguments={}, run_id="r", sample_id="s", turn=turn, group_ref=(token, group)
+            )
+
+        call(first, "a", 0)
+        call(first, "a", 0)  # the same ref: the same group
+        call(second, "b", 0)  # another writer's group 0: a new number
+        call(first, "a", 1)
+        call(second, "b", 0)
+        call(first, "a", 0)  # a ref keeps its number, whoever wrote meanwhile
+        call(second, "b", 1)
+        call(first, "a", 0, turn=1)  # another scope numbers from 0
+        rows = first.calls("r")
+    by_seq = [(c["turn"], c["call_group"]) for c in sorted(rows, key=lambda c: c["seq"])]
+    assert by_seq == [(0, 0), (0, 0), (0, 1), (0, 2), (0, 1), (0, 0), (0, 3), (1, 0)]
+
+
+def test_explicit_group_numbers_are_stored_as_given(store):
+    begin(store, call_group=7)
+    begin(store, call_group=7)
+    assert [c["call_group"] for c in store.calls("run1")] == [7, 7]
+    with pytest.raises(InvalidValueError, match="group_ref"):
+        begin(store, group_ref=("a", "zero"))

@@ -7,7 +7,8 @@
   wrong protocol headers) to the server and through the proxy: a 4xx with a readable error, and
   both processes stay healthy;
 - run/sample tags with SQL metacharacters and ``../`` are stored verbatim and never become paths;
-  exports write exactly the file asked for and nothing else.
+  exports write exactly the file asked for and nothing else;
+- lone surrogates (JSON ``"\\ud800"``) wherever a client writes text: answered and logged, both sides.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from tests.support import strategies
 from tests.support.processes import health
 from tests.support.rpc import JSON_HEADERS, modern_headers, tool_call
 from tests.support.scripts import run_script
-from tests.support.traces import read_calls, wait_calls
+from tests.support.stdio_lines import StdioLines
+from tests.support.traces import read_calls, wait_calls, wait_messages
 from tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("finmcp65")
@@ -283,20 +285,59 @@ def test_export_paths_go_exactly_where_the_user_asked(tmp_path):
     assert not (work / "y.jsonl").exists() and not (tmp_path / "a" / "nope.sqlite").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing bug: arguments holding an escaped lone surrogate (JSON '\\ud800') are answered, but "
-    "the proxy's call row cannot be written (SQLite text must be UTF-8): the call is lost from the trace and "
-    "/healthz counts a write failure",
-)
 def test_escaped_lone_surrogates_in_arguments_are_still_logged(server, proxy_process, tmp_path):
     db = tmp_path / "runs.sqlite"
-    # this child is expected to count a write failure while the bug stands: checked here, not at teardown
-    proxy = proxy_process(["--upstream", server.url, "--db", str(db)], check=False)
+    proxy = proxy_process(["--upstream", server.url, "--db", str(db)])  # teardown: no write failure
     body = json.dumps(call_message("SearchFunds", {"keyword": "\ud800"}, rid=3))  # ensure_ascii: "\\ud800"
     response = httpx2.post(
         proxy.tagged("surrogate", "s", 0), content=body, headers=call_headers("SearchFunds")
     )
     assert response.status_code == 200 and response.json()["id"] == 3  # the client is answered
+    (call,) = read_calls(db, "surrogate")  # committed before the answer was forwarded
+    assert call["jsonrpc_id"] == 3 and call["arguments"] == {"keyword": "\ud800"}  # as the client sent it
     assert health(proxy)["write_failures"] == 0
-    assert [c["jsonrpc_id"] for c in wait_calls(db, "surrogate", 1, timeout=3)] == [3]
+    exported = run_script(
+        "finmcp-proxy", "export", "--db", str(db), "--run", "surrogate", "--format", "jsonl"
+    )
+    assert exported.returncode == 0 and "\\ud800" in exported.stdout, exported.stderr  # kept as its escape
+
+
+def test_lone_surrogates_anywhere_a_client_writes_are_logged(server, proxy_process, tmp_path):
+    """Tool names, ids, methods, client names, _meta tags and batches: every call and message row is written."""
+    db = tmp_path / "runs.sqlite"
+    proxy = proxy_process(["--upstream", server.url, "--db", str(db)])  # teardown: no write failure
+    lone = "\ud800"
+    client = f"fuzz{lone}"
+    odd_call = tool_call(f"Search{lone}", {"keyword": lone}, f"id{lone}", client=client)
+    odd_call["params"]["_meta"]["io.finmcp/sample"] = lone
+    bodies = [
+        odd_call,
+        {**tool_call("SearchFunds", {"keyword": lone}, 5, client=client), "method": f"tools/{lone}"},
+        [tool_call("SearchFunds", {"keyword": lone}, 6, client=client), tool_call("GetCurrentTime", {}, 7)],
+    ]
+    url = proxy.tagged("lone", "s", 0)
+    for body in bodies:
+        response = httpx2.post(url, content=json.dumps(body), headers=call_headers("SearchFunds"))
+        assert response.status_code < 500, response.text  # the upstream's answer, whatever it is
+    calls = wait_calls(db, "lone", 3, settled=True)
+    assert sorted(str(c["jsonrpc_id"]) for c in calls) == ["6", "7", f"id{lone}"]
+    assert {c["sample_id"] for c in calls} == {"s", "\\ud800"}  # a text column keeps the escape as text
+    assert [c["arguments"] for c in calls if c["jsonrpc_id"] == 6] == [{"keyword": lone}]
+    requests = wait_messages(db, "lone", lambda m: m["direction"] == "c2s", 4)  # written behind the traffic
+    assert len(requests) == 4 and "tools/\\ud800" in [m["method"] for m in requests]
+    assert health(proxy)["write_failures"] == 0 and health(proxy)["status"] == "ok"
+
+
+def test_stdio_side_survives_a_batch_holding_a_lone_surrogate(server, tmp_path):
+    db = tmp_path / "runs.sqlite"
+    lone = "\ud800"
+    batch = [tool_call("GetCurrentTime", {"x": lone}, 1), tool_call("GetCurrentTime", {}, 2)]
+    with StdioLines(["--upstream", server.url], db, "--run", "lone-stdio", hang_guard=30) as proxy:
+        proxy.send(batch)
+        proxy.send(tool_call("GetCurrentTime", {}, 3))
+        answer: dict = {}
+        while answer.get("id") != 3:  # the pump goes on after the batch
+            answer = proxy.read()
+    assert answer["result"]["isError"] is False
+    calls = wait_calls(db, "lone-stdio", 3, settled=True)
+    assert [c["arguments"] for c in calls if c["jsonrpc_id"] == 1] == [{"x": lone}]
