@@ -10,6 +10,7 @@ import pytest
 
 from proxy.testing import ProxyProcess
 from server.testing import ServerProcess
+from tests.support.postgres import PostgresCluster, start_cluster
 from tests.support.processes import Children
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,3 +65,19 @@ def server_process(children: Children) -> Callable[..., ServerProcess]:
 def proxy_process(children: Children) -> Callable[..., ProxyProcess]:
     """Factory: ``proxy_process(args, allow=(), killed=False, check=True, **ProxyProcess options)``."""
     return children.proxy
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL server for the session (skips, or fails under FINMCP_CI=1, without it)."""
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """A fresh, empty database on the session's PostgreSQL server, as a ``postgresql://`` URL."""
+    return postgres_cluster.create_database()
