@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
+from recordings.plumbing.pipes import quiet_on_broken_pipe
 
 FORMATS = ("json", "md", "html")
 
@@ -313,6 +314,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return run(args)
 
 
+@quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-eval``; returns the exit status."""
     parser = build_parser()
@@ -334,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"finmcp-eval {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
         print(f"finmcp-eval {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

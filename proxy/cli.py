@@ -26,6 +26,7 @@ from recordings.plumbing.flags import (
     add_recordings,
     add_trace_store,
 )
+from recordings.plumbing.pipes import quiet_on_broken_pipe
 
 COMMANDS = ("serve", "sessions", "show", "export", "replay")
 DEFAULT_PORT = 8766
@@ -157,6 +158,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     return p
 
 
+@quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-proxy``."""
     argv = list(sys.argv[1:] if argv is None else argv)

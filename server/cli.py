@@ -18,6 +18,7 @@ from pathlib import Path
 
 from recordings.errors import RecordingsError
 from recordings.plumbing.flags import renamed_subcommand
+from recordings.plumbing.pipes import quiet_on_broken_pipe
 from server.recording_cli import RECORDING_VERBS, add_recording_commands, run_recording_command
 from server.serve import ServeError, add_serve_options, serve
 from tool_specs.errors import InventoryError
@@ -84,6 +85,7 @@ def _graph(args: argparse.Namespace) -> int:
     return 0
 
 
+@quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-server``."""
     argv = renamed_subcommand(
