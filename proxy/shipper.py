@@ -251,6 +251,10 @@ class Shipper:
             keepalives=1,
             keepalives_idle=10,
         )
+        # a batch is deleted from the outbox once PostgreSQL acknowledged it: the acknowledgement must
+        # mean durable, whatever the server's default (synchronous_commit=off loses recent commits in
+        # a crash, and with them rows the outbox no longer holds)
+        self._pg.execute("SET synchronous_commit TO on")
         assert self.origin is not None
         self._ingest = Ingest(self._pg, self.origin, self.label)
 
