@@ -9,6 +9,7 @@ works): it must never show in ``/healthz``, logs or stored rows.
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import subprocess
@@ -99,7 +100,7 @@ class Clients:
             with anyio.fail_after(HANG_GUARD_S):
                 async with anyio.create_task_group() as tg:
                     for url, sample, calls in jobs:
-                        tg.start_soon(lambda u=url, s=sample, c=calls: self.client(u, s, c, **options))
+                        tg.start_soon(functools.partial(self.client, url, sample, calls, **options))
 
         anyio.run(main)
 
