@@ -18,6 +18,7 @@ PostgreSQL: ``FINMCP_BENCH_PG_URL`` (a database of its own), else a throwaway cl
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import statistics
@@ -243,12 +244,10 @@ def _postgres() -> tuple[str | None, Any]:
     url = os.environ.get("FINMCP_BENCH_PG_URL")
     if url:
         return url, None
-    try:
-        import psycopg  # noqa: F401
-
-        from tests.support.postgres import PostgresCluster, postgres_bin_dir
-    except ImportError:
+    if importlib.util.find_spec("psycopg") is None:  # the postgres extra is not installed
         return None, None
+    from tests.support.postgres import PostgresCluster, postgres_bin_dir
+
     bin_dir = postgres_bin_dir()
     if bin_dir is None:
         return None, None
