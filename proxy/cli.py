@@ -7,6 +7,11 @@ finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench [--out FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
 finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL
+finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
+    (ship what a stopped proxy left in its outbox; exits 0 when nothing is left)
+
+With --ship-to postgresql://... the serving proxy's --db file is also an outbox that a shipper
+drains to PostgreSQL (proxy/shipper.py, docs/proxy.md "Shipping to PostgreSQL").
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 from proxy.eventloop import LOOPS
 from proxy.tags import TagError, Tags
@@ -28,7 +34,7 @@ from recordings.plumbing.flags import (
 )
 from recordings.plumbing.pipes import quiet_on_broken_pipe
 
-COMMANDS = ("serve", "sessions", "show", "export", "replay")
+COMMANDS = ("serve", "sessions", "show", "export", "replay", "flush")
 DEFAULT_PORT = 8766
 
 
@@ -46,6 +52,56 @@ def _header(value: str) -> tuple[bytes, bytes]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"--upstream-header {value!r}: expected 'Name: value'")
     return name.strip().encode("latin-1"), content.strip().encode("latin-1")
+
+
+def _ship_url(value: str) -> str:
+    from proxy.shipper import is_ship_target
+
+    if not is_ship_target(value):
+        raise argparse.ArgumentTypeError(
+            f"--ship-to {value!r}: expected a postgresql:// URL (postgresql://user@host:port/database)"
+        )
+    return value
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(value: str) -> int | float:
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+        if number <= 0:
+            raise argparse.ArgumentTypeError(f"{value!r} must be greater than 0")
+        return number
+
+    return parse
+
+
+def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
+    """``--ship-to URL`` and the shipper's batch size and interval."""
+    from proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL
+
+    p.add_argument(
+        "--ship-to",
+        metavar="URL",
+        type=_ship_url,
+        required=required,
+        help="also ship the --db file's rows to this PostgreSQL trace store (the file is the outbox)",
+    )
+    p.add_argument(
+        "--ship-batch",
+        type=_positive(int),
+        default=DEFAULT_BATCH_ROWS,
+        metavar="ROWS",
+        help=f"most outbox entries per shipment (default {DEFAULT_BATCH_ROWS})",
+    )
+    p.add_argument(
+        "--ship-interval",
+        type=_positive(float),
+        default=DEFAULT_INTERVAL,
+        metavar="S",
+        help=f"seconds between shipments while the outbox is not full (default {DEFAULT_INTERVAL})",
+    )
 
 
 def build_serve_parser() -> argparse.ArgumentParser:
@@ -73,6 +129,7 @@ def build_serve_parser() -> argparse.ArgumentParser:
         "--transport", choices=("http", "stdio"), default="http", help="client side (default http)"
     )
     add_trace_store(p, required=True, help="trace store (SQLite file, created if missing)")
+    add_shipping(p, required=False)
     add_recordings(
         p,
         aliases=["--record-into"],
@@ -155,6 +212,16 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     s.add_argument("--mode", default="auto", choices=("auto", "legacy"), help="client protocol era")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.add_argument("--timeout", type=float, default=60.0)
+    s = sub.add_parser(
+        "flush",
+        help="ship what is left in an outbox to PostgreSQL (for a proxy that will not come back)",
+    )
+    add_trace_store(s, required=True, help="the outbox: a proxy's --db file")
+    add_shipping(s, required=True)
+    s.add_argument(
+        "--timeout", type=_positive(float), default=60.0, help="give up after S seconds (default 60)"
+    )
+    add_log_level(s)
     return p
 
 
@@ -200,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         upstream_headers=args.upstream_header,
         defaults=defaults,
         loop=args.loop,
+        ship_to=args.ship_to,
+        ship_batch=args.ship_batch,
+        ship_interval=args.ship_interval,
     )
     if config.upstream:
         from proxy.upstream_http import Target
@@ -227,6 +297,10 @@ def _inspect(argv: list[str]) -> int:
         from proxy.inspect import cmd_show
 
         return cmd_show(args)
+    if args.command == "flush":
+        from proxy.flush import cmd_flush
+
+        return cmd_flush(args)
     if args.command == "export":
         from proxy.export import cmd_export
 

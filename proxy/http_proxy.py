@@ -294,6 +294,7 @@ class ClientProtocol(asyncio.Protocol):
 
     def _health(self) -> None:
         tracer = self.settings.tracer
+        extra = self.settings.health() if self.settings.health is not None else {}
         body = json.dumps(
             {
                 "status": "ok",
@@ -307,6 +308,7 @@ class ClientProtocol(asyncio.Protocol):
                 "write_failures": tracer.writer.failures,
                 "upstream_connections": self.pool.stats,
                 "loop": loop_name(),
+                **extra,
             }
         ).encode()
         self.write(

@@ -6,7 +6,9 @@ forward them (:mod:`proxy.http_exchange`), so neither imports the other for its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from proxy.capture import Tracer
 from proxy.security import Policy
@@ -26,6 +28,7 @@ class Settings:
     timeout: float = 120.0
     max_body: int = DEFAULT_MAX_BODY
     upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    health: Callable[[], dict[str, Any]] | None = None  # more /healthz fields (the shipper's)
 
 
 @dataclass(slots=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from proxy.views import arrange, result_text
+from recordings.outbox import status_line
 from recordings.store import RecordingStore
 
 
@@ -20,6 +22,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     with RecordingStore.open(args.db) as store:
         runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
         sessions = store.sessions(args.run)
+        outbox = status_line(store.db.conn, time.time())  # None unless the file ships (--ship-to)
     if args.run is not None and not runs:
         print(f"run {args.run!r} not found in {args.db}")
         return 1
@@ -36,6 +39,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {s['era'] or '?'}"
             f" {s['protocol_version'] or '?'} client={client} {s['started']} → {s['ended'] or 'open'}"
         )
+    if outbox:
+        print(outbox)
     return 0
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from proxy import eventloop
@@ -16,9 +18,11 @@ from proxy.capture import Recorder, Tracer
 from proxy.http_proxy import ProxyServer, serve
 from proxy.http_types import Settings
 from proxy.security import Policy
+from proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, Shipper
 from proxy.tags import Tags
 from proxy.upstream_http import Target
 from proxy.writer import TraceWriter
+from recordings.outbox import install_outbox, is_outbox
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
 from recordings.redact import redact_url
@@ -28,6 +32,8 @@ from recordings.store import RecordingStore
 log = logging.getLogger("finmcp.proxy")
 LOCK_WAIT_MS = 20
 """How long one flush may wait for another process's write lock before it is retried later."""
+SHIP_DRAIN_TIMEOUT = 5.0
+"""At a clean stop, how long the shipper may keep shipping what is left (PostgreSQL reachable)."""
 
 
 @dataclass
@@ -53,6 +59,9 @@ class ProxyConfig:
     upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     defaults: Tags = field(default_factory=Tags)
     loop: str = "auto"
+    ship_to: str | None = None
+    ship_batch: int = DEFAULT_BATCH_ROWS
+    ship_interval: float = DEFAULT_INTERVAL
 
     @property
     def upstream_label(self) -> str:
@@ -76,6 +85,8 @@ class ProxyRuntime:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.store = RecordingStore.open(config.db)
+        if config.ship_to:  # before the short busy timeout: another proxy may be writing the file
+            install_outbox(self.store.db.conn)
         self.store.checkpoint_in_background()  # no commit on the loop ever waits for a checkpoint
         self.store.set_busy_timeout(LOCK_WAIT_MS)  # a locked file: retried later, the loop goes on
         self.writer = TraceWriter(self.store)
@@ -91,10 +102,37 @@ class ProxyRuntime:
         self.tracer = Tracer(
             self.writer, config.upstream_label, config.group_gap_ms, recorder, config.group_sequence
         )
+        self.shipper: Shipper | None = None
+        if config.ship_to:
+            self.shipper = Shipper(
+                config.db,
+                config.ship_to,
+                label=f"pid {os.getpid()}",
+                batch_rows=config.ship_batch,
+                interval=config.ship_interval,
+            )
+        elif is_outbox(self.store.db.conn):
+            log.info(
+                "%s is a shipping outbox: rows keep queueing for PostgreSQL; ship them with --ship-to"
+                " or finmcp-proxy flush",
+                config.db,
+            )
+
+    def start_shipping(self, where: str) -> None:
+        """Start the shipper (with ``--ship-to``), labelled with where this proxy listens."""
+        if self.shipper is not None:
+            self.shipper.label = f"{where} pid {os.getpid()}"
+            self.shipper.start()
+
+    def health(self) -> dict[str, Any]:
+        """Extra ``/healthz`` fields: the shipper's state (with ``--ship-to``)."""
+        return {} if self.shipper is None else {"shipping": self.shipper.status()}
 
     def close(self) -> None:
         self.store.set_busy_timeout(BUSY_TIMEOUT_MS)  # the last flush may wait as long as any writer
         self.writer.close()
+        if self.shipper is not None:
+            self.shipper.stop(SHIP_DRAIN_TIMEOUT)
         if self.record_store is not None and self.record_store is not self.store:
             self.record_store.close()
         self.store.close()
@@ -114,12 +152,14 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
         timeout=config.timeout,
         max_body=config.max_body,
         upstream_headers=config.upstream_headers,
+        health=runtime.health,
     )
     proxy = ProxyServer(settings)
     sock = sock or bind_socket(config.host, config.port, blocking=False, inheritable=False)
     host, port = sock.getsockname()[:2]
     server = await serve(proxy, sock)
     shown = f"[{host}]" if ":" in host else host
+    runtime.start_shipping(f"{shown}:{port}")
     announce_ready(
         "finmcp-proxy",
         f"http://{shown}:{port}/mcp",

@@ -165,6 +165,7 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
         upstream_closed.set()
 
     pump.upstream = make_upstream(config, pump.from_upstream, on_closed, pump.fail_request)
+    runtime.start_shipping("stdio")
     announce_ready(
         "finmcp-proxy",
         "stdio",
