@@ -24,7 +24,9 @@ import json
 import sys
 from typing import Any
 
+from proxy.exports import STANDARD_FORMATS, render
 from proxy.views import SampleTrace, arrange
+from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
 from recordings.store import RecordingStore
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
@@ -125,9 +127,31 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
     return {"id": trace.sample_id, "tool_calls": entries, "error": last if "error" in last else None}
 
 
+def _write_standard(store: Any, args: argparse.Namespace) -> int:
+    """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--out`` or stdout."""
+    if not store.calls(args.run) and not store.messages(run_id=args.run):
+        print(f"finmcp-proxy export: run {args.run!r} has nothing logged in {args.db}", file=sys.stderr)
+        return 1
+    try:
+        data = render(store, args.run, args.format)
+    except RecordingsError as exc:
+        print(f"finmcp-proxy export: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        with open(args.out, "wb") as handle:
+            handle.write(data)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the export to ``--out`` or stdout."""
     with RecordingStore.open(args.db) as store:
+        if args.format in STANDARD_FORMATS:
+            return _write_standard(store, args)
         calls = store.calls(args.run)
     if not calls:
         print(f"finmcp-proxy export: run {args.run!r} has no calls in {args.db}", file=sys.stderr)
