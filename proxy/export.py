@@ -1,4 +1,4 @@
-"""``finmcp-proxy export``: a run's calls as finmcp JSONL, FinMCP-Bench predictions or FinToolBench traces.
+"""``finmcp-proxy export``: a run as predictions (finmcp JSONL, FinMCP-Bench, FinToolBench) or a standard format.
 
 - ``jsonl``: one line per (sample, trial): ``{run_id, sample_id, trial, turns: [{turn, calls: [[{tool,
   arguments, status, output}]]}]}`` (what ``finmcp-eval score --preds`` reads); ``output`` is the
@@ -11,6 +11,9 @@
 - ``fintoolbench``: FinToolBench result JSONL: ``{id, tool_calls: [{step, tool_name, parameters,
   output}], error}``; ``step`` counts groups from 1 across the sample's turns; ``error`` is the last
   call's output when it contains ``error``, as its agent sets it.
+
+The standard formats (``otlp``, ``otlp-proto``, ``har``, ``csv``, ``parquet``) are written by
+:mod:`proxy.exports`, one module per format.
 
 Tool outputs follow each benchmark's convention (:func:`recordings.transcripts.observation`): in
 ``finmcp`` an ``isError`` result is its plain text and a call that raised reads ``[error] message``; in

@@ -1,4 +1,4 @@
-"""Standard exports of a run: OpenTelemetry OTLP/JSON, HAR 1.2, CSV and Parquet (``finmcp-proxy export``).
+"""Standard exports of a run: OpenTelemetry OTLP (JSON or protobuf), HAR 1.2, CSV and Parquet (``finmcp-proxy export``).
 
 Each format is its own module (:mod:`proxy.exports.otlp`, :mod:`proxy.exports.har`,
 :mod:`proxy.exports.tabular`); :func:`render` picks one. They read a trace store through the
@@ -12,7 +12,7 @@ import json
 from proxy.exports.exchanges import TraceReader
 from recordings.results import escape_surrogates
 
-STANDARD_FORMATS = ("otlp", "har", "csv", "parquet")
+STANDARD_FORMATS = ("otlp", "otlp-proto", "har", "csv", "parquet")
 """The formats rendered here (the prediction formats stay in :mod:`proxy.export`)."""
 
 
@@ -22,6 +22,10 @@ def render(store: TraceReader, run_id: str, fmt: str) -> bytes:
         from proxy.exports.otlp import export_otlp
 
         return _json_bytes(export_otlp(store, run_id))
+    if fmt == "otlp-proto":
+        from proxy.exports.otlp import export_otlp, to_protobuf
+
+        return to_protobuf(json.loads(_json_bytes(export_otlp(store, run_id))))
     if fmt == "har":
         from proxy.exports.har import export_har
 

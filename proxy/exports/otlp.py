@@ -33,6 +33,7 @@ values as ``{"stringValue"| "intValue" | "boolValue" | "doubleValue": ...}``.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Any
@@ -49,6 +50,7 @@ from proxy.exports.exchanges import (
     trial_of,
 )
 from recordings import transcripts
+from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
 
 SERVICE_NAME = "finmcp-proxy"
@@ -178,6 +180,34 @@ def _call_span(
     )
     _link_parent(span, body_object(request))
     return span
+
+
+def to_protobuf(document: dict[str, Any]) -> bytes:
+    """The binary protobuf form of an OTLP/JSON document (for OTLP/HTTP receivers that take protobuf only,
+    like Phoenix); needs the ``otel`` extra. The JSON encoding differs from protobuf's JSON mapping only
+    in the ids (hex, not base64)."""
+    try:
+        from google.protobuf import json_format
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    except ImportError:
+        raise RecordingsError(
+            "--format otlp-proto needs the OpenTelemetry protobuf classes: pip install 'finmcp[otel]'"
+        ) from None
+    message = json_format.ParseDict(_base64_ids(document), ExportTraceServiceRequest())
+    return bytes(message.SerializeToString())
+
+
+def _base64_ids(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_base64_ids(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    return {
+        key: base64.b64encode(bytes.fromhex(item)).decode()
+        if key in ("traceId", "spanId", "parentSpanId") and isinstance(item, str)
+        else _base64_ids(item)
+        for key, item in value.items()
+    }
 
 
 def _message_span(

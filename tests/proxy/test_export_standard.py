@@ -30,6 +30,8 @@ from tests.support.rpc import modern_post, tool_call
 from tests.support.traces import wait_calls
 from tool_specs.inventory import load_inventory
 
+pytestmark = pytest.mark.slow  # one real server + proxy run (about 10 s on 2 cores) feeds every test
+
 RUN = "std"
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 GAP_MS = 250  # --group-gap-ms: a parallel group's calls stay together on a loaded machine
@@ -177,6 +179,18 @@ def test_otlp_parses_with_the_opentelemetry_decoder(traced, tmp_path):
     assert len(linked) == 1 and _attrs(linked[0])["finmcp.sample_id"] == "s3"
     assert linked[0].links[0].trace_id.hex() == TRACEPARENT.split("-")[1]
     assert linked[0].links[0].span_id.hex() == TRACEPARENT.split("-")[2]
+
+
+def test_otlp_proto_is_the_same_request_as_protobuf(traced, tmp_path):
+    json_format = pytest.importorskip("google.protobuf.json_format")
+    trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
+    db, _names = traced
+    _export(db, "otlp", tmp_path / "run.json")
+    _export(db, "otlp-proto", tmp_path / "run.pb")
+    document = _hex_ids_as_base64(json.loads((tmp_path / "run.json").read_text(encoding="utf-8")))
+    from_json = json_format.Parse(json.dumps(document), trace_service.ExportTraceServiceRequest())
+    from_proto = trace_service.ExportTraceServiceRequest.FromString((tmp_path / "run.pb").read_bytes())
+    assert from_proto == from_json and len(from_proto.resource_spans[0].scope_spans[0].spans) > 10
 
 
 HAR_SCHEMA = {  # the fields HAR 1.2 requires (http://www.softwareishard.com/blog/har-12-spec/)
@@ -370,7 +384,7 @@ def test_parquet_reads_back_equal_with_typed_columns(traced, tmp_path):
 
 def test_export_of_an_unknown_run_or_format_is_refused(traced, tmp_path, capsys):
     db, _names = traced
-    for fmt in ("otlp", "har", "csv", "parquet"):
+    for fmt in ("otlp", "otlp-proto", "har", "csv", "parquet"):
         assert proxy_main(["export", "--db", str(db), "--run", "nope", "--format", fmt]) == 1
         assert "has nothing logged" in capsys.readouterr().err
     with pytest.raises(SystemExit):
