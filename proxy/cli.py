@@ -4,7 +4,7 @@ finmcp-proxy --upstream URL | --upstream-cmd "cmd args" | --upstream-sse URL
              [--host 127.0.0.1 --port 8766] [--transport http|stdio] --db runs.sqlite [--recordings rec.sqlite]
 finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
-finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench [--out FILE]
+finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--out FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
 finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL
 finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
@@ -198,10 +198,13 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument(
         "--format",
-        choices=("jsonl", "finmcp", "fintoolbench"),
+        choices=("jsonl", "finmcp", "fintoolbench", "otlp", "otlp-proto", "har", "csv", "parquet"),
         default="jsonl",
         help="jsonl (finmcp-eval's own), finmcp (FinMCP-Bench predictions only; see above), "
-        "fintoolbench (FinToolBench result lines)",
+        "fintoolbench (FinToolBench result lines), otlp (OpenTelemetry OTLP/JSON traces; otlp-proto: "
+        "the same as protobuf, needs pip install 'finmcp[otel]'), "
+        "har (HTTP Archive 1.2 of the HTTP side), csv / parquet (the calls table; parquet needs "
+        "pyarrow: pip install 'finmcp[parquet]')",
     )
     s.add_argument("--out", help="output file (default stdout)")
     s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")

@@ -1,4 +1,4 @@
-"""``finmcp-proxy export``: a run's calls as finmcp JSONL, FinMCP-Bench predictions or FinToolBench traces.
+"""``finmcp-proxy export``: a run as predictions (finmcp JSONL, FinMCP-Bench, FinToolBench) or a standard format.
 
 - ``jsonl``: one line per (sample, trial): ``{run_id, sample_id, trial, turns: [{turn, calls: [[{tool,
   arguments, status, output}]]}]}`` (what ``finmcp-eval score --preds`` reads); ``output`` is the
@@ -12,6 +12,9 @@
   output}], error}``; ``step`` counts groups from 1 across the sample's turns; ``error`` is the last
   call's output when it contains ``error``, as its agent sets it.
 
+The standard formats (``otlp``, ``otlp-proto``, ``har``, ``csv``, ``parquet``) are written by
+:mod:`proxy.exports`, one module per format.
+
 Tool outputs follow each benchmark's convention (:func:`recordings.transcripts.observation`): in
 ``finmcp`` an ``isError`` result is its plain text and a call that raised reads ``[error] message``; in
 ``fintoolbench`` (and ``jsonl``) both read ``{"error": message}``.
@@ -24,7 +27,9 @@ import json
 import sys
 from typing import Any
 
+from proxy.exports import STANDARD_FORMATS, render
 from proxy.views import SampleTrace, arrange
+from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
 from recordings.store import RecordingStore
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
@@ -125,9 +130,31 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
     return {"id": trace.sample_id, "tool_calls": entries, "error": last if "error" in last else None}
 
 
+def _write_standard(store: Any, args: argparse.Namespace) -> int:
+    """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--out`` or stdout."""
+    if not store.calls(args.run) and not store.messages(run_id=args.run):
+        print(f"finmcp-proxy export: run {args.run!r} has nothing logged in {args.db}", file=sys.stderr)
+        return 1
+    try:
+        data = render(store, args.run, args.format)
+    except RecordingsError as exc:
+        print(f"finmcp-proxy export: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        with open(args.out, "wb") as handle:
+            handle.write(data)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the export to ``--out`` or stdout."""
     with RecordingStore.open(args.db) as store:
+        if args.format in STANDARD_FORMATS:
+            return _write_standard(store, args)
         calls = store.calls(args.run)
     if not calls:
         print(f"finmcp-proxy export: run {args.run!r} has no calls in {args.db}", file=sys.stderr)

@@ -1,0 +1,93 @@
+"""``--format csv`` and ``--format parquet``: a run's ``calls`` rows for pandas, DuckDB or a spreadsheet.
+
+Both hold every column of :data:`recordings.schema.CALLS_COLUMNS`, in order, one row per call (all of
+the run's calls, with or without a sample tag), ordered as :meth:`RecordingStore.calls` returns them.
+The JSON columns (``jsonrpc_id``, ``arguments``, ``result``, ``rpc_error``) are their stored JSON
+text: a lone surrogate a client sent stays the JSON escape ``\\ud800``, so the text is valid UTF-8
+and decodes to the value the client sent.
+
+CSV: RFC 4180, UTF-8 without a BOM, CRLF line ends, a header row. Every text value is quoted (quotes
+doubled, newlines kept inside the quotes); numbers are bare (a float in its shortest exact form); a
+NULL is an empty unquoted field, so it differs from an empty string (``""``) for readers that tell
+them apart (DuckDB, PostgreSQL ``COPY ... CSV``, Python 3.12's ``csv.QUOTE_NOTNULL``).
+
+Parquet (needs ``pyarrow``: ``pip install 'finmcp[parquet]'``): typed columns: integers ``int64``,
+``latency_ms`` ``float64``, ``wall_time`` ``timestamp[us, UTC]``, the rest (and the JSON text)
+``string``.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from typing import Any
+
+from proxy.exports.exchanges import TraceReader, wall_ns
+from recordings.errors import RecordingsError
+from recordings.results import escape_surrogates
+from recordings.schema import CALLS_COLUMNS
+
+INTEGER_COLUMNS = frozenset({"id", "turn", "seq", "t_req_ns", "t_resp_ns", "call_group", "trial"})
+
+
+def calls_rows(store: TraceReader, run_id: str) -> list[dict[str, Any]]:
+    """The run's call rows with the JSON columns as stored text."""
+    return store.calls(run_id, parse_json=False)
+
+
+def export_csv(store: TraceReader, run_id: str) -> str:
+    """The run's calls as RFC 4180 CSV text."""
+    lines = [",".join(CALLS_COLUMNS)]
+    for row in calls_rows(store, run_id):
+        lines.append(",".join(_csv_field(row[name]) for name in CALLS_COLUMNS))
+    return "".join(line + "\r\n" for line in lines)
+
+
+def _csv_field(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int | float):
+        return repr(value)
+    return '"' + escape_surrogates(str(value)).replace('"', '""') + '"'
+
+
+def export_parquet(store: TraceReader, run_id: str) -> bytes:
+    """The run's calls as a Parquet file (bytes)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise RecordingsError("--format parquet needs pyarrow: pip install 'finmcp[parquet]'") from None
+    rows = calls_rows(store, run_id)
+    fields = []
+    arrays = []
+    for name in CALLS_COLUMNS:
+        values = [row[name] for row in rows]
+        if name in INTEGER_COLUMNS:
+            kind = pa.int64()
+        elif name == "latency_ms":
+            kind = pa.float64()
+            values = [None if v is None else float(v) for v in values]
+        elif name == "wall_time":
+            kind = pa.timestamp("us", tz="UTC")
+            values = [_timestamp(v) for v in values]
+        else:
+            kind = pa.string()
+            values = [None if v is None else escape_surrogates(str(v)) for v in values]
+        fields.append(pa.field(name, kind, nullable=name not in ("id", "status", "trial")))
+        arrays.append(pa.array(values, type=kind))
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def _timestamp(text: str | None) -> datetime | None:
+    unix_ns = wall_ns(text)
+    if unix_ns is None:
+        return None
+    return datetime.fromtimestamp(unix_ns // 1_000_000_000, UTC).replace(
+        microsecond=unix_ns % 1_000_000_000 // 1000
+    )
