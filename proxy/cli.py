@@ -214,9 +214,20 @@ def _inspect(argv: list[str]) -> int:
     args = build_inspect_parser().parse_args(argv)
     from pathlib import Path
 
-    if not Path(args.db).exists():
+    from recordings.errors import RecordingsError
+    from recordings.postgres.connection import is_postgres_url
+
+    if not is_postgres_url(args.db) and not Path(args.db).exists():
         print(f"finmcp-proxy {args.command}: database {args.db} does not exist", file=sys.stderr)
         return 2
+    try:
+        return _run_inspect(args)
+    except RecordingsError as exc:  # unreachable server, not a trace store (passwords redacted)
+        print(f"finmcp-proxy {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_inspect(args: argparse.Namespace) -> int:
     if args.command == "sessions":
         from proxy.inspect import cmd_sessions
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from proxy.views import SampleTrace, arrange
 from recordings.results import escape_surrogates
-from recordings.store import RecordingStore
+from recordings.trace_source import describe, open_trace_reader
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
 
 OFFICIAL_FILE_NOTE = (
@@ -127,10 +127,10 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the export to ``--out`` or stdout."""
-    with RecordingStore.open(args.db) as store:
+    with open_trace_reader(args.db) as store:
         calls = store.calls(args.run)
     if not calls:
-        print(f"finmcp-proxy export: run {args.run!r} has no calls in {args.db}", file=sys.stderr)
+        print(f"finmcp-proxy export: run {args.run!r} has no calls in {describe(args.db)}", file=sys.stderr)
         return 1
     records = export_records(calls, args.run, args.format)
     if args.format == "finmcp":
