@@ -20,7 +20,7 @@ from recordings.errors import RecordingsError
 from recordings.postgres.connection import is_postgres_url
 
 NEEDED_COLUMNS = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
-SQLITE_BATCH = 2000
+SQLITE_BATCH = 256
 ROW_TAIL = "tool, arguments, result, rpc_error, status"
 
 
