@@ -26,7 +26,11 @@ from recordings.transcripts import observation
 DB_COLUMNS = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
 """Columns of ``calls`` the evaluator needs (``call_group`` and ``trial`` are optional)."""
 
+NO_OUTPUTS = "none"
+"""The observation style that leaves ``output`` None (scoring that never reads tool outputs)."""
+
 __all__ = [
+    "NO_OUTPUTS",
     "DB_COLUMNS",
     "TraceRows",
     "collect_predictions",
@@ -70,7 +74,7 @@ def iter_sample_predictions(
     """The trials of each sample (in trial order), one sample at a time, from rows in the evaluator's
     order: ``(sample_id, trial, turn, call_group, seq, tool, arguments, result, rpc_error, status)``.
 
-    Untagged calls are skipped; a warning counting them is appended to ``warnings`` at the end.
+    ``style`` is ``fintoolbench``, ``finmcp`` or :data:`NO_OUTPUTS`. Untagged calls are skipped; a warning counting them is appended to ``warnings`` at the end.
     """
     no_sample = 0
     current: str | None = None
@@ -120,7 +124,7 @@ def _db_call(tool: Any, arguments: Any, result: Any, rpc_error: Any, status: Any
         str(tool or ""),
         args,
         status=status,
-        output=_db_output(result, rpc_error, status, style),
+        output=None if style == NO_OUTPUTS else _db_output(result, rpc_error, status, style),
         malformed=malformed,
     )
 

@@ -22,6 +22,7 @@ from recordings.postgres.connection import is_postgres_url
 NEEDED_COLUMNS = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
 SQLITE_BATCH = 256
 ROW_TAIL = "tool, arguments, result, rpc_error, status"
+ROW_TAIL_NO_OUTPUTS = "tool, arguments, NULL, NULL, status"
 
 
 class TraceRows:
@@ -32,13 +33,14 @@ class TraceRows:
         self.run_id = run_id
         self._streams: list[Generator[tuple, None, None]] = []
 
-    def rows(self) -> Iterator[tuple]:
-        """The run's rows in the evaluator's order (see the module docstring)."""
-        stream = self._rows()
+    def rows(self, outputs: bool = True) -> Iterator[tuple]:
+        """The run's rows in the evaluator's order (see the module docstring); without ``outputs``,
+        ``result`` and ``rpc_error`` read as None and are not fetched (scoring FinMCP metrics)."""
+        stream = self._rows(ROW_TAIL if outputs else ROW_TAIL_NO_OUTPUTS)
         self._streams.append(stream)
         return stream
 
-    def _rows(self) -> Generator[tuple, None, None]:
+    def _rows(self, tail: str) -> Generator[tuple, None, None]:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -72,7 +74,7 @@ class SqliteTraceRows(TraceRows):
             group = "call_group" if "call_group" in cols else "NULL"
             trial = "trial" if "trial" in cols else "0"
             self.sql = (
-                f"SELECT sample_id, {trial}, turn, {group}, seq, {ROW_TAIL} FROM calls WHERE run_id = ? "
+                f"SELECT sample_id, {trial}, turn, {group}, seq, {{tail}} FROM calls WHERE run_id = ? "
                 "ORDER BY sample_id, 2, turn, 4, seq, rowid"
             )
             self._require_run()
@@ -107,9 +109,9 @@ class SqliteTraceRows(TraceRows):
             f"trace DB {self.source}: run {self.run_id!r} not found; runs present: {runs or 'none'}"
         )
 
-    def _rows(self) -> Generator[tuple, None, None]:
+    def _rows(self, tail: str) -> Generator[tuple, None, None]:
         try:
-            cursor = self.con.execute(self.sql, (self.run_id,))
+            cursor = self.con.execute(self.sql.format(tail=tail), (self.run_id,))
         except sqlite3.Error as exc:
             raise EvalInputError(f"trace DB {self.source}: {exc}") from None
         while True:
@@ -151,11 +153,11 @@ class PgTraceRows(TraceRows):
             f"trace DB {self.source}: run {self.run_id!r} not found; runs present: {runs or 'none'}"
         )
 
-    def _rows(self) -> Generator[tuple, None, None]:
+    def _rows(self, tail: str) -> Generator[tuple, None, None]:
         from recordings.postgres.reads import order_by
 
         sql = (
-            f"SELECT sample_id, trial, turn, call_group, seq, {ROW_TAIL} FROM calls WHERE run_id = %s"
+            f"SELECT sample_id, trial, turn, call_group, seq, {tail} FROM calls WHERE run_id = %s"
             + order_by(
                 ("sample_id", True),
                 ("trial", False),

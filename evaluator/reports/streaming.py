@@ -2,8 +2,8 @@
 
 :func:`evaluate_trace` gives the report :func:`evaluator.reports.pipeline.evaluate` gives for the
 same run, number for number, without holding every call: rows arrive in the evaluator's order
-(:mod:`evaluator.inputs.trace_rows`), each sample's trials are built, scored (the main table's row
-and each trial's row for pass^k) and dropped. What stays is O(samples): one score row per sample and
+(:mod:`evaluator.inputs.trace_rows`), each sample's trials are built, scored (the main table's row of the
+first trial, and each trial's official counts and paper EMR for pass^k) and dropped. What stays is O(samples): one score row per sample and
 a name-only copy of its first trial (the report's ``pred_groups``). Rows are put in reference order
 at the end, exactly as :func:`~evaluator.inputs.pairing.pair_up` orders them.
 
@@ -17,13 +17,13 @@ from typing import Any
 
 from evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
 from evaluator.inputs.pairing import pair_up, require_matches
-from evaluator.inputs.trace_db import iter_sample_predictions
+from evaluator.inputs.trace_db import NO_OUTPUTS, iter_sample_predictions
 from evaluator.inputs.trace_rows import TraceRows
 from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.finmcp import compute_official, paper_emr
+from evaluator.metrics.finmcp import compute_official, multiset_counts, names_of, paper_emr
 from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.stats import pass_hat_k
-from evaluator.metrics.table import Scorer, official_rows
+from evaluator.metrics.table import Scorer
 from evaluator.reports.pipeline import assemble_report
 
 
@@ -56,14 +56,13 @@ def evaluate_trace(
     scorer = Scorer(canon)
     scored: dict[str, tuple] = {}
     first: dict[str, list[Prediction]] = {}
-    trial_scorers: dict[int, Scorer] = {}
+    by_trial: dict[int, list[tuple[str, str, str, int, int, int, int]]] = {}
     successes: list[list[int]] = []
     most_trials = 0
     warnings: list[str] = []
     names = NameOnly()
-    samples = iter_sample_predictions(
-        rows.rows(), rows.run_id, turn_base, rows.source, "fintoolbench", warnings
-    )
+    stream = rows.rows(outputs=False)  # FinMCP metrics never read a tool's output
+    samples = iter_sample_predictions(stream, rows.run_id, turn_base, rows.source, NO_OUTPUTS, warnings)
     for trials in samples:
         sid = trials[0].sample_id
         most_trials = max(most_trials, len(trials))
@@ -71,12 +70,15 @@ def evaluate_trace(
         ref = by_id.get(sid)
         if ref is None:
             continue
-        row = scored[sid] = scorer.score(ref, trials[0])
+        scored[sid] = scorer.score(ref, trials[0])
         gold = [t.calls for t in ref.turns]
+        gold_names = names_of(gold)
         successes.append([paper_emr(p.turns, gold) for p in trials])
-        for index, pred in enumerate(trials):
-            trial_scorer = trial_scorers.setdefault(pred.trial, Scorer(canon))
-            trial_scorer.append(row if index == 0 else trial_scorer.score(ref, pred))
+        for pred in trials:  # pass^k needs each trial's official counts only, not the extended metrics
+            pred_names = names_of(pred.turns)
+            tp, fp, fn = multiset_counts(pred_names, gold_names)
+            official = (ref.level1, ref.difficulty, ref.task, tp, fp, fn, int(pred_names == gold_names))
+            by_trial.setdefault(pred.trial, []).append(official)
     preds = PredictionSet(first, "trace_db", rows.source, rows.run_id, warnings)
     pairing = pair_up(refs, preds, opts.missing)
     require_matches(pairing, refs, preds)
@@ -88,8 +90,7 @@ def evaluate_trace(
             "trials": most_trials,
             "pass_hat_k": pass_hat_k(successes),
             "official_by_trial": {
-                str(trial): compute_official(official_rows(ts.finish()))["overall"]
-                for trial, ts in sorted(trial_scorers.items())
+                str(trial): compute_official(rows)["overall"] for trial, rows in sorted(by_trial.items())
             },
         }
     return assemble_report(refs, preds, pairing, scorer.finish(), trials_info, opts)

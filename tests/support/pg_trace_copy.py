@@ -27,7 +27,8 @@ def copy_trace(sqlite_path: str | Path, url: str, origin: str = "proxy-a") -> di
             runs = src.execute("SELECT run_id, created, meta FROM runs ORDER BY rowid").fetchall()
             with conn.cursor() as cur:
                 cur.executemany(
-                    "INSERT INTO runs (run_id, created, meta) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", runs
+                    "INSERT INTO runs (run_id, created, meta) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    runs,
                 )
             counts["runs"] = len(runs)
             counts["sessions"] = _copy(conn, src, "sessions", SESSION_COLUMNS, origin, local_id=False)
@@ -38,7 +39,9 @@ def copy_trace(sqlite_path: str | Path, url: str, origin: str = "proxy-a") -> di
     return counts
 
 
-def _copy(conn, src: sqlite3.Connection, table: str, columns: tuple[str, ...], origin: str, *, local_id: bool) -> int:
+def _copy(
+    conn, src: sqlite3.Connection, table: str, columns: tuple[str, ...], origin: str, *, local_id: bool
+) -> int:
     rows = src.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid").fetchall()
     if local_id:  # the file's id becomes local_id; PostgreSQL numbers the row itself
         target = ("origin", "local_id", *columns[1:])
@@ -69,7 +72,9 @@ def real_trace(folder: Path, samples: int = 8, trials: int = 2, run_id: str = "n
     db = folder / "runs.sqlite"
     agent = NoisyAgent(NoiseRates.parse("0.25"), seed=3)
     with Stack(SpawnConfig(db=db, recordings=bench.recordings)) as stack:
-        config = RunConfig(run_id, stack.proxy_base, folder / "state.jsonl", db, trials=trials, progress=False)
+        config = RunConfig(
+            run_id, stack.proxy_base, folder / "state.jsonl", db, trials=trials, progress=False
+        )
         summary = asyncio.run(run_agent(bench.refs, agent, config))
     assert summary.done == samples * trials and not summary.errors, summary
     return db, bench.refs

@@ -67,7 +67,9 @@ def test_every_read_gives_the_same_rows_in_the_same_order(stores: tuple[Path, st
         ["export", "--run", "noisy", "--format", "fintoolbench"],
     ],
 )
-def test_inspection_commands_print_the_same_from_either_store(stores: tuple[Path, str], argv: list[str]) -> None:
+def test_inspection_commands_print_the_same_from_either_store(
+    stores: tuple[Path, str], argv: list[str]
+) -> None:
     db, url = stores
     lite = run_script("finmcp-proxy", argv[0], "--db", str(db), *argv[1:])
     pg = run_script("finmcp-proxy", argv[0], "--db", url, *argv[1:])
