@@ -47,7 +47,7 @@ def describe(target: str | Path) -> str:
     """How to name ``target`` in a message (a URL's password replaced by ``***``)."""
     from recordings.postgres.connection import redacted_url
 
-    return redacted_url(target) if is_postgres_url(target) else str(target)
+    return redacted_url(str(target)) if is_postgres_url(target) else str(target)
 
 
 def open_trace_reader(target: str | Path) -> TraceReader:

@@ -82,8 +82,8 @@ def evaluate_trace(
     preds = PredictionSet(first, "trace_db", rows.source, rows.run_id, warnings)
     pairing = pair_up(refs, preds, opts.missing)
     require_matches(pairing, refs, preds)
-    for ref, pred in pairing.pairs:
-        scorer.append(scored[ref.id] if pred is not None else scorer.score(ref, None))
+    for gold_ref, paired in pairing.pairs:
+        scorer.append(scored[gold_ref.id] if paired is not None else scorer.score(gold_ref, None))
     trials_info = None
     if most_trials >= 2:
         trials_info = {
