@@ -116,15 +116,18 @@ def build_serve_parser() -> argparse.ArgumentParser:
     return p
 
 
+READ_STORE_HELP = "trace store to read: a SQLite file or a postgresql:// URL"
+
+
 def build_inspect_parser() -> argparse.ArgumentParser:
     """The parser of the inspection subcommands: sessions, show, export, replay."""
     p = argparse.ArgumentParser(prog="finmcp-proxy")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sessions", help="list runs and sessions of a trace database")
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run")
     s = sub.add_parser("show", help="calls of a run/sample in parallel groups")
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--full", action="store_true", help="do not shorten arguments and outputs")
@@ -136,7 +139,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "reference sample with its gold messages) is written by: finmcp-eval export --format finmcp "
         "--bench NAME_OR_FILE --db DB --run RUN",
     )
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument(
         "--format",
@@ -147,7 +150,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--out", help="output file (default stdout)")
     s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--against", required=True, metavar="URL", help="Streamable HTTP endpoint to call")
