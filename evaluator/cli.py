@@ -45,6 +45,20 @@ def _formats(text: str) -> list[str]:
     return formats
 
 
+TRACE_STORE_HELP = "trace store: the proxy's SQLite file or a postgresql:// URL"
+
+
+def _add_wait_flush(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--wait-flush",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="postgresql:// store: wait this long for proxies still shipping rows of the run, then "
+        "refuse (0 = refuse at once; default 30)",
+    )
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     add_bench(
         p,
@@ -52,7 +66,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="benchmark: finmcp-sim, or a references file (finmcp JSON/JSONL, official FinMCP-Bench JSON, "
         "FinToolBench JSONL)",
     )
-    add_trace_store(p)
+    add_trace_store(p, help=TRACE_STORE_HELP)
+    _add_wait_flush(p)
     p.add_argument("--out", help="directory for report files (default: Markdown on stdout)")
     p.add_argument("--format", default="json,md,html", help="comma-separated: json,md,html")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (0 = no CIs)")
@@ -95,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--format", choices=("finmcp",), default="finmcp", help="finmcp (the default)")
     add_bench(export, required=True, help="benchmark: finmcp-sim, or a FinMCP-Bench references file")
-    add_trace_store(export, required=True, help="the proxy's trace store")
+    add_trace_store(export, required=True, help=TRACE_STORE_HELP)
+    _add_wait_flush(export)
     export.add_argument("--run", required=True, help="run id")
     export.add_argument("--out", help="output JSON file (default stdout)")
     add_recordings(export, help="gold tool outputs for messages (default: a shipped benchmark's own)")
@@ -113,17 +129,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _predictions(args: argparse.Namespace, run: str | None, preds: str | None):
+def _predictions(
+    args: argparse.Namespace, run: str | None, preds: str | None, observations: str = "fintoolbench"
+):
     from evaluator.inputs.predictions import load_predictions_file
-    from evaluator.inputs.trace_db import load_predictions_db
+    from evaluator.inputs.trace_db import collect_predictions
 
     if preds:
         return load_predictions_file(preds, run, args.turn_base)
+    with _trace_rows(args, run) as rows:
+        return collect_predictions(rows, args.turn_base, observations)
+
+
+def _trace_rows(args: argparse.Namespace, run: str | None):
+    """The opened rows of ``run`` in ``--db`` once no proxy is still shipping them (``--wait-flush``)."""
+    from evaluator.inputs.in_flight import wait_until_shipped
+    from evaluator.inputs.trace_rows import open_trace_rows
+
     if not args.db:
         raise EvalInputError("give predictions with --db DB --run R or with --preds FILE")
     if not run:
         raise EvalInputError("--db needs --run RUN_ID")
-    return load_predictions_db(args.db, run, args.turn_base)
+    rows = open_trace_rows(args.db, run)
+    try:
+        wait_until_shipped(rows, args.wait_flush)
+    except BaseException:
+        rows.close()
+        raise
+    return rows
 
 
 def _references(args: argparse.Namespace, preds: Any, inventory: Any):
@@ -208,14 +241,17 @@ def _write(out: str | None, stem: str, formats: list[str], report: dict[str, Any
 def cmd_score(args: argparse.Namespace) -> int:
     from evaluator.reports.html import render_html
     from evaluator.reports.markdown import render_markdown
-    from evaluator.reports.pipeline import evaluate, print_warnings
+    from evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
-    preds = _predictions(args, args.run, args.preds)
-    refs = _references(args, preds, inventory)
-    fintool = all(r.source == "fintoolbench" for r in refs.samples) or preds.format == "fintoolbench_result"
-    report = evaluate(refs, preds, _options(args, refs, inventory, fintool))
+    if args.db and not args.preds:
+        report = _score_trace(args, inventory)
+    else:
+        preds = _predictions(args, args.run, args.preds)
+        refs = _references(args, preds, inventory)
+        fintool = is_fintoolbench(refs) or preds.format == "fintoolbench_result"
+        report = evaluate(refs, preds, _options(args, refs, inventory, fintool))
     print_warnings(report, "finmcp-eval score")
     md = render_markdown(report)
     _write(args.out, "report", formats, report, md, render_html)
@@ -223,6 +259,21 @@ def cmd_score(args: argparse.Namespace) -> int:
         official = report["official"] if "official" in report else report["tool_selection"]
         print(json.dumps({"overall": official["overall"]}, ensure_ascii=False))
     return 0
+
+
+def _score_trace(args: argparse.Namespace, inventory: Any) -> dict[str, Any]:
+    """Score ``--run`` of ``--db`` streaming its rows (FinToolBench references: loaded whole)."""
+    from evaluator.inputs.trace_db import collect_predictions
+    from evaluator.reports.pipeline import evaluate, is_fintoolbench
+    from evaluator.reports.streaming import evaluate_trace
+
+    with _trace_rows(args, args.run) as rows:
+        refs = _references(args, None, inventory)
+        fintool = is_fintoolbench(refs)
+        opts = _options(args, refs, inventory, fintool)
+        if fintool:
+            return evaluate(refs, collect_predictions(rows, args.turn_base), opts)
+        return evaluate_trace(refs, rows, args.turn_base, opts)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -257,12 +308,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     from evaluator.agents.history import RecordedOutputs
     from evaluator.benchmarks import BENCHMARKS, install_recordings, is_shipped, load_records
     from evaluator.inputs.records import read_records
-    from evaluator.inputs.trace_db import load_predictions_db
     from evaluator.reports.finmcp_file import official_file
 
     inventory = _load_inventory(args.inventory) if args.inventory else None
     refs = _references(args, None, inventory)
-    preds = load_predictions_db(args.db, args.run, args.turn_base, observations="finmcp")
+    preds = _predictions(args, args.run, None, observations="finmcp")
     shipped = is_shipped(args.bench)
     raw = load_records(args.bench) if shipped else read_records(args.bench)[0]
     with tempfile.TemporaryDirectory(prefix="finmcp-export-") as tmp:

@@ -174,15 +174,18 @@ def build_serve_parser() -> argparse.ArgumentParser:
     return p
 
 
+READ_STORE_HELP = "trace store to read: a SQLite file or a postgresql:// URL"
+
+
 def build_inspect_parser() -> argparse.ArgumentParser:
     """The parser of the inspection subcommands: sessions, show, export, replay."""
     p = argparse.ArgumentParser(prog="finmcp-proxy")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sessions", help="list runs and sessions of a trace database")
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run")
     s = sub.add_parser("show", help="calls of a run/sample in parallel groups")
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--full", action="store_true", help="do not shorten arguments and outputs")
@@ -194,7 +197,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "reference sample with its gold messages) is written by: finmcp-eval export --format finmcp "
         "--bench NAME_OR_FILE --db DB --run RUN",
     )
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument(
         "--format",
@@ -208,7 +211,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--out", help="output file (default stdout)")
     s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")
-    add_trace_store(s, required=True)
+    add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--against", required=True, metavar="URL", help="Streamable HTTP endpoint to call")
@@ -289,9 +292,20 @@ def _inspect(argv: list[str]) -> int:
     args = build_inspect_parser().parse_args(argv)
     from pathlib import Path
 
-    if not Path(args.db).exists():
+    from recordings.errors import RecordingsError
+    from recordings.postgres.connection import is_postgres_url
+
+    if not is_postgres_url(args.db) and not Path(args.db).exists():
         print(f"finmcp-proxy {args.command}: database {args.db} does not exist", file=sys.stderr)
         return 2
+    try:
+        return _run_inspect(args)
+    except RecordingsError as exc:  # unreachable server, not a trace store (passwords redacted)
+        print(f"finmcp-proxy {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_inspect(args: argparse.Namespace) -> int:
     if args.command == "sessions":
         from proxy.inspect import cmd_sessions
 

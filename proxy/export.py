@@ -31,7 +31,7 @@ from proxy.exports import STANDARD_FORMATS, render
 from proxy.views import SampleTrace, arrange
 from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
-from recordings.store import RecordingStore
+from recordings.trace_source import describe, open_trace_reader
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
 
 OFFICIAL_FILE_NOTE = (
@@ -133,7 +133,10 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
 def _write_standard(store: Any, args: argparse.Namespace) -> int:
     """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--out`` or stdout."""
     if not store.calls(args.run) and not store.messages(run_id=args.run):
-        print(f"finmcp-proxy export: run {args.run!r} has nothing logged in {args.db}", file=sys.stderr)
+        print(
+            f"finmcp-proxy export: run {args.run!r} has nothing logged in {describe(args.db)}",
+            file=sys.stderr,
+        )
         return 1
     try:
         data = render(store, args.run, args.format)
@@ -152,12 +155,12 @@ def _write_standard(store: Any, args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the export to ``--out`` or stdout."""
-    with RecordingStore.open(args.db) as store:
+    with open_trace_reader(args.db) as store:
         if args.format in STANDARD_FORMATS:
             return _write_standard(store, args)
         calls = store.calls(args.run)
     if not calls:
-        print(f"finmcp-proxy export: run {args.run!r} has no calls in {args.db}", file=sys.stderr)
+        print(f"finmcp-proxy export: run {args.run!r} has no calls in {describe(args.db)}", file=sys.stderr)
         return 1
     records = export_records(calls, args.run, args.format)
     if args.format == "finmcp":

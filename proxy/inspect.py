@@ -10,6 +10,7 @@ from typing import Any
 from proxy.views import arrange, result_text
 from recordings.outbox import status_line
 from recordings.store import RecordingStore
+from recordings.trace_source import describe, open_trace_reader
 
 
 def _short(text: str, limit: int) -> str:
@@ -19,12 +20,13 @@ def _short(text: str, limit: int) -> str:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     """Runs (with call/sample counts) and their sessions."""
-    with RecordingStore.open(args.db) as store:
+    with open_trace_reader(args.db) as store:
         runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
         sessions = store.sessions(args.run)
-        outbox = status_line(store.db.conn, time.time())  # None unless the file ships (--ship-to)
+        # None unless the file ships (--ship-to); a PostgreSQL store is where outboxes ship to
+        outbox = status_line(store.db.conn, time.time()) if isinstance(store, RecordingStore) else None
     if args.run is not None and not runs:
-        print(f"run {args.run!r} not found in {args.db}")
+        print(f"run {args.run!r} not found in {describe(args.db)}")
         return 1
     for run in runs:
         print(
@@ -46,11 +48,11 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """The calls of a run (or one sample), turn by turn, in parallel groups."""
-    with RecordingStore.open(args.db) as store:
+    with open_trace_reader(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
         what = f"run {args.run!r}" + (f" sample {args.sample!r}" if args.sample else "")
-        print(f"no calls for {what} in {args.db}")
+        print(f"no calls for {what} in {describe(args.db)}")
         return 1
     limit = 10_000_000 if args.full else 100
     for trace in arrange(calls):

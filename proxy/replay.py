@@ -21,7 +21,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from proxy.views import arrange
-from recordings.store import RecordingStore
+from recordings.trace_source import describe, open_trace_reader
 
 SKIPPED_STATUSES = frozenset({"transport_error", "cancelled", "pending"})
 
@@ -140,10 +140,10 @@ async def replay_run(
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Print the per-call verdicts; exit 1 on any difference or failure."""
-    with RecordingStore.open(args.db) as store:
+    with open_trace_reader(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
-        print(f"finmcp-proxy replay: no calls for run {args.run!r} in {args.db}", file=sys.stderr)
+        print(f"finmcp-proxy replay: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)
         return 2
     try:
         outcomes = anyio.run(replay_run, calls, args.against, args.mode, args.timeout)

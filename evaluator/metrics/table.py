@@ -80,6 +80,16 @@ class Scorer:
 
     def add(self, ref: Reference, pred: Prediction | None) -> None:
         """Score one pair (``pred`` None = the agent made no call) and append it."""
+        self.append(self.score(ref, pred))
+
+    def append(self, row: tuple) -> None:
+        """Append a row :meth:`score` made (of this scorer or another with the same canonicalizer)."""
+        self._rows.append(row)
+        if len(self._rows) >= FLUSH_ROWS:
+            self._flush()
+
+    def score(self, ref: Reference, pred: Prediction | None) -> tuple:
+        """The row of one pair, not appended (a streaming scorer keeps rows until it knows their order)."""
         gold_turns = [t.calls for t in ref.turns]
         pred_turns = pred.turns if pred is not None else []
         gold_flat, pred_flat = flatten(gold_turns), flatten(pred_turns)
@@ -96,33 +106,29 @@ class Scorer:
         arg_all = ext.arg_pred_all + ext.arg_ref_all
         arg_app = 1 if args_known and arg_all > 0 else 0
         dep_app = 1 if ext.dep_ref > 0 else 0
-        self._rows.append(
-            (
-                tp,
-                fp,
-                fn,
-                1 if pred_names == gold_names else 0,
-                emr,
-                *ext,
-                arg_app,
-                dep_app,
-                1 if ext.n_pred > ext.n_ref else 0,
-                p,
-                r,
-                f1,
-                2 * ext.arg_tp / arg_all if arg_app else 0.0,
-                _f1(ext.dep_tp, ext.dep_pred, ext.dep_ref) if dep_app else 0.0,
-                ext.first_error / ext.n_groups if ext.first_error and ext.n_groups else 0.0,
-                ref.id,
-                ref.type,
-                ref.level1,
-                ref.difficulty,
-                ref.task,
-                pred.trial if pred is not None else 0,
-            )
+        return (
+            tp,
+            fp,
+            fn,
+            1 if pred_names == gold_names else 0,
+            emr,
+            *ext,
+            arg_app,
+            dep_app,
+            1 if ext.n_pred > ext.n_ref else 0,
+            p,
+            r,
+            f1,
+            2 * ext.arg_tp / arg_all if arg_app else 0.0,
+            _f1(ext.dep_tp, ext.dep_pred, ext.dep_ref) if dep_app else 0.0,
+            ext.first_error / ext.n_groups if ext.first_error and ext.n_groups else 0.0,
+            ref.id,
+            ref.type,
+            ref.level1,
+            ref.difficulty,
+            ref.task,
+            pred.trial if pred is not None else 0,
         )
-        if len(self._rows) >= FLUSH_ROWS:
-            self._flush()
 
     def _flush(self) -> None:
         if not self._rows:

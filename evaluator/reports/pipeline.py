@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
-from evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
+from evaluator.inputs.pairing import Pairing, pair_up, require_matches, unmatched_warning
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.finmcp import compute_official, paper_emr
 from evaluator.metrics.fintoolbench import COMPLIANCE_NA, evaluate_records, prefetch_judgments
@@ -150,7 +150,25 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
     pairing = pair_up(refs, preds, opts.missing)
     require_matches(pairing, refs, preds)
     table = score_pairs(pairing.pairs, canon)
-    benchmark = "fintoolbench" if all(r.source == "fintoolbench" for r in refs.samples) else "finmcp"
+    return assemble_report(refs, preds, pairing, table, trials_block(refs, preds, canon), opts)
+
+
+def is_fintoolbench(refs: ReferenceSet) -> bool:
+    """True when every reference is a FinToolBench sample (the report then scores it as FinToolBench)."""
+    return all(r.source == "fintoolbench" for r in refs.samples)
+
+
+def assemble_report(
+    refs: ReferenceSet,
+    preds: PredictionSet,
+    pairing: Pairing,
+    table: ScoreTable,
+    trials: dict[str, Any] | None,
+    opts: EvalOptions,
+) -> dict[str, Any]:
+    """The report of scored pairs: ``table`` holds the rows of ``pairing.pairs`` in order, ``trials``
+    the :func:`trials_block` (both computed here by :func:`evaluate`, or while streaming a trace)."""
+    benchmark = "fintoolbench" if is_fintoolbench(refs) else "finmcp"
     report: dict[str, Any] = {
         "version": REPORT_VERSION,
         "benchmark": benchmark,
@@ -182,7 +200,6 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
     report["by_type"] = by_group(table, "type")
     report["by_difficulty"] = by_group(table, "difficulty", opts)
     report["by_scenario"] = by_group(table, "level1")
-    trials = trials_block(refs, preds, canon)
     if trials is not None:
         report["trials"] = trials
     if benchmark == "fintoolbench" or preds.format == "fintoolbench_result":
