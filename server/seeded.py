@@ -1,18 +1,33 @@
-"""Per-process call counting for the latency and fault models' seeded draws.
+"""What keys the latency and fault models' seeded draws: the call, never the order calls arrive in.
 
 A draw (:func:`recordings.plumbing.seeding.unit_draw`) depends only on the seed and on what identifies
-the call (tool, canonical argument key, how many times this exact call has been seen), never on
-arrival order, so concurrent clients and reruns see the same latencies and the same injected faults.
+the call: tool, canonical argument key and an *occurrence* number. Where that number comes from
+depends on the protocol era, so that N server replicas answer exactly like one server:
+
+- stateless era (2026-07-28 and later): the request itself, ``params._meta["io.finmcp/attempt"]``
+  (a non-negative integer a client sends to ask for a fresh draw on a retry; absent means 0). No
+  process state is involved, so any replica gives the same bytes for the same request;
+- handshake era: how many times this exact call was made before *in the same MCP session*
+  (:class:`SessionOccurrences`); a session lives on one replica, so replicas need affinity by
+  ``Mcp-Session-Id`` and then agree with one server;
+- direct calls of :meth:`server.service.ToolService.call` without an occurrence: counted per
+  service (:class:`OccurrenceCounter`).
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+ATTEMPT_META_KEY = "io.finmcp/attempt"
+"""``params._meta`` key of a stateless-era ``tools/call``: the client's attempt number (0, 1, ...)."""
 
 
 class OccurrenceCounter:
-    """How many times each (tool, key) has been called so far in this process (thread-safe)."""
+    """How many times each (tool, key) has been called so far (thread-safe)."""
 
     def __init__(self) -> None:
         self._counts: Counter[tuple[str, str]] = Counter()
@@ -24,3 +39,27 @@ class OccurrenceCounter:
             n = self._counts[(tool, key)]
             self._counts[(tool, key)] = n + 1
             return n
+
+
+def request_attempt(meta: Mapping[str, Any] | None) -> int:
+    """The stateless-era occurrence of a request: its ``io.finmcp/attempt`` (a non-negative int) or 0."""
+    value = (meta or {}).get(ATTEMPT_META_KEY)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return 0
+
+
+class SessionOccurrences:
+    """One :class:`OccurrenceCounter` per live MCP session object (dropped with the session)."""
+
+    def __init__(self) -> None:
+        self._by_session: weakref.WeakKeyDictionary[Any, OccurrenceCounter] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def counter(self, session: Any) -> OccurrenceCounter:
+        """The counter of ``session`` (created on first use)."""
+        with self._lock:
+            counter = self._by_session.get(session)
+            if counter is None:
+                counter = self._by_session[session] = OccurrenceCounter()
+            return counter
