@@ -34,7 +34,7 @@ from recordings.plumbing.listener import DEFAULT_MAX_BODY
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import parse_events
 from server.security import SecurityMiddleware, SecuritySettings
-from server.seeded import SessionOccurrences, request_attempt
+from server.seeded import SessionOccurrences, request_attempt, session_id_of
 from server.service import ToolService
 
 logger = logging.getLogger("finmcp.server")
@@ -100,7 +100,7 @@ def build_mcp_server(service: ToolService, name: str | None = None) -> Server[An
         if is_stateless(ctx.protocol_version):
             occurrence: Any = request_attempt(params.meta)
         else:
-            occurrence = sessions.counter(ctx.session)
+            occurrence = sessions.counter(session_id_of(ctx.request))
         result = await service.call(params.name, params.arguments, ctx.session.report_progress, occurrence)
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result

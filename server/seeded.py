@@ -8,8 +8,8 @@ depends on the protocol era, so that N server replicas answer exactly like one s
   (a non-negative integer a client sends to ask for a fresh draw on a retry; absent means 0). No
   process state is involved, so any replica gives the same bytes for the same request;
 - handshake era: how many times this exact call was made before *in the same MCP session*
-  (:class:`SessionOccurrences`); a session lives on one replica, so replicas need affinity by
-  ``Mcp-Session-Id`` and then agree with one server;
+  (:class:`SessionOccurrences`, keyed by ``Mcp-Session-Id``); a session lives on one replica, so
+  replicas need affinity by ``Mcp-Session-Id`` and then agree with one server;
 - direct calls of :meth:`server.service.ToolService.call` without an occurrence: counted per
   service (:class:`OccurrenceCounter`).
 """
@@ -17,8 +17,7 @@ depends on the protocol era, so that N server replicas answer exactly like one s
 from __future__ import annotations
 
 import threading
-import weakref
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,16 +49,34 @@ def request_attempt(meta: Mapping[str, Any] | None) -> int:
 
 
 class SessionOccurrences:
-    """One :class:`OccurrenceCounter` per live MCP session object (dropped with the session)."""
+    """One :class:`OccurrenceCounter` per MCP session id (the most recent ``limit`` sessions)."""
 
-    def __init__(self) -> None:
-        self._by_session: weakref.WeakKeyDictionary[Any, OccurrenceCounter] = weakref.WeakKeyDictionary()
+    def __init__(self, limit: int = 4096) -> None:
+        self._by_session: OrderedDict[str, OccurrenceCounter] = OrderedDict()
+        self._limit = limit
         self._lock = threading.Lock()
 
-    def counter(self, session: Any) -> OccurrenceCounter:
-        """The counter of ``session`` (created on first use)."""
+    def counter(self, session_id: str | None) -> OccurrenceCounter | None:
+        """The counter of ``session_id`` (created on first use); None without a session id."""
+        if not session_id:
+            return None
         with self._lock:
-            counter = self._by_session.get(session)
+            counter = self._by_session.get(session_id)
             if counter is None:
-                counter = self._by_session[session] = OccurrenceCounter()
+                counter = self._by_session[session_id] = OccurrenceCounter()
+                if len(self._by_session) > self._limit:
+                    self._by_session.popitem(last=False)
+            else:
+                self._by_session.move_to_end(session_id)
             return counter
+
+
+def session_id_of(request: Any) -> str | None:
+    """The MCP session a handshake-era HTTP request belongs to: ``Mcp-Session-Id`` (Streamable HTTP) or
+    the ``session_id`` query parameter (legacy SSE); None for stdio (one connection per process)."""
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    if not value:
+        query = getattr(request, "query_params", None)
+        value = query.get("session_id") if query is not None else None
+    return str(value) if value else None

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +79,8 @@ def add_parser(sub: Any) -> None:
     )
     fan.add_argument("--shards", type=int, help="how many shards --executor ray runs")
     fan.add_argument(
-        "--workdir", help="local folder for run state and proxy outboxes with --db postgresql:// (default out)"
+        "--workdir",
+        help="local folder for run state and proxy outboxes with --db postgresql:// (default out)",
     )
 
 
@@ -133,7 +132,9 @@ def run(args: argparse.Namespace) -> int:
         db, _, workdir = paths(args, None)
         if db is None:
             raise EvalInputError("--out needs the trace DB (--db)")
-        write_report(load(args, workdir), db, [result.state], args.run, Path(args.out), args.bootstrap, args.seed)
+        write_report(
+            load(args, workdir), db, [result.state], args.run, Path(args.out), args.bootstrap, args.seed
+        )
     return 0
 
 
@@ -163,7 +164,9 @@ def write_report(
     from evaluator.reports.markdown import render_markdown
     from evaluator.reports.pipeline import print_warnings
 
-    records = [r for path in (state if isinstance(state, list) else [state]) for r in RunState(path).records(run_id)]
+    records = [
+        r for path in (state if isinstance(state, list) else [state]) for r in RunState(path).records(run_id)
+    ]
     report = score_run(
         bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name, bench.format
     )

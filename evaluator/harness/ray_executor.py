@@ -69,6 +69,7 @@ def run_on_ray(args: argparse.Namespace) -> int:
             args.db = str(Path(db).resolve())
         args.workdir = str(Path(args.workdir or "out").resolve())
         db, _, workdir = paths(args, None)
+    assert db is not None
     bench = load(args, Path(workdir))  # installs the shipped recordings once, before the tasks start
     if args.recordings is None and bench.recordings is not None:
         args = argparse.Namespace(**{**vars(args), "recordings": str(bench.recordings.resolve())})

@@ -59,7 +59,9 @@ async def _send(urls: list[str], requests: list[dict], pick, parallel: int = 8) 
             params = message["params"]
             async with gate:
                 response = await http.post(
-                    urls[pick(i)], content=json.dumps(message), headers=modern_headers("tools/call", params["name"])
+                    urls[pick(i)],
+                    content=json.dumps(message),
+                    headers=modern_headers("tools/call", params["name"]),
                 )
             assert response.status_code == 200, response.text[:300]
             return response.content
@@ -78,7 +80,9 @@ def _outcome(body: bytes) -> str:
 @pytest.mark.slow
 def test_round_robin_replicas_answer_like_one_server(servers: list[str]) -> None:
     requests = _requests()
-    assert len(requests) == 2186 and len({json.dumps(m["params"]) for m in requests}) < len(requests)  # repeats
+    assert len(requests) == 2186 and len({json.dumps(m["params"]) for m in requests}) < len(
+        requests
+    )  # repeats
     spread, alone = asyncio.run(_both(requests, servers, lambda i: i % 3))
     assert spread == alone
     outcomes = Counter(_outcome(b) for b in alone)
@@ -112,3 +116,29 @@ def test_a_bad_attempt_number_counts_as_zero(servers: list[str], tmp_path: Path)
         bodies.append(m)
     answers = asyncio.run(_send(servers[3:], bodies, lambda i: 0))
     assert len(set(answers)) == 1
+
+
+@pytest.mark.slow
+def test_handshake_sessions_count_their_own_calls(servers: list[str]) -> None:
+    """Handshake era: draws count repeats per session, so two sessions (on any replica) see the same
+    sequence; a session is pinned to one replica, which is why that era needs affinity."""
+    from mcp.client import Client
+
+    async def sequence(url: str) -> list[str]:
+        async with Client(url, mode="legacy") as client:
+            seen = []
+            for _ in range(16):
+                try:
+                    result = await client.call_tool("GetCurrentTime", {})
+                except Exception:  # the injected JSON-RPC error
+                    seen.append("rpc_error")
+                    continue
+                seen.append(str((result.meta or {}).get("io.finmcp/fault") or "ok"))
+            return seen
+
+    async def three() -> list[list[str]]:
+        return [await sequence(servers[0]), await sequence(servers[0]), await sequence(servers[1])]
+
+    first, again, other = asyncio.run(three())
+    assert first == again == other
+    assert len(set(first)) > 1  # repeats within a session draw anew

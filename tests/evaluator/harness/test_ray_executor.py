@@ -45,7 +45,12 @@ def scenario(folder: str) -> None:
         common = ["run", "--agent", "noisy", "--noise", NOISE, "--seed", "3", "--spawn", "--db",
                   str(tmp / "runs.sqlite"), "--no-progress", "--bootstrap", "200", *samples]  # fmt: skip
         assert main([*common, "--run", "run-whole-q", "--out", str(tmp / "a")]) == 0
-        assert main([*common, "--run", "run-ray-q", "--executor", "ray", "--shards", "2", "--out", str(tmp / "b")]) == 0
+        assert (
+            main(
+                [*common, "--run", "run-ray-q", "--executor", "ray", "--shards", "2", "--out", str(tmp / "b")]
+            )
+            == 0
+        )
     finally:
         ray.shutdown()
 
@@ -68,7 +73,9 @@ def test_ray_shards_score_like_one_run(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert "[shard 0/2: 8 samples]" in out.stdout and "[shard 1/2: 8 samples]" in out.stdout
     a, b = (json.loads((tmp_path / x / "report.json").read_text("utf-8")) for x in ("a", "b"))
-    a, b = (json.loads(json.dumps(r).replace(run, "RUN")) for r, run in ((a, "run-whole-q"), (b, "run-ray-q")))
+    a, b = (
+        json.loads(json.dumps(r).replace(run, "RUN")) for r, run in ((a, "run-whole-q"), (b, "run-ray-q"))
+    )
     assert a["coverage"]["scored"] >= 13 and 0 < a["official"]["overall"]["macro_F1"] < 1
     assert a == b
     states = sorted(p.name for p in tmp_path.glob("runs.sqlite.shard-*.harness.jsonl"))

@@ -55,7 +55,11 @@ def test_every_sample_in_one_shard_balanced_per_stratum() -> None:
             assert max(counts) - min(counts) <= 1 and sum(counts) == total, (n, key, counts)
     # pinned: the split of the shipped benchmark never changes silently
     assert Counter(assign(refs, 4)) == {0: 154, 1: 153, 2: 153, 3: 153}
-    assert [r.id for r in select(refs, Shard(0, 4))][:3] == ["sim-multi-0004", "sim-multi-0008", "sim-multi-0012"]
+    assert [r.id for r in select(refs, Shard(0, 4))][:3] == [
+        "sim-multi-0004",
+        "sim-multi-0008",
+        "sim-multi-0012",
+    ]
 
 
 def test_split_is_independent_of_the_hash_seed() -> None:
@@ -66,7 +70,9 @@ def test_split_is_independent_of_the_hash_seed() -> None:
     mine = "".join(map(str, assign(load_benchmark("finmcp-sim"), 5)))
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
         assert out.stdout.strip() == mine
 
 
@@ -117,7 +123,7 @@ def test_four_shard_processes_score_like_one_run(tmp_path: Path) -> None:
         for i in range(1, 5)
     ]
     outputs = [p.communicate(timeout=300) for p in shards]
-    for p, (out, err) in zip(shards, outputs, strict=True):
+    for p, (_out, err) in zip(shards, outputs, strict=True):
         assert p.returncode == 0, err
     lines = [out.strip().splitlines()[0] for out, _ in outputs]
     done = [int(line.split(": ")[1].split(" done")[0]) for line in lines]
@@ -126,7 +132,9 @@ def test_four_shard_processes_score_like_one_run(tmp_path: Path) -> None:
     assert states == [f"runs.sqlite.shard-{i}-of-4.harness.jsonl" for i in range(4)]
 
     a, b = _score(db, "whole", tmp_path / "a"), _score(db, "sharded", tmp_path / "b")
-    assert len(ids) - 5 <= a["coverage"]["scored"] <= len(ids)  # a sample whose calls were all dropped has no rows
+    assert (
+        len(ids) - 5 <= a["coverage"]["scored"] <= len(ids)
+    )  # a sample whose calls were all dropped has no rows
     assert 0 < a["official"]["overall"]["macro_F1"] < 1  # the noise really perturbed the calls
     assert a == b
 
