@@ -86,6 +86,19 @@ def test_shard_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ):
         assert main([*base, *extra]) != 0
         assert message in capsys.readouterr().err
+    pg = [
+        "run",
+        "--agent",
+        "oracle",
+        "--proxy",
+        "http://127.0.0.1:9/mcp",
+        "--run",
+        "r",
+        "--db",
+        "postgresql://u@127.0.0.1:9/x",
+    ]
+    assert main(pg) != 0
+    assert "--db postgresql://… needs --spawn" in capsys.readouterr().err
     assert not (tmp_path / "t.sqlite").exists()  # refused before anything started
 
 
