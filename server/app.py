@@ -34,6 +34,7 @@ from recordings.plumbing.listener import DEFAULT_MAX_BODY
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import parse_events
 from server.security import SecurityMiddleware, SecuritySettings
+from server.seeded import SessionOccurrences, request_attempt, session_id_of
 from server.service import ToolService
 
 logger = logging.getLogger("finmcp.server")
@@ -90,10 +91,17 @@ def build_mcp_server(service: ToolService, name: str | None = None) -> Server[An
     ) -> dict[str, Any]:
         return service.list_tools(params.cursor if params is not None else None)
 
+    sessions = SessionOccurrences()
+
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
-        result = await service.call(params.name, params.arguments, ctx.session.report_progress)
+        # draws keyed by the request (stateless: any replica answers alike) or by the session
+        if is_stateless(ctx.protocol_version):
+            occurrence: Any = request_attempt(params.meta)
+        else:
+            occurrence = sessions.counter(session_id_of(ctx.request))
+        result = await service.call(params.name, params.arguments, ctx.session.report_progress, occurrence)
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result
 

@@ -222,9 +222,18 @@ class ToolService:
     # ------------------------------------------------------------------ tools/call
 
     async def call(
-        self, name: str, arguments: Mapping[str, Any] | None, progress: ProgressFn | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        progress: ProgressFn | None = None,
+        occurrence: int | OccurrenceCounter | None = None,
     ) -> dict[str, Any]:
-        """Answer one ``tools/call``; raises :class:`MCPError` for an unknown tool or an injected RPC error."""
+        """Answer one ``tools/call``; raises :class:`MCPError` for an unknown tool or an injected RPC error.
+
+        ``occurrence`` keys the call's latency and fault draws (:mod:`server.seeded`): a number (the
+        stateless era's attempt), a counter to count the call in (a handshake-era session's), or None
+        to count it in this service.
+        """
         tool = self._tools.get(name)
         if tool is None:
             self.stats.add("unknown_tool")
@@ -245,7 +254,8 @@ class ToolService:
         except InvalidValueError as exc:
             self.stats.add("invalid")
             return _text_result(f"Invalid arguments for {name}: {exc}", "invalid", True)
-        occurrence = self._occurrences.next(name, canon.key)
+        if not isinstance(occurrence, int):
+            occurrence = (occurrence or self._occurrences).next(name, canon.key)
         fault = self.faults.decide(name, canon.key, occurrence) if self.faults else None
         if fault is not None and fault[0] == "rpc_error":
             self.stats.add("fault")

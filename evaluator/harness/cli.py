@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +58,30 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", help="score the run and write report.{json,md,html} here")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for --out")
     p.add_argument("--no-progress", action="store_true")
+    fan = p.add_argument_group("fanning out (docs/scale.md)")
+    fan.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (0-based: 0/4..3/4, as $JOB_COMPLETION_INDEX; stratified, deterministic)",
+    )
+    fan.add_argument(
+        "--shard-base",
+        type=int,
+        choices=(0, 1),
+        default=0,
+        help="1: --shard indices are 1-based (1/4..4/4, Slurm --array=1-4)",
+    )
+    fan.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local (this process) or ray: --shards N Ray tasks, each with its own server + proxy",
+    )
+    fan.add_argument("--shards", type=int, help="how many shards --executor ray runs")
+    fan.add_argument(
+        "--workdir",
+        help="local folder for run state and proxy outboxes with --db postgresql:// (default out)",
+    )
 
 
 def make_agent(args: argparse.Namespace) -> Any:
@@ -84,101 +106,67 @@ def make_agent(args: argparse.Namespace) -> Any:
     return OpenAIAgent(chat, args.max_calls, args.max_steps, args.top_k, args.inject_tags)
 
 
-def _paths(args: argparse.Namespace) -> tuple[Path | None, Path]:
-    db = Path(args.db) if args.db else (Path("out/runs.sqlite") if args.spawn else None)
-    if args.state:
-        state = Path(args.state)
-    elif db is not None:
-        state = db.with_name(db.name + ".harness.jsonl")
-    else:
-        raise EvalInputError("with --proxy, give --db (the proxy's trace DB) or --state FILE")
-    return db, state
-
-
 def run(args: argparse.Namespace) -> int:
     """``finmcp-eval run``."""
-    from evaluator.agents.history import RecordedOutputs
-    from evaluator.harness.runner import RunConfig
-    from evaluator.harness.setup import load_bench
-    from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
+    from evaluator.harness.execute import load, paths, run_pass
+    from evaluator.harness.shards import parse_shard
 
     if args.concurrency < 1 or args.trials < 1:
         raise EvalInputError("--concurrency and --trials must be >= 1")
-    db, state = _paths(args)
-    workdir = (db or state).parent
-    bench = load_bench(args.bench, workdir, args.inventory, args.recordings, args.limit, args.sample or None)
-    agent = make_agent(args)
-    outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None
-    stack = None
-    try:
-        if args.spawn:
-            assert db is not None
-            db.parent.mkdir(parents=True, exist_ok=True)
-            spawn = SpawnConfig(
-                db=db,
-                inventory=bench.inventory_name,
-                recordings=bench.recordings,
-                miss=args.server_miss,
-                latency=args.server_latency,
-                seed=args.seed,
-            )
-            try:
-                stack = Stack(spawn).start()
-            except SpawnError as exc:
-                raise EvalInputError(f"--spawn: {exc}") from None
-            proxy_url = stack.proxy_base
-        else:
-            proxy_url = args.proxy
-        config = RunConfig(
-            run_id=args.run,
-            proxy_url=proxy_url,
-            state_path=state,
-            db_path=db,
-            concurrency=args.concurrency,
-            trials=args.trials,
-            resume=args.resume,
-            group_tags=args.group_tags == "on",
-            mcp_client=args.mcp_client,
-            progress=not args.no_progress and sys.stderr.isatty(),
+    if args.executor == "ray":
+        from evaluator.harness.ray_executor import run_on_ray
+
+        return run_on_ray(args)
+    if args.shards is not None:
+        raise EvalInputError("--shards N needs --executor ray (one process per shard: --shard I/N)")
+    shard = parse_shard(args.shard, args.shard_base) if args.shard else None
+    if shard is not None and args.out:
+        raise EvalInputError(
+            "--out scores the whole run: once every shard has finished, run finmcp-eval score --run "
+            f"{args.run} (or use --executor ray --shards N --out DIR)"
         )
-        summary = asyncio.run(_drive(bench.refs, agent, config, outputs))
-    finally:
-        if stack is not None:
-            stack.stop()
-        if outputs is not None:
-            outputs.close()
-    print(summary.line())
+    result = run_pass(args, shard)
+    print(result.summary.line() + (f" [shard {shard}: {len(result.samples)} samples]" if shard else ""))
+    print_failures(result.summary, result.state)
+    if args.out:
+        db, _, workdir = paths(args, None)
+        if db is None:
+            raise EvalInputError("--out needs the trace DB (--db)")
+        write_report(
+            load(args, workdir), db, [result.state], args.run, Path(args.out), args.bootstrap, args.seed
+        )
+    return 0
+
+
+def print_failures(summary: Any, state: Path) -> None:
+    """Up to 10 failed samples of a summary, then how many more are in ``state``."""
     for key, error in list(summary.errors.items())[:10]:
         print(f"  failed {key}: {error}")
     if len(summary.errors) > 10:
         print(f"  ... {len(summary.errors) - 10} more failures in {state}")
-    if args.out:
-        if db is None:
-            raise EvalInputError("--out needs the trace DB (--db)")
-        write_report(bench, db, state, args.run, Path(args.out), args.bootstrap, args.seed)
-    return 0
-
-
-async def _drive(refs: list[Any], agent: Any, config: Any, outputs: Any) -> Any:
-    from evaluator.harness.runner import run_agent
-
-    try:
-        return await run_agent(refs, agent, config, outputs)
-    finally:
-        await agent.aclose()
 
 
 def write_report(
-    bench: Any, db: Path, state: Path, run_id: str, out: Path, bootstrap: int, seed: int
+    bench: Any,
+    db: str | Path,
+    state: Path | list[Path],
+    run_id: str,
+    out: Path,
+    bootstrap: int,
+    seed: int,
 ) -> dict[str, Any]:
-    """Score ``run_id`` and write ``report.json``, ``report.md`` and ``report.html`` under ``out``."""
+    """Score ``run_id`` and write ``report.json``, ``report.md`` and ``report.html`` under ``out``.
+
+    ``state``: the run-state file, or the files of all its shards."""
     from evaluator.harness.scoring import score_run
     from evaluator.harness.state import RunState
     from evaluator.reports.html import render_html
     from evaluator.reports.markdown import render_markdown
     from evaluator.reports.pipeline import print_warnings
 
-    records = RunState(state).records(run_id)
+    records = [
+        r for path in (state if isinstance(state, list) else [state]) for r in RunState(path).records(run_id)
+    ]
     report = score_run(
         bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name, bench.format
     )

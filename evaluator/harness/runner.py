@@ -46,6 +46,8 @@ class RunConfig:
     mcp_client: str = "lean"
     """'lean' (pooled 2026-era client) or 'sdk' (one SDK client per (sample, turn))."""
     progress: bool = True
+    own_samples: set[str] | None = None
+    """A shard's sample ids: the new-run check and --resume's set-aside look at these only (None: all)."""
 
 
 @dataclass
@@ -68,25 +70,36 @@ class RunSummary:
         )
 
 
-def check_run_is_new(db_path: Path | None, run_id: str) -> None:
-    """Refuse to mix a new run into an existing one of the same id (use --resume or another --run)."""
+def check_run_is_new(db_path: Path | None, run_id: str, samples: set[str] | None = None) -> None:
+    """Refuse to mix a new run into an existing one of the same id (use --resume or another --run).
+
+    With ``samples`` (a shard's), only calls of those samples count: other shards of the run may
+    already be writing theirs."""
     if db_path is None or not Path(db_path).is_file():
         return
-    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     try:
-        count = con.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
+        rows = con.execute(
+            "SELECT sample_id, COUNT(*) FROM calls WHERE run_id = ? GROUP BY sample_id", (run_id,)
+        ).fetchall()
     except sqlite3.Error:
-        count = 0
+        rows = []
     finally:
         con.close()
+    count = sum(n for sample, n in rows if samples is None or str(sample) in samples)
     if count:
+        where = "this shard's samples of " if samples is not None else ""
         raise EvalInputError(
-            f"run {run_id!r} already has {count} call(s) in {db_path}; use --resume to complete it or another --run"
+            f"run {run_id!r} already has {count} call(s) of {where}it in {db_path}; use --resume to complete it or another --run"
         )
 
 
-def set_aside_partial(db_path: Path, run_id: str, keep: set[tuple[str, int]]) -> int:
-    """Move the calls of unfinished samples of ``run_id`` to run ``{run_id}~partial``; returns how many."""
+def set_aside_partial(
+    db_path: Path, run_id: str, keep: set[tuple[str, int]], samples: set[str] | None = None
+) -> int:
+    """Move the calls of unfinished samples of ``run_id`` to run ``{run_id}~partial``; returns how many.
+
+    With ``samples`` (a shard's), other samples' calls are left alone (another shard owns them)."""
     con = sqlite3.connect(str(db_path), timeout=30)
     try:
         rows = con.execute(
@@ -96,6 +109,8 @@ def set_aside_partial(db_path: Path, run_id: str, keep: set[tuple[str, int]]) ->
         with con:
             for sample_id, trial in rows:
                 if (str(sample_id), int(trial or 0)) in keep:
+                    continue
+                if samples is not None and str(sample_id) not in samples:
                     continue
                 cur = con.execute(
                     "UPDATE calls SET run_id = ? WHERE run_id = ? AND sample_id IS ? AND trial = ?",
@@ -121,9 +136,9 @@ async def run_agent(
     finished = state.finished(config.run_id) if config.resume else set()
     if config.resume:
         if config.db_path is not None and Path(config.db_path).is_file():
-            set_aside_partial(config.db_path, config.run_id, finished)
+            set_aside_partial(config.db_path, config.run_id, finished, config.own_samples)
     else:
-        check_run_is_new(config.db_path, config.run_id)
+        check_run_is_new(config.db_path, config.run_id, config.own_samples)
     jobs = [(ref, k) for ref in refs for k in range(config.trials) if (ref.id, k) not in finished]
     summary = RunSummary(
         config.run_id, samples=len(refs) * config.trials, skipped=len(refs) * config.trials - len(jobs)

@@ -36,6 +36,8 @@ class SpawnConfig:
     group_gap_ms: float = 0.0
     """0: the proxy joins groups only by overlap (the harness issues dependent calls back to back)."""
     extra_server_args: list[str] = field(default_factory=list)
+    ship_to: str | None = None
+    """A ``postgresql://`` URL: the proxy treats ``db`` as its outbox and ships it there (``--ship-to``)."""
 
 
 class Stack(StartStop):
@@ -80,6 +82,7 @@ class Stack(StartStop):
             str(c.db),
             "--group-gap-ms",
             str(c.group_gap_ms),
+            *(["--ship-to", c.ship_to] if c.ship_to else []),
             "--host",
             "127.0.0.1",
             "--port",

@@ -1,0 +1,153 @@
+"""One ``finmcp-eval run`` pass over a benchmark or one shard of it: the unit a process or a Ray task runs.
+
+:func:`run_pass` loads the benchmark, keeps the shard's samples, starts server + proxy when asked
+(``--spawn``), drives the agent and stops what it started. Shards of one run share the run id and
+the trace store and touch nothing of each other's: each has its own run-state file, checks and
+sets aside only its own samples' calls, and (with PostgreSQL) its own proxy outbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import EvalInputError
+from evaluator.harness.shards import Shard, select
+
+DEFAULT_DB = "out/runs.sqlite"
+
+
+@dataclass
+class PassResult:
+    """What one pass did: its summary, where its run state is, and its samples."""
+
+    summary: Any
+    state: Path
+    samples: list[str]
+    shard: Shard | None = None
+
+
+def is_postgres(db: str | None) -> bool:
+    """True when ``--db`` names a PostgreSQL trace store."""
+    from recordings.postgres.connection import is_postgres_url
+
+    return is_postgres_url(db)
+
+
+def paths(args: argparse.Namespace, shard: Shard | None) -> tuple[str | None, Path, Path]:
+    """(trace store, run-state file, local work folder) of this pass.
+
+    The default run state is ``<db>.harness.jsonl``, per shard ``<db>.shard-I-of-N.harness.jsonl``;
+    with a PostgreSQL store the state and the proxy's outbox live in ``--workdir`` (default ``out``).
+    """
+    db = args.db or (DEFAULT_DB if args.spawn else None)
+    label = f".{shard.label}" if shard is not None else ""
+    if db is not None and is_postgres(db):
+        workdir = Path(args.workdir or "out")
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.run)
+        default_state = workdir / f"{safe}{label}.harness.jsonl"
+    elif db is not None:
+        workdir = Path(db).parent
+        default_state = Path(db).with_name(f"{Path(db).name}{label}.harness.jsonl")
+    elif args.state:
+        workdir = Path(args.state).parent
+        default_state = Path(args.state)
+    else:
+        raise EvalInputError("with --proxy, give --db (the proxy's trace DB) or --state FILE")
+    state = Path(args.state) if args.state else default_state
+    return db, state, workdir
+
+
+def load(args: argparse.Namespace, workdir: Path) -> Any:
+    """The benchmark of ``args``; the shipped recordings are installed once under a file lock."""
+    from evaluator.harness.setup import load_bench
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    with (workdir / ".finmcp-install.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # shards starting together install the recordings once
+        try:
+            return load_bench(
+                args.bench, workdir, args.inventory, args.recordings, args.limit, args.sample or None
+            )
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool = False) -> PassResult:
+    """Run the agent over the benchmark (or ``shard`` of it); returns the pass's result."""
+    from evaluator.agents.history import RecordedOutputs
+    from evaluator.harness.cli import make_agent
+    from evaluator.harness.outbox import outbox_path, wait_drained
+    from evaluator.harness.runner import RunConfig
+    from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
+
+    db, state, workdir = paths(args, shard)
+    postgres = db is not None and is_postgres(db)
+    if postgres and not args.spawn:
+        raise EvalInputError(
+            "--db postgresql://… needs --spawn (a running proxy ships on its own: give --db its outbox)"
+        )
+    bench = load(args, workdir)
+    refs = select(bench.refs, shard) if shard is not None else bench.refs
+    samples = [r.id for r in refs]
+    agent = make_agent(args)
+    outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None
+    stack = None
+    outbox = outbox_path(workdir, args.run, shard.label if shard else "all") if postgres else None
+    try:
+        if args.spawn:
+            assert db is not None
+            proxy_db = outbox if outbox is not None else Path(db)
+            proxy_db.parent.mkdir(parents=True, exist_ok=True)
+            spawn = SpawnConfig(
+                db=proxy_db,
+                inventory=bench.inventory_name,
+                recordings=bench.recordings,
+                miss=args.server_miss,
+                latency=args.server_latency,
+                seed=args.seed,
+                ship_to=db if postgres else None,
+            )
+            try:
+                stack = Stack(spawn).start()
+            except SpawnError as exc:
+                raise EvalInputError(f"--spawn: {exc}") from None
+            proxy_url = stack.proxy_base
+        else:
+            proxy_url = args.proxy
+        config = RunConfig(
+            run_id=args.run,
+            proxy_url=proxy_url,
+            state_path=state,
+            db_path=None if postgres or db is None else Path(db),
+            concurrency=args.concurrency,
+            trials=args.trials,
+            resume=args.resume,
+            group_tags=args.group_tags == "on",
+            mcp_client=args.mcp_client,
+            progress=not quiet and not args.no_progress and sys.stderr.isatty(),
+            own_samples=set(samples) if shard is not None else None,
+        )
+        summary = asyncio.run(_drive(refs, agent, config, outputs))
+        if outbox is not None and db is not None:
+            wait_drained(outbox, db, args.run, samples)  # before the proxy (and its shipper) stops
+    finally:
+        if stack is not None:
+            stack.stop()
+        if outputs is not None:
+            outputs.close()
+    return PassResult(summary, state, samples, shard)
+
+
+async def _drive(refs: list[Any], agent: Any, config: Any, outputs: Any) -> Any:
+    from evaluator.harness.runner import run_agent
+
+    try:
+        return await run_agent(refs, agent, config, outputs)
+    finally:
+        await agent.aclose()

@@ -1,0 +1,84 @@
+"""A shard's proxy shipping to PostgreSQL: where its outbox lives, and waiting until it has drained.
+
+With ``finmcp-eval run --db postgresql://…`` the spawned proxy writes its trace to a local SQLite
+outbox in the run's work folder and ships it with ``--ship-to URL`` (the proxy's shipper, see
+docs/scale.md). Before the shard stops its proxy it waits until PostgreSQL holds every call of the
+shard's samples that the outbox holds, with the same statuses; it learns this only from the two
+stores' ``calls`` tables (the agreed schema), not from the shipper's internals.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter
+from pathlib import Path
+
+from evaluator.errors import EvalInputError
+
+
+def outbox_path(workdir: Path, run_id: str, label: str) -> Path:
+    """The local outbox file of one shard (``label``: ``shard-I-of-N`` or ``all``) of ``run_id``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+    return workdir / f"{safe}.{label}.outbox.sqlite"
+
+
+def _local_statuses(outbox: Path, run_id: str, samples: list[str]) -> Counter[str]:
+    con = sqlite3.connect(f"file:{outbox}?mode=ro", uri=True, timeout=30)
+    try:
+        marks = ",".join("?" * len(samples))
+        rows = con.execute(
+            f"SELECT status, COUNT(*) FROM calls WHERE run_id = ? AND sample_id IN ({marks}) GROUP BY status",
+            (run_id, *samples),
+        ).fetchall()
+    except sqlite3.Error:
+        rows = []
+    finally:
+        con.close()
+    return Counter({str(status): int(n) for status, n in rows})
+
+
+def _remote_statuses(url: str, run_id: str, samples: list[str]) -> Counter[str]:
+    from recordings.postgres.connection import connect
+
+    conn = connect(url)
+    try:
+        rows = conn.execute(
+            "SELECT status, COUNT(*) FROM calls WHERE run_id = %s AND sample_id = ANY(%s) GROUP BY status",
+            (run_id, samples),
+        ).fetchall()
+    finally:
+        conn.close()
+    return Counter({str(status): int(n) for status, n in rows})
+
+
+def wait_drained(
+    outbox: Path, url: str, run_id: str, samples: list[str], timeout: float = 300.0, poll: float = 0.5
+) -> int:
+    """Block until PostgreSQL has the outbox's calls of ``samples`` (same count per status); returns it.
+
+    Raises :class:`EvalInputError` naming what is still missing after ``timeout`` seconds.
+    """
+    from recordings.errors import RecordingsError
+    from recordings.postgres.connection import redacted_url
+
+    if not samples:
+        return 0
+    deadline = time.monotonic() + timeout
+    local: Counter[str] = Counter()
+    remote: Counter[str] = Counter()
+    while True:
+        local = _local_statuses(outbox, run_id, samples)
+        try:
+            remote = _remote_statuses(url, run_id, samples)
+        except RecordingsError:
+            remote = Counter()  # PostgreSQL unreachable for now: the outbox keeps the rows; wait
+        if remote == local:
+            return sum(local.values())
+        if time.monotonic() >= deadline:
+            raise EvalInputError(
+                f"run {run_id!r}: the proxy's outbox {outbox} did not drain to {redacted_url(url)} within "
+                f"{timeout:.0f} s (outbox calls by status {dict(local)}, shipped {dict(remote)}); "
+                "the rows are safe in the outbox and ship once a proxy runs on it again with --ship-to"
+            )
+        time.sleep(poll)

@@ -1,0 +1,90 @@
+"""``finmcp-eval run --executor ray --shards N``: the shards of one run as Ray tasks.
+
+Each task runs :func:`evaluator.harness.execute.run_pass` for its shard: it starts its own
+``finmcp-server`` and ``finmcp-proxy`` next to it on that node's loopback (``--spawn`` is required)
+and drives the agent; every proxy writes into the one trace store (``--db``: a SQLite file all
+tasks can reach, i.e. one node, or ``postgresql://…`` for a cluster). The driver gathers the
+summaries and, with ``--out``, scores the whole run.
+
+Ray is an optional extra (``pip install 'finmcp[ray]'``). Without ``RAY_ADDRESS`` a local Ray is
+started on 127.0.0.1 without the dashboard; with it, the tasks go to that cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import EvalInputError
+from evaluator.harness.shards import Shard
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise EvalInputError(
+            "--executor ray needs Ray, an optional extra: pip install 'finmcp[ray]'"
+        ) from None
+    return ray
+
+
+def ensure_ray(ray: Any) -> None:
+    """Connect to ``RAY_ADDRESS`` or start a loopback-only local Ray (no dashboard) unless already up."""
+    if ray.is_initialized():
+        return
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init()
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+
+
+def _shard_task(args: dict[str, Any], index: int, count: int) -> Any:
+    from evaluator.harness.execute import run_pass
+
+    return run_pass(argparse.Namespace(**args), Shard(index, count), quiet=True)
+
+
+def run_on_ray(args: argparse.Namespace) -> int:
+    """Run ``args.shards`` shards as Ray tasks; print each summary; score the run with ``--out``."""
+    from evaluator.harness.cli import print_failures, write_report
+    from evaluator.harness.execute import load, paths
+
+    if args.shards is None or args.shards < 1:
+        raise EvalInputError("--executor ray needs --shards N (N >= 1)")
+    if args.shard:
+        raise EvalInputError("--executor ray runs every shard: give --shards N, not --shard")
+    if not args.spawn:
+        raise EvalInputError("--executor ray needs --spawn (each task starts its own server and proxy)")
+    if args.state:
+        raise EvalInputError("--executor ray: every shard keeps its own run state; leave out --state")
+    db, _, workdir = paths(args, None)
+    assert db is not None
+    if not Path(workdir).is_absolute():  # Ray workers may start elsewhere: pin every path
+        args = argparse.Namespace(**vars(args))
+        if db and not db.startswith(("postgresql://", "postgres://")):
+            args.db = str(Path(db).resolve())
+        args.workdir = str(Path(args.workdir or "out").resolve())
+        db, _, workdir = paths(args, None)
+    assert db is not None
+    bench = load(args, Path(workdir))  # installs the shipped recordings once, before the tasks start
+    if args.recordings is None and bench.recordings is not None:
+        args = argparse.Namespace(**{**vars(args), "recordings": str(bench.recordings.resolve())})
+    ray = _import_ray()
+    ensure_ray(ray)
+    task = ray.remote(num_cpus=1)(_shard_task)
+    options = {k: v for k, v in vars(args).items() if k != "func"}
+    results = ray.get([task.remote(options, i, args.shards) for i in range(args.shards)])
+    for result in results:
+        print(f"{result.summary.line()} [shard {result.shard}: {len(result.samples)} samples]")
+        print_failures(result.summary, result.state)
+    done = sum(r.summary.done for r in results)
+    failed = sum(len(r.summary.errors) for r in results)
+    print(f"run {args.run}: {args.shards} shards on Ray, {done} done, {failed} failed")
+    if args.out:
+        states = [r.state for r in results]
+        write_report(bench, db, states, args.run, Path(args.out), args.bootstrap, args.seed)
+    return 0
