@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         score, purpose="--judge llm", url_aliases=["--judge-url"], model_aliases=["--judge-model"]
     )
     score.add_argument("--judge-cache", help="SQLite file caching judgments")
+    score.add_argument("--no-progress", action="store_true", help="no judge progress on stderr")
     score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
     score.add_argument("--tool-manifest", help="FinToolBench tool manifest (tags for TMR/IMR/DMR)")
     compare = sub.add_parser("compare", help="paired comparison of two runs")
@@ -174,6 +175,7 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
             args.judge,
             Endpoint.from_args(args, "--judge llm") if args.judge == "llm" else None,
             args.judge_cache,
+            progress=not getattr(args, "no_progress", False),
         )
         opts.judge_repeats = args.judge_repeats
         if args.tool_manifest and not Path(args.tool_manifest).is_file():

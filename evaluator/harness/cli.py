@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             resume=args.resume,
             group_tags=args.group_tags == "on",
             mcp_client=args.mcp_client,
-            progress=not args.no_progress and sys.stderr.isatty(),
+            progress=not args.no_progress,
         )
         summary = asyncio.run(_drive(bench.refs, agent, config, outputs))
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,7 @@ def run_demo(args: argparse.Namespace) -> int:
     state = db.with_name(db.name + ".harness.jsonl")
     bench = load_bench("finmcp-sim", out, limit=args.limit)
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory)
-    progress = not args.no_progress and sys.stderr.isatty()
+    progress = not args.no_progress
     print(
         f"finmcp-eval demo: {len(bench.refs)} samples of finmcp-sim, agents {', '.join(n for n, _ in DEMO_AGENTS)}"
     )
