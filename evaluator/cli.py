@@ -229,10 +229,11 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from evaluator.metrics.compare import compare_runs
+    from evaluator.reports.compare_html import render_compare_html
     from evaluator.reports.markdown import render_compare_markdown
     from evaluator.reports.pipeline import print_warnings
 
-    formats = [f for f in _formats(args.format) if f != "html"] or ["md"]
+    formats = _formats(args.format)
     if args.preds:
         if len(args.preds) != 2:
             raise EvalInputError("compare needs exactly two --preds (A then B)")
@@ -248,7 +249,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     refs = _references(args, pa, inventory)
     result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
     print_warnings(result, "finmcp-eval compare")
-    _write(args.out, "compare", formats, result, render_compare_markdown(result), None)
+    _write(args.out, "compare", formats, result, render_compare_markdown(result), render_compare_html)
     return 0
 
 

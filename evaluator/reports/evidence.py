@@ -13,7 +13,7 @@ from typing import Any
 from evaluator.inputs.model import Call, Groups, Prediction, Reference
 from evaluator.metrics.extended import first_error_position
 
-OUTPUT_LIMIT = 2000
+OUTPUT_LIMIT = 1000
 """Characters of a call's output kept in the report (``output_chars`` says how many there were)."""
 OK_STATUSES = (None, "ok")
 
