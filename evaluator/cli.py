@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         score, purpose="--judge llm", url_aliases=["--judge-url"], model_aliases=["--judge-model"]
     )
     score.add_argument("--judge-cache", help="SQLite file caching judgments")
+    score.add_argument("--no-progress", action="store_true", help="no judge progress on stderr")
     score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
     score.add_argument("--tool-manifest", help="FinToolBench tool manifest (tags for TMR/IMR/DMR)")
     compare = sub.add_parser("compare", help="paired comparison of two runs")
@@ -207,6 +208,7 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
             args.judge,
             Endpoint.from_args(args, "--judge llm") if args.judge == "llm" else None,
             args.judge_cache,
+            progress=not getattr(args, "no_progress", False),
         )
         opts.judge_repeats = args.judge_repeats
         if args.tool_manifest and not Path(args.tool_manifest).is_file():
@@ -278,10 +280,11 @@ def _score_trace(args: argparse.Namespace, inventory: Any) -> dict[str, Any]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from evaluator.metrics.compare import compare_runs
+    from evaluator.reports.compare_html import render_compare_html
     from evaluator.reports.markdown import render_compare_markdown
     from evaluator.reports.pipeline import print_warnings
 
-    formats = [f for f in _formats(args.format) if f != "html"] or ["md"]
+    formats = _formats(args.format)
     if args.preds:
         if len(args.preds) != 2:
             raise EvalInputError("compare needs exactly two --preds (A then B)")
@@ -297,7 +300,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     refs = _references(args, pa, inventory)
     result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
     print_warnings(result, "finmcp-eval compare")
-    _write(args.out, "compare", formats, result, render_compare_markdown(result), None)
+    _write(args.out, "compare", formats, result, render_compare_markdown(result), render_compare_html)
     return 0
 
 

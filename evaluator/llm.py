@@ -153,16 +153,26 @@ class ChatClient:
         return await loop.run_in_executor(self._executor(), self.chat, messages, tools)
 
     def chat_many(
-        self, conversations: Sequence[Messages], concurrency: int = 4, tools: Sequence[dict[str, Any]] = ()
+        self,
+        conversations: Sequence[Messages],
+        concurrency: int = 4,
+        tools: Sequence[dict[str, Any]] = (),
+        on_done: Callable[[], None] | None = None,
     ) -> list[dict[str, Any] | LlmError]:
         """Every conversation's message, ``concurrency`` requests in flight at once, in input order; a
-        conversation that failed gets its :class:`LlmError` instead of a message."""
+        conversation that failed gets its :class:`LlmError` instead of a message. ``on_done`` is called
+        (under a lock) as each conversation finishes, e.g. to advance a progress bar."""
+        done_lock = threading.Lock()
 
         def one(messages: Messages) -> dict[str, Any] | LlmError:
             try:
                 return self.chat(messages, tools)
             except LlmError as exc:
                 return exc
+            finally:
+                if on_done is not None:
+                    with done_lock:
+                        on_done()
 
         if concurrency <= 1 or len(conversations) <= 1:
             return [one(m) for m in conversations]

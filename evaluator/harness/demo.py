@@ -2,14 +2,13 @@
 
 Agents: ``oracle`` (must score 1.0 everywhere) and two ``noisy`` settings. Everything is written under
 ``out/demo/`` (a fresh trace DB each time): ``runs.sqlite``, one ``{agent}/report.{json,md,html}`` per
-agent and ``leaderboard.md``. No network beyond loopback, no LLM.
+agent, ``leaderboard.md`` and ``leaderboard.html`` (with each agent's paired comparison to ``oracle``). No network beyond loopback, no LLM.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,7 @@ def run_demo(args: argparse.Namespace) -> int:
     state = db.with_name(db.name + ".harness.jsonl")
     bench = load_bench("finmcp-sim", out, limit=args.limit)
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory)
-    progress = not args.no_progress and sys.stderr.isatty()
+    progress = not args.no_progress
     print(
         f"finmcp-eval demo: {len(bench.refs)} samples of finmcp-sim, agents {', '.join(n for n, _ in DEMO_AGENTS)}"
     )
@@ -99,11 +98,49 @@ def run_demo(args: argparse.Namespace) -> int:
         rows.append((name, report))
     table = leaderboard(rows)
     (out / "leaderboard.md").write_text(table, "utf-8")
+    write_leaderboard_html(out / "leaderboard.html", rows, _comparisons(bench, db, state, args))
     print()
     print(table)
     for name, _ in DEMO_AGENTS:
         print(f"HTML report ({name}): {(out / name / 'report.html').resolve()}")
+    print(f"HTML leaderboard with paired tests: {(out / 'leaderboard.html').resolve()}")
     print(
         f"demo finished in {time.monotonic() - start:.1f} s (runs {ran:.1f} s, scoring {time.monotonic() - start - ran:.1f} s)"
     )
     return 0
+
+
+def _comparisons(bench: Any, db: Path, state: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every demo agent paired against the first (``oracle``): paired bootstrap, McNemar, per scenario."""
+    from evaluator.harness.scoring import run_predictions
+    from evaluator.harness.state import RunState
+    from evaluator.inputs.model import ReferenceSet
+    from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from evaluator.metrics.compare import compare_runs
+    from evaluator.metrics.options import EvalOptions
+
+    refs = ReferenceSet(list(bench.refs), bench.format, bench.name)
+    opts = EvalOptions(
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        canon=Canonicalizer(inventory_schema_lookup(bench.inventory)),
+    )
+    records = RunState(state)
+    try:
+        preds = {name: run_predictions(db, name, records.records(name)) for name, _ in DEMO_AGENTS}
+    finally:
+        records.close()
+    base = DEMO_AGENTS[0][0]
+    return [compare_runs(refs, preds[base], preds[name], opts) for name, _ in DEMO_AGENTS[1:]]
+
+
+def write_leaderboard_html(
+    path: Path, rows: list[tuple[str, dict[str, Any]]], comparisons: list[dict[str, Any]]
+) -> None:
+    """``leaderboard.html``: the leaderboard table and each agent's paired comparison with the first."""
+    from evaluator.harness.scoring import LEADERBOARD
+    from evaluator.reports.compare_html import render_leaderboard_html
+
+    path.write_text(
+        render_leaderboard_html(rows, LEADERBOARD, comparisons, "finmcp-eval demo leaderboard"), "utf-8"
+    )

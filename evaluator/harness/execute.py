@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,7 +129,7 @@ def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool =
             resume=args.resume,
             group_tags=args.group_tags == "on",
             mcp_client=args.mcp_client,
-            progress=not quiet and not args.no_progress and sys.stderr.isatty(),
+            progress=not quiet and not args.no_progress,
             own_samples=set(samples) if shard is not None else None,
         )
         summary = asyncio.run(_drive(refs, agent, config, outputs))

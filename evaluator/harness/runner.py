@@ -24,7 +24,7 @@ from evaluator.harness.mcp_client import McpHttpClient, SdkSessions
 from evaluator.harness.session import HarnessSession, tagged_url, untagged_url
 from evaluator.harness.state import RunState
 from evaluator.inputs.model import Reference
-from evaluator.synth.progress import Progress
+from evaluator.progress import Progress
 
 PARTIAL_SUFFIX = "~partial"
 """Calls of an interrupted sample are moved to run ``{run}~partial`` before it is re-run."""
@@ -149,7 +149,7 @@ async def run_agent(
     try:
         tools = await client.list_tools(untagged_url(config.proxy_url, config.run_id))
         limiter = asyncio.Semaphore(max(1, config.concurrency))
-        with Progress(f"{config.run_id}", len(jobs), enabled=config.progress) as bar:
+        with Progress(config.run_id, len(jobs), enabled=config.progress, unit="samples") as bar:
 
             async def job(ref: Reference, trial: int) -> None:
                 async with limiter:

@@ -21,13 +21,17 @@ PAIRED_METRICS = (
     "extended.arg_f1_micro",
     "extended.dep_f1_micro",
 )
+GROUP_METRICS = ("official.macro_F1",)
+"""Paired per group (scenario, sample type): B - A of these, for the per-scenario forest plot."""
+GROUP_KEYS = ("level1", "type")
 MCNEMAR_METRICS = (("paper.EMR", "emr"), ("official.consist", "consist"), ("extended.emr_lenient", "emr_seq"))
 
 
 def compare_runs(
     refs: ReferenceSet, preds_a: PredictionSet, preds_b: PredictionSet, opts: EvalOptions | None = None
 ) -> dict[str, Any]:
-    """Compare run B against run A on the samples both runs scored."""
+    """Compare run B against run A on the samples both runs scored; ``by_group`` holds the paired
+    bootstrap of ``GROUP_METRICS`` within each scenario (``level1``) and sample type."""
     opts = opts or EvalOptions()
     canon = opts.canon or Canonicalizer()
     pa = pair_up(refs, preds_a, opts.missing)
@@ -44,6 +48,23 @@ def compare_runs(
     sub_b = {c: [col[i] for i in ib] for c, col in cols_b.items()}
     strata = [ta.meta["type"][i] for i in ia]
     specs = [m for m in finmcp_specs(ta.args_known and tb.args_known) if m.name in PAIRED_METRICS]
+    group_specs = [m for m in specs if m.name in GROUP_METRICS]
+    by_group: dict[str, dict[str, Any]] = {}
+    for key in GROUP_KEYS:
+        members: dict[str, list[int]] = {}
+        for j, i in enumerate(ia):
+            members.setdefault(str(ta.meta[key][i]), []).append(j)
+        by_group[key] = {
+            value: {
+                "N": len(idx),
+                **Bootstrap([strata[j] for j in idx], opts.bootstrap, opts.seed).paired(
+                    {c: [col[j] for j in idx] for c, col in sub_a.items()},
+                    {c: [col[j] for j in idx] for c, col in sub_b.items()},
+                    group_specs,
+                ),
+            }
+            for value, idx in sorted(members.items())
+        }
     return {
         "a": preds_a.run_id or preds_a.source,
         "b": preds_b.run_id or preds_b.source,
@@ -54,5 +75,6 @@ def compare_runs(
         "seed": opts.seed,
         "paired_bootstrap": Bootstrap(strata, opts.bootstrap, opts.seed).paired(sub_a, sub_b, specs),
         "mcnemar": {name: mcnemar(sub_a[col], sub_b[col]) for name, col in MCNEMAR_METRICS},
+        "by_group": by_group,
         "warnings": [w for w in (unmatched_warning(pa, preds_a), unmatched_warning(pb, preds_b)) if w],
     }

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from evaluator.errors import EvalInputError
 from evaluator.llm import ChatClient, Endpoint, LlmError
+from evaluator.progress import Progress
 
 
 class Judge(Protocol):
@@ -135,12 +136,16 @@ class LLMJudge:
     cached under (model, repeat index, prompt). :meth:`prefetch` asks many judgments concurrently.
     """
 
-    def __init__(self, chat: ChatClient, cache: JudgeCache | None = None, concurrency: int = 4) -> None:
+    def __init__(
+        self, chat: ChatClient, cache: JudgeCache | None = None, concurrency: int = 4, progress: bool = False
+    ) -> None:
         self.chat = chat
         self.model = chat.model
         self.name = f"llm:{chat.model}"
         self.cache = cache or JudgeCache(None)
         self.concurrency = concurrency
+        self.progress = progress
+        """Show :meth:`prefetch`'s progress (count, rate, ETA) on stderr."""
 
     def ask(self, kind: str, fields: dict[str, Any], repeat: int) -> str:
         """The reply text for one judgment: cached, else asked now ('' when the request failed)."""
@@ -165,7 +170,11 @@ class LLMJudge:
             key = JudgeCache.key(self.model, prompt, repeat)
             if key not in todo and self.cache.get(key) is None:
                 todo[key] = prompt
-        replies = self.chat.chat_many([_messages(p) for p in todo.values()], self.concurrency)
+        enabled = self.progress and bool(todo)
+        with Progress("judge", len(todo), enabled=enabled, unit="judgments") as bar:
+            replies = self.chat.chat_many(
+                [_messages(p) for p in todo.values()], self.concurrency, on_done=bar.advance
+            )
         for key, reply in zip(todo, replies, strict=True):
             if not isinstance(reply, LlmError):
                 self._keep(key, _reply_text(reply))
@@ -198,8 +207,11 @@ def _reply_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def make_judge(kind: str, endpoint: Endpoint | None = None, cache_path: str | None = None):
-    """'rules' (offline, default) or 'llm' (asks ``endpoint`` at temperature 0.8, 500 tokens)."""
+def make_judge(
+    kind: str, endpoint: Endpoint | None = None, cache_path: str | None = None, progress: bool = False
+):
+    """'rules' (offline, default) or 'llm' (asks ``endpoint`` at temperature 0.8, 500 tokens;
+    ``progress`` shows its judgments' progress on stderr)."""
     if kind == "rules":
         from evaluator.metrics.rule_judge import RuleJudge
 
@@ -208,8 +220,8 @@ def make_judge(kind: str, endpoint: Endpoint | None = None, cache_path: str | No
         if endpoint is None:
             raise EvalInputError("--judge llm needs --llm-url URL and --llm-model NAME")
         try:
-            chat = endpoint.client(backoff=0.2, temperature=0.8, max_tokens=500)
+            chat = endpoint.client(temperature=0.8, max_tokens=500)  # the agent's retry policy
         except LlmError as exc:
             raise EvalInputError(str(exc)) from None
-        return LLMJudge(chat, JudgeCache(cache_path))
+        return LLMJudge(chat, JudgeCache(cache_path), progress=progress)
     raise EvalInputError(f"unknown judge {kind!r}: use 'rules' or 'llm'")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections import Counter
 from html import escape
 from typing import Any
 
@@ -17,7 +19,8 @@ from evaluator.reports.markdown import (
     tool_metadata_line,
 )
 
-MAX_SAMPLES = 2000
+HTML_OUTPUT_LIMIT = 600
+"""Characters of a call's output shown in the page (the rest is counted, and kept in the JSON report)."""
 COLORS = ("#2b6cb0", "#38a169", "#dd6b20", "#805ad5", "#e53e3e")
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1a202c;max-width:1200px}
@@ -27,11 +30,15 @@ th{background:#f7fafc;text-align:left}td.num{text-align:right;font-variant-numer
 .charts{display:flex;flex-wrap:wrap;gap:24px}.chart{border:1px solid #e2e8f0;padding:8px}
 .ok{background:#f0fff4}.bad{background:#fff5f5}.muted{color:#718096}
 details{margin:2px 0}summary{cursor:pointer;font-family:monospace}
-.align td{font-family:monospace;font-size:12px}
+.align td{font-family:monospace;font-size:12px;vertical-align:top}
+.call{margin:1px 0}.call code{color:#4a5568;word-break:break-all}.missing{background:#fed7d7}
+.extra{background:#feebc8}.failed{outline:1px solid #e53e3e}.st{color:#c53030;font-weight:bold}
+pre.out{white-space:pre-wrap;max-height:300px;overflow:auto;background:#f7fafc;margin:2px 0}
+.more{color:#718096;font-style:italic}.fe,.fc{margin:4px 0;font-size:13px}
 """
 
 
-def _svg(width: int, height: int, body: str, title: str) -> str:
+def svg(width: int, height: int, body: str, title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
@@ -39,7 +46,9 @@ def _svg(width: int, height: int, body: str, title: str) -> str:
     )
 
 
-def _text(x: float, y: float, s: str, anchor: str = "middle", size: int = 11, color: str = "#2d3748") -> str:
+def svg_text(
+    x: float, y: float, s: str, anchor: str = "middle", size: int = 11, color: str = "#2d3748"
+) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{color}">'
         f"{escape(s)}</text>"
@@ -61,7 +70,7 @@ def radar_chart(values: dict[str, float], title: str, size: int = 380) -> str:
             for i in range(n)
         )
         parts.append(f'<polygon points="{pts}" fill="none" stroke="#e2e8f0"/>')
-        parts.append(_text(cx + 3, cy - radius * ring + 10, f"{ring:.2f}", "start", 9, "#a0aec0"))
+        parts.append(svg_text(cx + 3, cy - radius * ring + 10, f"{ring:.2f}", "start", 9, "#a0aec0"))
     points = []
     for i, (label, value) in enumerate(values.items()):
         angle = 2 * math.pi * i / n
@@ -70,13 +79,13 @@ def radar_chart(values: dict[str, float], title: str, size: int = 380) -> str:
         lx, ly = cx + (radius + 18) * math.sin(angle), cy - (radius + 18) * math.cos(angle)
         anchor = "middle" if abs(math.sin(angle)) < 0.3 else ("start" if math.sin(angle) > 0 else "end")
         short = label if len(label) <= 18 else label[:17] + "…"
-        parts.append(_text(lx, ly + 4, f"{short} {value:.2f}", anchor, 10))
+        parts.append(svg_text(lx, ly + 4, f"{short} {value:.2f}", anchor, 10))
         v = max(0.0, min(1.0, value or 0.0))
         points.append(f"{cx + radius * v * math.sin(angle):.1f},{cy - radius * v * math.cos(angle):.1f}")
     parts.append(
         f'<polygon points="{" ".join(points)}" fill="#2b6cb0" fill-opacity="0.25" stroke="#2b6cb0"/>'
     )
-    return _svg(size + 300, size, f'<g transform="translate(150,0)">{"".join(parts)}</g>', title)
+    return svg(size + 300, size, f'<g transform="translate(150,0)">{"".join(parts)}</g>', title)
 
 
 def bar_chart(groups: dict[str, dict[str, Any]], series: list[str], title: str, width: int = 520) -> str:
@@ -90,7 +99,7 @@ def bar_chart(groups: dict[str, dict[str, Any]], series: list[str], title: str, 
     for tick in (0, 0.25, 0.5, 0.75, 1.0):
         y = top + plot_h * (1 - tick)
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" stroke="#edf2f7"/>')
-        parts.append(_text(left - 4, y + 4, f"{tick:.2f}", "end", 9))
+        parts.append(svg_text(left - 4, y + 4, f"{tick:.2f}", "end", 9))
     for gi, (group, vals) in enumerate(groups.items()):
         x0 = left + gi * slot + 8
         for si, name in enumerate(series):
@@ -116,14 +125,14 @@ def bar_chart(groups: dict[str, dict[str, Any]], series: list[str], title: str, 
                     parts.append(
                         f'<line x1="{xm - 3:.1f}" y1="{yy:.1f}" x2="{xm + 3:.1f}" y2="{yy:.1f}" stroke="#1a202c"/>'
                     )
-        parts.append(_text(x0 + len(series) * bar_w / 2, height - bottom + 16, group, "middle", 11))
+        parts.append(svg_text(x0 + len(series) * bar_w / 2, height - bottom + 16, group, "middle", 11))
     for si, name in enumerate(series):
         x = left + 10 + si * 90
         parts.append(
             f'<rect x="{x}" y="{height - 14}" width="10" height="10" fill="{COLORS[si % len(COLORS)]}"/>'
         )
-        parts.append(_text(x + 14, height - 5, name, "start", 10))
-    return _svg(width, height, "".join(parts), title)
+        parts.append(svg_text(x + 14, height - 5, name, "start", 10))
+    return svg(width, height, "".join(parts), title)
 
 
 def ci_chart(headline: dict[str, dict[str, Any]], title: str, width: int = 560) -> str:
@@ -136,10 +145,10 @@ def ci_chart(headline: dict[str, dict[str, Any]], title: str, width: int = 560) 
     for tick in (0, 0.25, 0.5, 0.75, 1.0):
         x = left + plot_w * tick
         parts.append(f'<line x1="{x:.1f}" y1="10" x2="{x:.1f}" y2="{height - 16}" stroke="#edf2f7"/>')
-        parts.append(_text(x, height - 4, f"{tick:.2f}", "middle", 9))
+        parts.append(svg_text(x, height - 4, f"{tick:.2f}", "middle", 9))
     for i, (name, h) in enumerate(items):
         y = 20 + i * row_h
-        parts.append(_text(left - 6, y + 4, name, "end", 10))
+        parts.append(svg_text(left - 6, y + 4, name, "end", 10))
         clamp = lambda v: max(0.0, min(1.0, v))  # noqa: E731
         if h.get("lo") is not None and h.get("hi") is not None:
             x1, x2 = left + plot_w * clamp(h["lo"]), left + plot_w * clamp(h["hi"])
@@ -151,10 +160,10 @@ def ci_chart(headline: dict[str, dict[str, Any]], title: str, width: int = 560) 
             f'<circle cx="{x:.1f}" cy="{y}" r="4" fill="#2b6cb0"><title>{escape(name)} = {h["value"]:.4f} '
             f"[{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]</title></circle>"
         )
-    return _svg(width, height, "".join(parts), title)
+    return svg(width, height, "".join(parts), title)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def html_table(header: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join(
         "<tr>"
@@ -167,8 +176,60 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _alignment(sample: dict[str, Any]) -> str:
-    ref, pred = sample.get("ref_groups", []), sample.get("pred_groups", [])
+def _args(arguments: Any) -> str:
+    return escape(json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def output_block(text: str | None, total: int) -> str:
+    """A folded output: its first ``HTML_OUTPUT_LIMIT`` characters and how many more there were."""
+    if text is None:
+        return '<span class="muted">output not recorded</span>'
+    shown = text[:HTML_OUTPUT_LIMIT]
+    more = total - len(shown)
+    tail = f'<span class="more">… {more} more characters</span>' if more > 0 else ""
+    return (
+        f"<details><summary>output ({total} characters)</summary>"
+        f'<pre class="out">{escape(shown)}{tail}</pre></details>'
+    )
+
+
+def _marks(mine: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[bool]:
+    """For each call of ``mine``: True when ``other`` has no call of that tool left to pair it with."""
+    left = Counter(c["tool"] for c in other)
+    out = []
+    for c in mine:
+        out.append(left[c["tool"]] <= 0)
+        left[c["tool"]] -= 1
+    return out
+
+
+def _ref_cell(calls: list[dict[str, Any]], pred: list[dict[str, Any]]) -> str:
+    return "".join(
+        f'<div class="call{" missing" if miss else ""}"><b>{escape(c["tool"])}</b> '
+        f"<code>{_args(c.get('arguments'))}</code>{' <em>missing</em>' if miss else ''}</div>"
+        for c, miss in zip(calls, _marks(calls, pred), strict=True)
+    )
+
+
+def _pred_cell(calls: list[dict[str, Any]], ref: list[dict[str, Any]]) -> str:
+    out = []
+    for c, extra in zip(calls, _marks(calls, ref), strict=True):
+        status = c.get("status")
+        failed = status not in (None, "ok")
+        cls = "call" + (" extra" if extra else "") + (" failed" if failed else "")
+        badge = f' <span class="{"st" if failed else "muted"}">{escape(str(status))}</span>' if status else ""
+        malformed = ' <span class="st">malformed arguments</span>' if c.get("malformed") else ""
+        out.append(
+            f'<div class="{cls}"><b>{escape(c["tool"])}</b> <code>{_args(c.get("arguments"))}</code>'
+            f"{badge}{malformed}{' <em>extra</em>' if extra else ''}"
+            f"{output_block(c.get('output'), int(c.get('output_chars') or 0))}</div>"
+        )
+    return "".join(out)
+
+
+def evidence_table(evidence: dict[str, Any]) -> str:
+    """Reference and predicted calls side by side, turn by turn and group by group."""
+    ref, pred = evidence.get("ref", []), evidence.get("pred", [])
     rows = []
     for t in range(max(len(ref), len(pred))):
         rg = ref[t] if t < len(ref) else []
@@ -176,10 +237,10 @@ def _alignment(sample: dict[str, Any]) -> str:
         for k in range(max(len(rg), len(pg))):
             a = rg[k] if k < len(rg) else []
             b = pg[k] if k < len(pg) else []
-            cls = "ok" if sorted(a) == sorted(b) else "bad"
+            same = sorted(c["tool"] for c in a) == sorted(c["tool"] for c in b)
             rows.append(
-                f'<tr class="{cls}"><td>{t}</td><td>{k + 1}</td><td>{escape(", ".join(a)) or "—"}</td>'
-                f"<td>{escape(', '.join(b)) or '—'}</td></tr>"
+                f'<tr class="{"ok" if same else "bad"}"><td>{t}</td><td>{k + 1}</td>'
+                f"<td>{_ref_cell(a, b) or '—'}</td><td>{_pred_cell(b, a) or '—'}</td></tr>"
             )
     if not rows:
         rows.append('<tr><td colspan="4" class="muted">no calls on either side</td></tr>')
@@ -189,23 +250,46 @@ def _alignment(sample: dict[str, Any]) -> str:
     )
 
 
+def sample_block(s: dict[str, Any]) -> str:
+    """One sample, folded: a summary line with its numbers and first error, then the evidence."""
+    ev = s.get("evidence") or {
+        "ref": [[[{"tool": t} for t in g] for g in turn] for turn in s.get("ref_groups", [])],
+        "pred": [[[{"tool": t} for t in g] for g in turn] for turn in s.get("pred_groups", [])],
+    }
+    first, failed, harness = ev.get("first_error"), ev.get("failed_call"), ev.get("harness_error")
+    mark = "✓" if s.get("emr") else "✗"
+    summary = (
+        f"{mark} {escape(str(s['id']))} · {escape(s['type'])} · {escape(s['difficulty'])} · "
+        f"F1 {s['f1']:.3f} · TP {s['tp']} FP {s['fp']} FN {s['fn']}"
+        + (f" · first error: {escape(first['kind'])} at group {first['position']}" if first else "")
+        + (" · failed call" if failed else "")
+    )
+    notes = []
+    if first:
+        notes.append(f'<p class="fe"><b>First error</b> {escape(first["text"])}</p>')
+    if failed:
+        notes.append(
+            f'<p class="fc"><b>First failed call</b> turn {failed["turn"]}, group {failed["group"]}: '
+            f"{escape(failed['tool'])} → {escape(str(failed['status']))}: "
+            f"<code>{escape(failed['output'][:200])}</code></p>"
+        )
+    if harness:
+        notes.append(f'<p class="fc"><b>Harness error</b> {escape(harness)}</p>')
+    return (
+        f'<details class="sample" id="sample-{escape(str(s["id"]))}" data-sample="{escape(str(s["id"]))}">'
+        f"<summary>{summary}</summary>{''.join(notes)}{evidence_table(ev)}</details>"
+    )
+
+
 def _samples(report: dict[str, Any]) -> str:
     samples = report.get("samples", [])
-    shown = samples[:MAX_SAMPLES]
-    out = []
-    for s in shown:
-        mark = "✓" if s.get("emr") else "✗"
-        summary = (
-            f"{mark} {escape(str(s['id']))} · {escape(s['type'])} · {escape(s['difficulty'])} · "
-            f"F1 {s['f1']:.3f} · TP {s['tp']} FP {s['fp']} FN {s['fn']}"
-        )
-        out.append(f"<details><summary>{summary}</summary>{_alignment(s)}</details>")
-    more = (
-        f'<p class="muted">{len(samples) - len(shown)} more samples in the JSON report.</p>'
-        if len(samples) > len(shown)
-        else ""
+    wrong = sum(1 for s in samples if not s.get("emr"))
+    head = (
+        f'<p class="muted">{len(samples)} samples ({wrong} not an exact match, marked ✗); '
+        "open one to see its reference and predicted calls with arguments, the outputs the agent saw "
+        f"(first {HTML_OUTPUT_LIMIT} characters; the JSON report keeps more) and its first error.</p>"
     )
-    return "".join(out) + more
+    return head + "".join(sample_block(s) for s in samples)
 
 
 def render_html(report: dict[str, Any]) -> str:
@@ -254,7 +338,7 @@ def render_html(report: dict[str, Any]) -> str:
         )
         + f". Bootstrap {inputs['bootstrap']} (seed {inputs['seed']}).</p>",
         "<h2>Results by sample type</h2>",
-        _table(["type", "N"] + [c for c, _ in cols], type_rows),
+        html_table(["type", "N"] + [c for c, _ in cols], type_rows),
         '<div class="charts">',
         f'<div class="chart">{radar}</div><div class="chart">{bars}</div>',
         f'<div class="chart">{ci_chart(headline, "Headline numbers with 95% CIs")}</div>',
@@ -269,7 +353,7 @@ def render_html(report: dict[str, Any]) -> str:
             rows = [["overall", ""] + official_cells(block["overall"])]
             for group in ("level1", "difficulty", "task"):
                 rows += [[group, v] + official_cells(n) for v, n in block.get(group, {}).items()]
-            parts += [f"<h2>{title}</h2>", _table(["group", "value", *OFFICIAL_KEYS], rows)]
+            parts += [f"<h2>{title}</h2>", html_table(["group", "value", *OFFICIAL_KEYS], rows)]
     if "fintoolbench" in report:
         fb = report["fintoolbench"]
         names = FINTOOLBENCH_METRICS
@@ -280,15 +364,15 @@ def render_html(report: dict[str, Any]) -> str:
         parts += [
             f"<h2>FinToolBench (judge: {escape(fb['judge'])})</h2>",
             f"<p>{escape(tool_metadata_line(fb))}.</p>",
-            _table(["variant", *names], rows),
+            html_table(["variant", *names], rows),
         ]
     if "trials" in report:
         t = report["trials"]
         parts += [
             f"<h2>Repeated trials ({t['trials']}): pass^k (success = paper EMR)</h2>",
-            _table(list(t["pass_hat_k"]), [[fmt(v) for v in t["pass_hat_k"].values()]]),
+            html_table(list(t["pass_hat_k"]), [[fmt(v) for v in t["pass_hat_k"].values()]]),
         ]
-    parts += ["<h2>Per sample: reference groups vs predicted groups</h2>", _samples(report)]
+    parts += ["<h2>Per sample: reference vs predicted calls</h2>", _samples(report)]
     if report.get("warnings"):
         parts += (
             ["<h2>Warnings</h2><ul>"]

@@ -21,6 +21,7 @@ from evaluator.metrics.headline import (
 from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.stats import Bootstrap, pass_hat_k
 from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
+from evaluator.reports.evidence import sample_evidence
 
 REPORT_VERSION = 1
 
@@ -262,7 +263,8 @@ def by_group(table: ScoreTable, key: str, opts: EvalOptions | None = None) -> di
 def sample_rows(
     table: ScoreTable, pairs: list[tuple[Reference, Prediction | None]], fintool: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
-    """One JSON row per scored sample with its numbers and its reference/predicted groups."""
+    """One JSON row per scored sample with its numbers, its reference/predicted groups and the evidence
+    (calls with arguments, outputs, first error: :func:`evaluator.reports.evidence.sample_evidence`)."""
     records = fintool["fintoolbench"]["records"] if fintool else None
     corrected = fintool["fintoolbench_corrected"]["records"] if fintool else None
     rows = []
@@ -270,6 +272,7 @@ def sample_rows(
         row = table.row(i)
         row["ref_groups"] = groups_view([t.calls for t in ref.turns])
         row["pred_groups"] = groups_view(pred.turns) if pred is not None else []
+        row["evidence"] = sample_evidence(ref, pred)
         if records is not None and corrected is not None:
             r, c = records[i], corrected[i]
             row["fintoolbench"] = {k: r[k] for k in ("pass", "pass_reason", "score_mean", "compliance")}

@@ -20,9 +20,9 @@ from typing import Any
 
 import anyio
 
+from evaluator.progress import Progress
 from evaluator.synth.chains import ChainSampler
 from evaluator.synth.executor import Executor, SimExecutor
-from evaluator.synth.progress import Progress
 from evaluator.synth.samples import Accepted, Synthesizer
 from evaluator.synth.toolgraph import ToolGraph, executable_graph, probe_entities
 from recordings.plumbing.seeding import rng_for

@@ -10,10 +10,10 @@ from typing import Any
 
 import anyio
 
+from evaluator.progress import Progress
 from evaluator.synth.build import Builder
 from evaluator.synth.chains import Chain
 from evaluator.synth.context import make_context
-from evaluator.synth.progress import Progress
 from evaluator.synth.samples import Accepted, chain_parts, write_query
 from evaluator.synth.texts import with_user_id
 from evaluator.synth.trajectory import execute

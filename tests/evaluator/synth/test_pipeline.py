@@ -11,13 +11,13 @@ import pytest
 
 from evaluator.cli import main as eval_main
 from evaluator.inputs.model import Call, Reference, Turn
+from evaluator.progress import Progress
 from evaluator.synth.binders import BindError, StepInputs, bind
 from evaluator.synth.build import Builder
 from evaluator.synth.chains import Chain, Step
 from evaluator.synth.context import make_context
 from evaluator.synth.executor import McpExecutor
 from evaluator.synth.extract import Entities
-from evaluator.synth.progress import Progress
 from evaluator.synth.toolgraph import mine_candidates, validate_candidates
 from evaluator.synth.trajectory import execute
 from recordings.plumbing.seeding import rng_for
