@@ -166,9 +166,11 @@ def assemble_report(
     table: ScoreTable,
     trials: dict[str, Any] | None,
     opts: EvalOptions,
+    evidence: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The report of scored pairs: ``table`` holds the rows of ``pairing.pairs`` in order, ``trials``
-    the :func:`trials_block` (both computed here by :func:`evaluate`, or while streaming a trace)."""
+    the :func:`trials_block` (both computed here by :func:`evaluate`, or while streaming a trace);
+    ``evidence`` per sample id when already built (streaming keeps it instead of the predictions)."""
     benchmark = "fintoolbench" if is_fintoolbench(refs) else "finmcp"
     report: dict[str, Any] = {
         "version": REPORT_VERSION,
@@ -206,7 +208,7 @@ def assemble_report(
     if benchmark == "fintoolbench" or preds.format == "fintoolbench_result":
         report["fintoolbench"] = run_fintoolbench(pairing.pairs, opts)
         report["warnings"] += compliance_warnings(report["fintoolbench"])
-    report["samples"] = sample_rows(table, pairing.pairs, report.get("fintoolbench"))
+    report["samples"] = sample_rows(table, pairing.pairs, report.get("fintoolbench"), evidence)
     return report
 
 
@@ -261,7 +263,10 @@ def by_group(table: ScoreTable, key: str, opts: EvalOptions | None = None) -> di
 
 
 def sample_rows(
-    table: ScoreTable, pairs: list[tuple[Reference, Prediction | None]], fintool: dict[str, Any] | None
+    table: ScoreTable,
+    pairs: list[tuple[Reference, Prediction | None]],
+    fintool: dict[str, Any] | None,
+    evidence: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One JSON row per scored sample with its numbers, its reference/predicted groups and the evidence
     (calls with arguments, outputs, first error: :func:`evaluator.reports.evidence.sample_evidence`)."""
@@ -272,7 +277,8 @@ def sample_rows(
         row = table.row(i)
         row["ref_groups"] = groups_view([t.calls for t in ref.turns])
         row["pred_groups"] = groups_view(pred.turns) if pred is not None else []
-        row["evidence"] = sample_evidence(ref, pred)
+        known = evidence.get(ref.id) if evidence is not None and pred is not None else None
+        row["evidence"] = known if known is not None else sample_evidence(ref, pred)
         if records is not None and corrected is not None:
             r, c = records[i], corrected[i]
             row["fintoolbench"] = {k: r[k] for k in ("pass", "pass_reason", "score_mean", "compliance")}

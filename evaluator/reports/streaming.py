@@ -3,8 +3,8 @@
 :func:`evaluate_trace` gives the report :func:`evaluator.reports.pipeline.evaluate` gives for the
 same run, number for number, without holding every call: rows arrive in the evaluator's order
 (:mod:`evaluator.inputs.trace_rows`), each sample's trials are built, scored (the main table's row of the
-first trial, and each trial's official counts and paper EMR for pass^k) and dropped. What stays is O(samples): one score row per sample and
-a name-only copy of its first trial (the report's ``pred_groups``). Rows are put in reference order
+first trial, and each trial's official counts and paper EMR for pass^k) and dropped. What stays is O(samples): one score row per sample,
+a name-only copy of its first trial (the report's ``pred_groups``) and its evidence (outputs cut short). Rows are put in reference order
 at the end, exactly as :func:`~evaluator.inputs.pairing.pair_up` orders them.
 
 FinToolBench references are not streamed: their report holds every graded record (tool outputs
@@ -17,13 +17,14 @@ from typing import Any
 
 from evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
 from evaluator.inputs.pairing import pair_up, require_matches
-from evaluator.inputs.trace_db import NO_OUTPUTS, iter_sample_predictions
+from evaluator.inputs.trace_db import iter_sample_predictions
 from evaluator.inputs.trace_rows import TraceRows
 from evaluator.metrics.argnorm import Canonicalizer
 from evaluator.metrics.finmcp import compute_official, multiset_counts, names_of, paper_emr
 from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.stats import pass_hat_k
 from evaluator.metrics.table import Scorer
+from evaluator.reports.evidence import sample_evidence
 from evaluator.reports.pipeline import assemble_report
 
 
@@ -61,8 +62,10 @@ def evaluate_trace(
     most_trials = 0
     warnings: list[str] = []
     names = NameOnly()
-    stream = rows.rows(outputs=False)  # FinMCP metrics never read a tool's output
-    samples = iter_sample_predictions(stream, rows.run_id, turn_base, rows.source, NO_OUTPUTS, warnings)
+    evidence: dict[str, dict[str, Any]] = {}
+    # FinMCP metrics never read a tool's output; the report's evidence shows the first trial's
+    stream = rows.rows(outputs=True)
+    samples = iter_sample_predictions(stream, rows.run_id, turn_base, rows.source, "fintoolbench", warnings)
     for trials in samples:
         sid = trials[0].sample_id
         most_trials = max(most_trials, len(trials))
@@ -70,6 +73,7 @@ def evaluate_trace(
         ref = by_id.get(sid)
         if ref is None:
             continue
+        evidence[sid] = sample_evidence(ref, trials[0])  # outputs cut to OUTPUT_LIMIT characters
         scored[sid] = scorer.score(ref, trials[0])
         gold = [t.calls for t in ref.turns]
         gold_names = names_of(gold)
@@ -93,4 +97,4 @@ def evaluate_trace(
                 str(trial): compute_official(rows)["overall"] for trial, rows in sorted(by_trial.items())
             },
         }
-    return assemble_report(refs, preds, pairing, scorer.finish(), trials_info, opts)
+    return assemble_report(refs, preds, pairing, scorer.finish(), trials_info, opts, evidence)

@@ -124,7 +124,7 @@ def test_score_refuses_a_run_still_in_flight_and_waits_for_it(
         wait_until_shipped(rows, 0)  # a SQLite file has nothing in flight
 
 
-def _big_run(path: Path, samples: int, calls_per_sample: int) -> ReferenceSet:
+def _big_run(path: Path, samples: int, calls_per_sample: int, trials: int = 1) -> ReferenceSet:
     refs = []
     rows = []
     payload = {"content": [{"type": "text", "text": "x" * 1000}], "isError": False}
@@ -132,24 +132,27 @@ def _big_run(path: Path, samples: int, calls_per_sample: int) -> ReferenceSet:
         sid = f"s{i:05d}"
         gold = [[Call("T", {"code": f"{i}"})], [Call("U", {"n": 1})]]
         refs.append(Reference(sid, "multi_tool", "scn", [Turn("q", gold)]))
-        for j in range(calls_per_sample):
-            tool = ("T", "U", "V")[j % 3]
-            rows.append(
-                {
-                    "run": "big",
-                    "sample": sid,
-                    "tool": tool,
-                    "arguments": {"code": f"{i}", "k": j},
-                    "group": j,
-                    "result": payload,
-                }
-            )
+        for trial in range(trials):
+            for j in range(calls_per_sample):
+                tool = ("T", "U", "V")[(j + trial) % 3]
+                rows.append(
+                    {
+                        "run": "big",
+                        "sample": sid,
+                        "tool": tool,
+                        "arguments": {"code": f"{i}", "k": j},
+                        "group": j,
+                        "result": payload,
+                        "trial": trial,
+                    }
+                )
     write_trace_db(path, rows)
     return ReferenceSet(refs, "finmcp")
 
 
 def test_scoring_streams_samples_instead_of_holding_every_call(tmp_path: Path) -> None:
-    refs = _big_run(tmp_path / "big.sqlite", samples=200, calls_per_sample=40)  # 8,000 calls, 8 MB of outputs
+    # 8,000 calls, 8 MB of outputs; the report's evidence holds the first trial's (1 of 8)
+    refs = _big_run(tmp_path / "big.sqlite", samples=200, calls_per_sample=5, trials=8)
     tracemalloc.start()
     try:
         with open_trace_rows(tmp_path / "big.sqlite", "big") as rows:
@@ -163,4 +166,4 @@ def test_scoring_streams_samples_instead_of_holding_every_call(tmp_path: Path) -
     assert dumps(streamed) == dumps(evaluate(refs, preds, EvalOptions(bootstrap=0)))
     assert streamed["coverage"]["scored"] == 200
     # the whole streamed scoring, report included, takes a fraction of what merely loading the run takes
-    assert streamed_peak * 4 < loaded_peak, (streamed_peak, loaded_peak)
+    assert streamed_peak * 3 < loaded_peak, (streamed_peak, loaded_peak)
