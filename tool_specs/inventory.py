@@ -81,13 +81,13 @@ def _read_package_json(relative: str) -> Any:
     return json.loads(data)
 
 
-def _from_document(doc: Any, origin: str) -> Inventory:
+def _from_document(doc: Any, origin: str, meta_check: bool = True) -> Inventory:
     if not isinstance(doc, dict) or not isinstance(doc.get("tools"), list):
         raise InventoryError(f"{origin}: expected an object with a 'tools' list")
     name = doc.get("inventory") or Path(origin).stem
     if "base" in doc:  # a selection of another inventory's tools
         return _select(doc, name, origin)
-    tools = validate_records(doc["tools"], name)
+    tools = validate_records(doc["tools"], name, meta_check)
     return Inventory(
         name, doc.get("description", ""), tools, origin, {k: v for k, v in doc.items() if k != "tools"}
     )
@@ -107,8 +107,15 @@ def _select(doc: dict[str, Any], name: str, origin: str) -> Inventory:
 
 
 @cache
-def _load_builtin(name: str) -> Inventory:
-    return _from_document(_read_package_json(BUILTIN[name]), name)
+def _load_builtin(name: str, meta_check: bool = False) -> Inventory:
+    # The shipped inventories skip the meta-schema check at load (nearly all of a server's start-up
+    # time); tests/tool_specs checks them in full with load_builtin_checked.
+    return _from_document(_read_package_json(BUILTIN[name]), name, meta_check)
+
+
+def load_builtin_checked(name: str) -> Inventory:
+    """A built-in inventory validated in full, its schemas checked against the meta-schema too."""
+    return _load_builtin(name, True)
 
 
 def read_builtin_document(name: str) -> Any:

@@ -11,7 +11,7 @@ import mcp_types
 import pytest
 
 from tool_specs.graph import DependencyGraph
-from tool_specs.inventory import builtin_names, load_inventory
+from tool_specs.inventory import builtin_names, load_builtin_checked, load_inventory
 from tool_specs.model import is_valid_tool_name
 
 EXPECTED_COUNTS = {"finmcp65": 65, "qieman79": 79, "fintool760": 760}
@@ -26,6 +26,12 @@ def test_builtin_inventory_loads_with_expected_count(name):
     assert all(is_valid_tool_name(t.name) for t in inventory)
     for wire in inventory.mcp_tools:
         mcp_types.Tool.model_validate(wire)
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_builtin_schemas_pass_the_meta_schema_check_skipped_at_load(name):
+    """Loading a shipped inventory skips the meta-schema check (start-up time); it must still pass."""
+    assert load_builtin_checked(name).tools == load_inventory(name).tools
 
 
 def test_require_returns_the_tool_or_names_tool_and_inventory():
