@@ -279,7 +279,7 @@ function timeline(calls, marks, span) {
     const end = call.t_resp_ns ?? last;
     const left = ((call.t_req_ns - t0) / total) * 100;
     const width = Math.max(((end - call.t_req_ns) / total) * 100, 0);
-    const mark = (marks || [])[0] || "";
+    const mark = ((marks || {})[String(call.id)] || [])[0] || "";
     const bar = el("a", {
       class: `bar status-${call.status} ${mark ? "mark-" + mark : ""}`,
       href: `#call-${call.id}`, "data-call-id": call.id, "data-group": call.call_group ?? "", "data-status": call.status,
