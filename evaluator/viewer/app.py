@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evaluator.viewer import queries
 from evaluator.viewer.diff import (
@@ -242,7 +242,18 @@ def api_sample(request: Request) -> JSONResponse:
     if ref is not None and viewer.bench is not None:
         chosen = [c for c in calls if c["trial"] == trial]
         rows = [
-            (sample_id, c["trial"], c["turn"], c["call_group"], c["seq"], c["tool"], c["arguments"], None, None, c["status"])
+            (
+                sample_id,
+                c["trial"],
+                c["turn"],
+                c["call_group"],
+                c["seq"],
+                c["tool"],
+                c["arguments"],
+                None,
+                None,
+                c["status"],
+            )
             for c in chosen
         ]
         traced = traced_predictions(rows, viewer.turn_base, [c["id"] for c in chosen]).get((sample_id, trial))
@@ -265,7 +276,11 @@ def api_new_calls(request: Request) -> JSONResponse:
     except ValueError:
         raise BadRequest(f"pending: expected call ids separated by commas, got {text!r}") from None
     cursor = queries.change_cursor(viewer.source)
-    calls = [] if cursor <= since and not pending else queries.new_calls(viewer.source, run_id, sample_id, since, pending)
+    calls = (
+        []
+        if cursor <= since and not pending
+        else queries.new_calls(viewer.source, run_id, sample_id, since, pending)
+    )
     return JSONResponse({"calls": calls, "cursor": cursor})
 
 
@@ -318,7 +333,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
-        async def send_with_cookie(message: dict[str, Any]) -> None:
+        async def send_with_cookie(message: Message) -> None:
             if message["type"] == "http.response.start":
                 cookie = f"{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict".encode()
                 message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie)]}
@@ -334,7 +349,7 @@ class Headers:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_with_headers(message: dict[str, Any]) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 extra = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff")]
                 message = {**message, "headers": [*message.get("headers", []), *extra]}

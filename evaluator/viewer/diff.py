@@ -112,7 +112,9 @@ def traced_predictions(
         n_turns = max(turns) + 1
         groups = [[turns[t][k] for k in sorted(turns[t])] if t in turns else [] for t in range(n_turns)]
         prediction = Prediction(sample_id, [[[c for _, c in g] for g in gs] for gs in groups], trial=trial)
-        out[(sample_id, trial)] = TracedPrediction(prediction, [[[i for i, _ in g] for g in gs] for gs in groups])
+        out[(sample_id, trial)] = TracedPrediction(
+            prediction, [[[i for i, _ in g] for g in gs] for gs in groups]
+        )
     return out
 
 
@@ -155,11 +157,11 @@ def sample_diff(ref: Reference, traced: TracedPrediction | None, canon: Canonica
             arg_diff[i] = sorted({str(k) for k, _ in r_kv[i] ^ p_kv[j]})
     for x, (i, j) in enumerate(pairs):  # precedence pairs the prediction reverses
         for i2, j2 in pairs[x + 1 :]:
-            if r_group[i] != r_group[i2] and p_group[j] != p_group[j2]:
-                if (r_group[i] < r_group[i2]) != (p_group[j] < p_group[j2]):
-                    for marks, k in ((ref_marks, i), (ref_marks, i2), (pred_marks, j), (pred_marks, j2)):
-                        if "order" not in marks[k]:
-                            marks[k].append("order")
+            crossed = r_group[i] != r_group[i2] and p_group[j] != p_group[j2]
+            if crossed and (r_group[i] < r_group[i2]) != (p_group[j] < p_group[j2]):
+                for marks, k in ((ref_marks, i), (ref_marks, i2), (pred_marks, j), (pred_marks, j2)):
+                    if "order" not in marks[k]:
+                        marks[k].append("order")
     flat_ids = traced.flat_ids() if traced is not None else []
     turns_out = []
     k = 0

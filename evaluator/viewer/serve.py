@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import Any
 
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
@@ -20,7 +21,7 @@ DEFAULT_PORT = 8765
 TOKEN_ENV = "FINMCP_VIEW_TOKEN"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: Any) -> None:
     """The ``view`` subcommand."""
     p = sub.add_parser("view", help="a local web app to look at runs, samples, calls and the diff")
     add_trace_store(

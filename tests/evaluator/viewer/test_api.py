@@ -25,8 +25,16 @@ from tests.support.net import get_json
 N_SAMPLES = 120
 
 
-def _insert(con: sqlite3.Connection, run: str, sample: str, seq: int, tool: str, status: str = "ok", **kw: Any) -> int:
-    result = kw.get("result", {"content": [{"type": "text", "text": json.dumps({"tool": tool})}], "isError": status == "tool_error"})
+def _insert(
+    con: sqlite3.Connection, run: str, sample: str, seq: int, tool: str, status: str = "ok", **kw: Any
+) -> int:
+    result = kw.get(
+        "result",
+        {
+            "content": [{"type": "text", "text": json.dumps({"tool": tool})}],
+            "isError": status == "tool_error",
+        },
+    )
     cur = con.execute(
         "INSERT INTO calls (run_id, sample_id, turn, seq, tool, arguments, result, status, t_req_ns, t_resp_ns,"
         " wall_time, latency_ms, call_group, group_source, trial) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
@@ -55,11 +63,20 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("view-api") / "runs.sqlite"
     RecordingStore.open(path).close()
     with sqlite3.connect(path) as con:
-        con.execute("INSERT INTO runs (run_id, created, meta) VALUES ('r1', '2026-01-01', '{\"agent\": \"x\"}')")
+        con.execute(
+            "INSERT INTO runs (run_id, created, meta) VALUES ('r1', '2026-01-01', '{\"agent\": \"x\"}')"
+        )
         for i in range(N_SAMPLES):
             sample = f"s{i:04d}"
             _insert(con, "r1", sample, 0, "SearchFunds")
-            _insert(con, "r1", sample, 1, "GetNav" if i % 3 else "Broken_Tool", "tool_error" if i % 10 == 0 else "ok")
+            _insert(
+                con,
+                "r1",
+                sample,
+                1,
+                "GetNav" if i % 3 else "Broken_Tool",
+                "tool_error" if i % 10 == 0 else "ok",
+            )
     return path
 
 
@@ -102,7 +119,11 @@ def test_keyset_pages_cover_every_sample_once(view: FinmcpProcess) -> None:
         after = page["next"]
     assert pages == 3 and seen == [f"s{i:04d}" for i in range(N_SAMPLES)]
     first = get_json(view.endpoint("/api/runs/r1/samples?limit=1"))["samples"][0]
-    assert first["calls"] == 2 and first["failed"] == 1 and first["tools"] == {"Broken_Tool": 1, "SearchFunds": 1}
+    assert (
+        first["calls"] == 2
+        and first["failed"] == 1
+        and first["tools"] == {"Broken_Tool": 1, "SearchFunds": 1}
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,7 +151,10 @@ def test_filters(view: FinmcpProcess, query: str, expected: set[int]) -> None:
 
 
 def test_errors_are_clear(view: FinmcpProcess) -> None:
-    assert _status(view.endpoint("/api/runs/nope/samples")) == (404, {"error": f"run 'nope' not found in {view.args[2]}"})
+    assert _status(view.endpoint("/api/runs/nope/samples")) == (
+        404,
+        {"error": f"run 'nope' not found in {view.args[2]}"},
+    )
     status, body = _status(view.endpoint("/api/runs/r1/samples?min_f1=0.5"))
     assert status == 400 and "--bench" in body["error"]
     status, body = _status(view.endpoint("/api/runs/r1/samples?limit=ten"))
@@ -163,7 +187,9 @@ def test_live_increment_since_and_pending(view: FinmcpProcess, store: Path) -> N
             (json.dumps({"code": -32000, "message": "upstream went away"}), new_id),
         )
     done = get_json(view.endpoint(f"/api/runs/r1/samples/s0050/calls?since={inc['cursor']}&pending={new_id}"))
-    assert [(c["id"], c["status"], c["error"]) for c in done["calls"]] == [(new_id, "rpc_error", "upstream went away")]
+    assert [(c["id"], c["status"], c["error"]) for c in done["calls"]] == [
+        (new_id, "rpc_error", "upstream went away")
+    ]
 
 
 def test_assets_are_local_and_safe(view: FinmcpProcess) -> None:

@@ -97,7 +97,9 @@ def test_runs_and_sample_list(page: Any, viewer: FinmcpProcess) -> None:
     _shot(page, "viewer-runs.png")
     page.click("tr.run-row[data-run=oracle] a")
     page.wait_for_selector("tr.sample-row")
-    assert page.locator("tr.sample-row").evaluate_all("rows => rows.map(r => r.dataset.sample)") == sorted(SAMPLES)
+    assert page.locator("tr.sample-row").evaluate_all("rows => rows.map(r => r.dataset.sample)") == sorted(
+        SAMPLES
+    )
     assert page.locator("tr.sample-row[data-sample='sim-multi-0001'] td.score").inner_text() == "1"
     page.fill("input[name=q]", "single")
     page.click("form.filters button")

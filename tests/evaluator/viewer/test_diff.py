@@ -16,7 +16,9 @@ pytestmark = pytest.mark.slow  # the session's harness run (server + proxy + two
 
 
 def _shape(pred):
-    return [[[(c.tool, c.arguments, c.status, c.malformed) for c in g] for g in groups] for groups in pred.turns]
+    return [
+        [[(c.tool, c.arguments, c.status, c.malformed) for c in g] for g in groups] for groups in pred.turns
+    ]
 
 
 @pytest.mark.parametrize("run", ["oracle", "dropped"])
