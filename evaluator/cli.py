@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evaluator.synth.cli import add_parser as add_synth_parser
 
     add_synth_parser(sub)
+    from evaluator.viewer.serve import add_parser as add_view_parser
+
+    add_view_parser(sub)
     return parser
 
 
@@ -367,6 +370,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from evaluator.viewer.serve import run
+
+    return run(args)
+
+
 @quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-eval``; returns the exit status."""
@@ -382,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         "run": cmd_run,
         "demo": cmd_demo,
         "synth": cmd_synth,
+        "view": cmd_view,
     }
     try:
         return handlers[args.command](args)

@@ -1,0 +1,93 @@
+"""``finmcp-eval view``: its flags, and serving the viewer on loopback until SIGINT/SIGTERM.
+
+Binds like ``finmcp-server``/``finmcp-proxy`` (``--host 127.0.0.1`` by default, the shared listener
+policy, ``--token``) and prints the shared ready line ``finmcp-eval ready: http://HOST:PORT (view
+STORE)`` on stderr once it accepts requests, after a line with the URL to open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from evaluator.errors import EvalInputError
+from recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
+from recordings.plumbing.launch import announce_ready
+from recordings.plumbing.listener import LOOPBACK_HOSTS, ListenerPolicy, bind_socket
+
+DEFAULT_PORT = 8765
+TOKEN_ENV = "FINMCP_VIEW_TOKEN"
+
+
+def add_parser(sub: Any) -> None:
+    """The ``view`` subcommand."""
+    p = sub.add_parser("view", help="a local web app to look at runs, samples, calls and the diff")
+    add_trace_store(
+        p, required=True, help="trace store: SQLite file written by finmcp-proxy, or a postgresql:// URL"
+    )
+    add_bench(p, help="benchmark for the reference calls, the diff and metric values (optional)")
+    p.add_argument("--turn-base", type=int, default=0, help="number of the first turn in trace tags")
+    add_listener_options(
+        p,
+        default_port=DEFAULT_PORT,
+        token_help=f"require this token (?token= once in the browser, or a bearer header; env {TOKEN_ENV})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; returns the exit status."""
+    import os
+
+    import uvicorn
+
+    from evaluator.viewer.app import Viewer, build_app
+    from evaluator.viewer.diff import load_benchmark
+    from evaluator.viewer.source import open_source
+
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    try:
+        policy = ListenerPolicy.build(
+            args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin
+        )
+    except ValueError as exc:
+        raise EvalInputError(f"--max-body: {exc}") from None
+    bench = load_benchmark(args.bench) if args.bench else None
+    source = open_source(args.db)
+    if args.host not in LOOPBACK_HOSTS:
+        print(
+            f"finmcp-eval view: warning: binding {args.host}, not loopback; other machines can read the traces"
+            + ("" if token else " (consider --token)"),
+            file=sys.stderr,
+        )
+    try:
+        sock = bind_socket(args.host, args.port, blocking=False, inheritable=False)
+    except OSError as exc:
+        source.close()
+        raise EvalInputError(f"cannot bind {args.host}:{args.port}: {exc}") from None
+    host, port = sock.getsockname()[:2]
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    app = build_app(Viewer(source, bench, args.turn_base), policy)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        async def announce() -> None:
+            while not server.started and not server.should_exit:
+                await asyncio.sleep(0.01)
+            if server.started:
+                print(f"finmcp-eval view: open {base}/" + ("?token=..." if token else ""), file=sys.stderr)
+                announce_ready("finmcp-eval", base, f"view {source.label}")
+
+        watcher = asyncio.ensure_future(announce())
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            watcher.cancel()
+
+    try:
+        asyncio.run(main())
+    finally:
+        source.close()
+    return 0
