@@ -13,9 +13,8 @@ import pytest
 
 from evaluator.benchmarks import load_benchmark
 from evaluator.cli import main
+from tests.evaluator.harness.shard_runs import NOISE
 from tests.support.postgres import require_or_skip
-
-NOISE = "drop=0.2,wrong=0.2,over=0.2,split=0.2,merge=0.2,reorder=0.2"
 
 
 def test_a_clear_error_without_ray(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -16,8 +15,7 @@ from evaluator.benchmarks import load_benchmark
 from evaluator.cli import main
 from evaluator.errors import EvalInputError
 from evaluator.harness.shards import Shard, assign, parse_shard, select
-
-NOISE = "drop=0.2,wrong=0.2,over=0.2,split=0.2,merge=0.2,reorder=0.2"
+from tests.evaluator.harness.shard_runs import run_command, score_report
 
 
 def test_parse_shard_forms() -> None:
@@ -102,33 +100,16 @@ def test_shard_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert not (tmp_path / "t.sqlite").exists()  # refused before anything started
 
 
-def _score(db: Path, run: str, out: Path) -> dict:
-    status = main(
-        ["score", "--bench", "finmcp-sim", "--db", str(db), "--run", run, "--out", str(out),
-         "--format", "json", "--bootstrap", "200", "--missing", "drop"]
-    )  # fmt: skip
-    assert status == 0
-    report = json.loads((out / "report.json").read_text("utf-8"))
-    return json.loads(json.dumps(report).replace(run, "RUN"))
-
-
-def _run_cmd(db: Path, run: str, ids: list[str], *extra: str) -> list[str]:
-    exe = str(Path(sys.executable).with_name("finmcp-eval"))
-    samples = [a for i in ids for a in ("--sample", i)]
-    return [exe, "run", "--agent", "noisy", "--noise", NOISE, "--seed", "3", "--spawn", "--run", run,
-            "--db", str(db), "--no-progress", "--concurrency", "4", *samples, *extra]  # fmt: skip
-
-
 @pytest.mark.slow
 def test_four_shard_processes_score_like_one_run(tmp_path: Path) -> None:
     refs = load_benchmark("finmcp-sim")
     ids = [r.id for r in refs[::20]]  # 31 samples of every type
     db = tmp_path / "runs.sqlite"
-    whole = subprocess.run(_run_cmd(db, "whole", ids), capture_output=True, text=True, timeout=300)
+    whole = subprocess.run(run_command(db, "whole", ids), capture_output=True, text=True, timeout=300)
     assert whole.returncode == 0, whole.stderr
     shards = [
         subprocess.Popen(
-            _run_cmd(db, "sharded", ids, "--shard", f"{i}/4", "--shard-base", "1"),
+            run_command(db, "sharded", ids, "--shard", f"{i}/4", "--shard-base", "1"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -144,7 +125,7 @@ def test_four_shard_processes_score_like_one_run(tmp_path: Path) -> None:
     states = sorted(p.name for p in tmp_path.glob("runs.sqlite.shard-*.harness.jsonl"))
     assert states == [f"runs.sqlite.shard-{i}-of-4.harness.jsonl" for i in range(4)]
 
-    a, b = _score(db, "whole", tmp_path / "a"), _score(db, "sharded", tmp_path / "b")
+    a, b = score_report(db, "whole", tmp_path / "a"), score_report(db, "sharded", tmp_path / "b")
     assert (
         len(ids) - 5 <= a["coverage"]["scored"] <= len(ids)
     )  # a sample whose calls were all dropped has no rows
@@ -153,6 +134,6 @@ def test_four_shard_processes_score_like_one_run(tmp_path: Path) -> None:
 
     # a shard started again without --resume is refused: its samples already have calls
     again = subprocess.run(
-        _run_cmd(db, "sharded", ids, "--shard", "0/4"), capture_output=True, text=True, timeout=120
+        run_command(db, "sharded", ids, "--shard", "0/4"), capture_output=True, text=True, timeout=120
     )
     assert again.returncode != 0 and "this shard's samples" in again.stderr
