@@ -48,6 +48,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from evaluator.cli import build_parser as eval_parser
+from proxy.cli import COMMANDS as PROXY_COMMANDS
 from proxy.cli import DEFAULT_PORT as PROXY_PORT
 from proxy.cli import build_inspect_parser, build_serve_parser
 from recordings.plumbing.launch import LaunchError
@@ -60,7 +61,7 @@ from tests.support.source import REPO
 
 SHELL_LANGS = frozenset({"indented", "sh", "bash", "shell", "console"})
 SERVING_DEFAULT_PORTS = {"finmcp-server": SERVER_PORT, "finmcp-proxy": PROXY_PORT}
-PROXY_SUBCOMMANDS = frozenset({"sessions", "show", "export", "replay"})
+PROXY_SUBCOMMANDS = frozenset(PROXY_COMMANDS[1:])  # every verb but serve
 _ADDRESS = re.compile(r"\b(127\.0\.0\.1|localhost):(\d+)\b")
 
 Inputs = Mapping[str, Callable[[Path], None]]
