@@ -13,6 +13,7 @@ from recordings.errors import RecordingsError
 from recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import LOOPBACK_HOSTS, bind_socket
+from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
 from recordings.store import RecordingStore
 from server.app import HttpApp, build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
@@ -64,6 +65,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         default_port=DEFAULT_PORT,
         token_help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})",
     )
+    add_tls_options(group)
     add_recordings(group, type=Path, help="recordings file (SQLite) to replay answers from")
     group.add_argument(
         "--recordings-inventory",
@@ -197,6 +199,10 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         return 0
     token = args.token or (environ or {}).get(TOKEN_ENV) or None
     try:
+        tls = check_tls_args(args)
+    except TlsConfigError as exc:
+        raise ServeError(str(exc)) from None
+    try:
         security = SecuritySettings.build(
             args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin
         )
@@ -215,7 +221,7 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         raise ServeError(f"cannot bind {args.host}:{args.port}: {exc}") from None
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    base = f"http://{shown}:{port}"
+    base = f"{'https' if tls else 'http'}://{shown}:{port}"
 
     http_app = app.app
     assert isinstance(http_app, HttpApp)  # build_http_app wraps an HttpApp
@@ -226,5 +232,5 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
         announce_ready("finmcp-server", base, args.transport)
 
-    run_http(app, sock, announce)
+    run_http(app, sock, announce, tls=(args.tls_cert, args.tls_key) if tls else None)
     return 0
