@@ -191,6 +191,12 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
 
 def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
     """Start serving as the options say; returns the exit status."""
+    try:  # checked before the inventories load: a bad file fails at once
+        tls = check_tls_args(args)
+    except TlsConfigError as exc:
+        raise ServeError(str(exc)) from None
+    if tls is not None and args.transport == "stdio":
+        raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
     services = build_services(args)
     if args.transport == "stdio":
         if len(services) != 1:
@@ -198,10 +204,6 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         run_stdio(build_mcp_server(next(iter(services.values()))))
         return 0
     token = args.token or (environ or {}).get(TOKEN_ENV) or None
-    try:
-        tls = check_tls_args(args)
-    except TlsConfigError as exc:
-        raise ServeError(str(exc)) from None
     try:
         security = SecuritySettings.build(
             args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin

@@ -14,6 +14,7 @@ import anyio
 import httpx2
 import pytest
 from mcp.client import Client
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -44,6 +45,7 @@ def _bearer(certs: Certs | None = None) -> httpx2.AsyncClient:
     return certs.http_client(headers=headers) if certs else httpx2.AsyncClient(headers=headers)
 
 
+@pytest.mark.slow
 def test_https_upstream_keeps_alive_and_forwards_the_clients_authorization(certs, tls_servers, tmp_path):
     http_server, _ = tls_servers
     assert http_server.url.startswith("https://127.0.0.1:")
@@ -64,6 +66,27 @@ def test_https_upstream_keeps_alive_and_forwards_the_clients_authorization(certs
         assert stats["opened"] <= 3, stats
 
 
+def test_sdk_clients_reach_the_tls_servers_directly_and_the_token_still_counts(certs, tls_servers):
+    http_server, sse_server = tls_servers
+
+    async def main() -> tuple[str, str]:
+        async with _bearer(certs) as http:
+            async with Client(streamable_http_client(http_server.url, http_client=http)) as session:
+                one = first_text(await session.call_tool("GetCurrentTime", {}))
+
+        def factory(headers=None, timeout=None, auth=None):  # noqa: ARG001 - the SDK's factory signature
+            return certs.http_client(headers=headers, timeout=timeout)
+
+        sse = sse_client(sse_server.endpoint("/sse"), headers={"Authorization": f"Bearer {TOKEN}"}, httpx_client_factory=factory)
+        async with Client(sse) as session:
+            two = first_text(await session.call_tool("GetCurrentTime", {}))
+        return one, two
+
+    assert all(anyio.run(main))
+    assert httpx2.post(http_server.url, json={}, verify=certs.client_context()).status_code == 401
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_stdio_side_reaches_tls_upstreams(certs, tls_servers, tmp_path, transport):
     server = tls_servers[0] if transport == "http" else tls_servers[1]
