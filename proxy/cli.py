@@ -6,7 +6,7 @@ finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--out FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
-finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL
+finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL|RECORDINGS | --against-cmd "cmd args"
 finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
     (ship what a stopped proxy left in its outbox; exits 0 when nothing is left)
 
@@ -253,7 +253,19 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     add_trace_store(s, required=True)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
-    s.add_argument("--against", required=True, metavar="URL", help="Streamable HTTP endpoint to call")
+    against = s.add_mutually_exclusive_group(required=True)
+    against.add_argument(
+        "--against",
+        metavar="URL|FILE",
+        help="Streamable HTTP endpoint to call, or a recordings file (served by a stdio finmcp-server "
+        "with --replay sequence --miss strict)",
+    )
+    against.add_argument(
+        "--against-cmd", metavar="COMMAND", help='a stdio MCP server to launch and call: "cmd args..."'
+    )
+    s.add_argument(
+        "--recordings-inventory", metavar="NAME", help="with --against FILE: inventory the recordings are under"
+    )
     s.add_argument("--mode", default="auto", choices=("auto", "legacy"), help="client protocol era")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.add_argument("--timeout", type=float, default=60.0)

@@ -82,6 +82,28 @@ class ToolsListCache:
         return result
 
 
+def replay_session(ctx: ServerRequestContext[Any]) -> tuple[str, ...]:
+    """Who a sequence replay counts for (:mod:`server.sequence`): the ``Mcp-Session-Id`` (Streamable
+    HTTP), the SSE connection's ``session_id``, the process (stdio), or in the stateless 2026-07-28
+    era the client named by the request's ``_meta``."""
+    if is_stateless(ctx.protocol_version):
+        meta: Any = ctx.meta or {}
+        info = meta.get("io.modelcontextprotocol/clientInfo") if isinstance(meta, dict) else None
+        if isinstance(info, dict):
+            return ("client", str(info.get("name")), str(info.get("version")))
+        return ("client",)
+    request: Any = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        sid = headers.get("mcp-session-id")
+        if sid:
+            return ("session", sid)
+        query = getattr(request, "query_params", None)
+        if query is not None and query.get("session_id"):
+            return ("sse", query["session_id"])
+    return ("process",)
+
+
 def build_mcp_server(service: ToolService, name: str | None = None) -> Server[Any]:
     """The SDK low-level ``Server`` serving one inventory's tools."""
 
@@ -93,7 +115,7 @@ def build_mcp_server(service: ToolService, name: str | None = None) -> Server[An
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
-        result = await service.call(params.name, params.arguments, ctx.session.report_progress)
+        result = await service.call(params.name, params.arguments, ctx.session.report_progress, replay_session(ctx))
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result
 

@@ -19,6 +19,7 @@ from server.app import HttpApp, build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
 from server.latency import DEFAULT_LATENCY, LatencySpecError, parse_latency
 from server.security import SecuritySettings
+from server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES
 from server.service import SimulateFn, ToolService
 from server.transports import run_http, run_stdio
 from tool_specs.errors import InventoryError
@@ -76,6 +77,20 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, default=0, help="seed of the simulator, latency and fault draws")
     group.add_argument(
         "--miss", choices=("simulate", "strict"), default="simulate", help="what an unrecorded call gets"
+    )
+    group.add_argument(
+        "--replay",
+        choices=REPLAY_MODES,
+        default="key",
+        help="key (default): one recorded answer per (tool, arguments); sequence: repeated identical calls "
+        "get the recorded answers in order, errors as errors, per session (docs/server.md)",
+    )
+    group.add_argument(
+        "--replay-exhausted",
+        choices=EXHAUSTED_POLICIES,
+        default="repeat-last",
+        help="with --replay sequence, when a key's recorded answers run out: repeat-last (default), "
+        "error, or simulate (the per-key recording, then --miss)",
     )
     group.add_argument(
         "--latency",
@@ -185,6 +200,8 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
             page_size=page_size,
             page_bytes=page_bytes,
             output_schemas=not args.no_output_schemas,
+            replay=args.replay,
+            exhausted=args.replay_exhausted,
         )
     return services
 
