@@ -61,9 +61,13 @@ def _header(value: str) -> tuple[bytes, bytes]:
     name, sep, content = value.partition(":")
     name = name.strip()
     if not sep or not name:
-        raise argparse.ArgumentTypeError(f"--upstream-header {name or value[:20]!r}...: expected 'Name: value'")
+        raise argparse.ArgumentTypeError(
+            f"--upstream-header {name or value[:20]!r}...: expected 'Name: value'"
+        )
     if any(c in name for c in " \t\r\n") or any(c in content for c in "\r\n"):
-        raise argparse.ArgumentTypeError(f"--upstream-header {name!r}: line breaks or spaces in a header name")
+        raise argparse.ArgumentTypeError(
+            f"--upstream-header {name!r}: line breaks or spaces in a header name"
+        )
 
     def expand(match: re.Match[str]) -> str:
         variable = match.group(1) or match.group(2)
@@ -264,7 +268,9 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "--against-cmd", metavar="COMMAND", help='a stdio MCP server to launch and call: "cmd args..."'
     )
     s.add_argument(
-        "--recordings-inventory", metavar="NAME", help="with --against FILE: inventory the recordings are under"
+        "--recordings-inventory",
+        metavar="NAME",
+        help="with --against FILE: inventory the recordings are under",
     )
     s.add_argument("--mode", default="auto", choices=("auto", "legacy"), help="client protocol era")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -344,7 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
         return 2
     if config.tls_cert and config.transport != "http":
-        print("finmcp-proxy: --tls-cert/--tls-key need --transport http (stdio has no listener)", file=sys.stderr)
+        print(
+            "finmcp-proxy: --tls-cert/--tls-key need --transport http (stdio has no listener)",
+            file=sys.stderr,
+        )
         return 2
     return main_serve(config)
 

@@ -88,7 +88,9 @@ class ProxyServer:
             conn.abort()
 
 
-async def serve(server: ProxyServer, sock: socket.socket, tls: ssl.SSLContext | None = None) -> asyncio.Server:
+async def serve(
+    server: ProxyServer, sock: socket.socket, tls: ssl.SSLContext | None = None
+) -> asyncio.Server:
     """Start accepting on ``sock`` (over TLS with a server context: ``--tls-cert/--tls-key``)."""
     loop = asyncio.get_running_loop()
     return await loop.create_server(server.protocol, sock=sock, ssl=tls)

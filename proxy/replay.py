@@ -186,7 +186,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if against_cmd:
             target, shown = command_server(against_cmd), against_cmd
         elif is_recordings_file(args.against):
-            target, shown = recording_server(args.against, getattr(args, "recordings_inventory", None)), args.against
+            target, shown = (
+                recording_server(args.against, getattr(args, "recordings_inventory", None)),
+                args.against,
+            )
         elif "://" in args.against:
             target, shown = args.against, args.against
         else:

@@ -197,7 +197,11 @@ class ResponsesMixin(StoreConnection):
             raise InvalidValueError(f"{where}: a recorded answer is a result or an rpc_error, exactly one")
         if rpc_error is not None:
             code = rpc_error.get("code")
-            if isinstance(code, bool) or not isinstance(code, int) or not isinstance(rpc_error.get("message"), str):
+            if (
+                isinstance(code, bool)
+                or not isinstance(code, int)
+                or not isinstance(rpc_error.get("message"), str)
+            ):
                 raise InvalidValueError(f"{where}: rpc_error needs an integer code and a string message")
             error = {k: rpc_error[k] for k in ("code", "message", "data") if k in rpc_error}
             columns: tuple[Any, ...] = (None, None, 0, dumps(error))
@@ -208,7 +212,17 @@ class ResponsesMixin(StoreConnection):
             step = int(row[0])
             self._conn.execute(
                 _INSERT_STEP,
-                (inventory, tool, canon.key, step, canon.json, *columns, latency, provenance, created or utc_now_iso()),
+                (
+                    inventory,
+                    tool,
+                    canon.key,
+                    step,
+                    canon.json,
+                    *columns,
+                    latency,
+                    provenance,
+                    created or utc_now_iso(),
+                ),
             )
         return step
 
@@ -231,7 +245,9 @@ class ResponsesMixin(StoreConnection):
         """Number of recorded answers in sequences, optionally for one inventory and/or tool."""
         where, params = where_equal(inventory=inventory, tool=tool)
         with self._locked():
-            return int(self._conn.execute(f"SELECT count(*) FROM response_steps{where}", params).fetchone()[0])
+            return int(
+                self._conn.execute(f"SELECT count(*) FROM response_steps{where}", params).fetchone()[0]
+            )
 
     def count(self, inventory: str | None = None, tool: str | None = None) -> int:
         """Number of stored responses, optionally for one inventory and/or tool."""

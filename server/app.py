@@ -115,7 +115,9 @@ def build_mcp_server(service: ToolService, name: str | None = None) -> Server[An
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
-        result = await service.call(params.name, params.arguments, ctx.session.report_progress, replay_session(ctx))
+        result = await service.call(
+            params.name, params.arguments, ctx.session.report_progress, replay_session(ctx)
+        )
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result
 

@@ -150,7 +150,9 @@ class ToolService:
         if replay not in REPLAY_MODES:
             raise ValueError(f"replay mode {replay!r}: expected one of {', '.join(REPLAY_MODES)}")
         if exhausted not in EXHAUSTED_POLICIES:
-            raise ValueError(f"exhausted policy {exhausted!r}: expected one of {', '.join(EXHAUSTED_POLICIES)}")
+            raise ValueError(
+                f"exhausted policy {exhausted!r}: expected one of {', '.join(EXHAUSTED_POLICIES)}"
+            )
         if miss not in ("simulate", "strict"):
             raise ValueError(f"miss policy {miss!r}: expected 'simulate' or 'strict'")
         if miss == "simulate" and simulate is None:

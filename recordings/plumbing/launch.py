@@ -19,11 +19,11 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
-import ssl
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -230,7 +230,9 @@ class FinmcpProcess(StartStop):
         """The ``/healthz`` JSON."""
         handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]  # loopback: no proxy
         if self.base.startswith("https:"):
-            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=self.ca_file)))
+            handlers.append(
+                urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=self.ca_file))
+            )
         opener = urllib.request.build_opener(*handlers)
         with opener.open(f"{self.base}/healthz", timeout=5) as response:
             return json.loads(response.read())

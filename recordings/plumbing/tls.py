@@ -20,7 +20,9 @@ class TlsConfigError(ValueError):
 def add_tls_options(parser: Any) -> None:
     """``--tls-cert FILE`` and ``--tls-key FILE`` (serve HTTPS instead of HTTP)."""
     parser.add_argument(
-        "--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate (chain) file; needs --tls-key"
+        "--tls-cert",
+        metavar="FILE",
+        help="serve HTTPS with this PEM certificate (chain) file; needs --tls-key",
     )
     parser.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
 

@@ -51,7 +51,9 @@ def test_thirty_different_answers_replay_in_order_errors_as_errors(tmp_path, cap
     db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"
     upstream = f"{sys.executable} -m tests.support.counter_server"
     proxy = stdio_args(["--upstream-cmd", upstream], db, "--recordings", str(rec), "--run", "seq")
-    recorded = anyio.run(_outcomes, StdioServerParameters(command=sys.executable, args=proxy, cwd=str(ROOT)), CALLS)
+    recorded = anyio.run(
+        _outcomes, StdioServerParameters(command=sys.executable, args=proxy, cwd=str(ROOT)), CALLS
+    )
     assert recorded == [expected(n) for n in range(1, CALLS + 1)]  # the upstream really answered 30 ways
     assert ("rpc_error", (FAULT_CODE, "upstream fault at call 10")) in recorded
 

@@ -58,7 +58,9 @@ def test_record_an_https_streamable_http_server_and_replay_it(tmp_path, capsys):
     db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"
     plan = _plan()
     with Children() as children:
-        real = children.server(["--token", TOKEN, "--latency", "none", *certs.cert_args()], ca_file=str(certs.ca))
+        real = children.server(
+            ["--token", TOKEN, "--latency", "none", *certs.cert_args()], ca_file=str(certs.ca)
+        )
         proxy = children.proxy(
             ["--upstream", real.url, "--upstream-ca", str(certs.ca), "--db", str(db), "--recordings", str(rec),
              *certs.cert_args()],
@@ -98,11 +100,19 @@ def test_record_an_https_legacy_sse_server_through_the_stdio_side_and_replay_it(
     plan = _plan()
     with Children() as children:
         real = children.server(
-            ["--transport", "sse", "--token", TOKEN, "--latency", "none", *certs.cert_args()], ca_file=str(certs.ca)
+            ["--transport", "sse", "--token", TOKEN, "--latency", "none", *certs.cert_args()],
+            ca_file=str(certs.ca),
         )
         upstream = ["--upstream-sse", real.endpoint("/sse")]
-        args = stdio_args(upstream, db, "--upstream-ca", str(certs.ca), "--recordings", str(rec), "--run", "sse")
-        args += ["--upstream-header", "Authorization: Bearer $REAL_TOKEN", "--recordings-inventory", "finmcp65"]
+        args = stdio_args(
+            upstream, db, "--upstream-ca", str(certs.ca), "--recordings", str(rec), "--run", "sse"
+        )
+        args += [
+            "--upstream-header",
+            "Authorization: Bearer $REAL_TOKEN",
+            "--recordings-inventory",
+            "finmcp65",
+        ]
         params = StdioServerParameters(command=sys.executable, args=args, env={"REAL_TOKEN": TOKEN})
 
         async def record() -> list[dict[str, Any]]:
@@ -113,7 +123,17 @@ def test_record_an_https_legacy_sse_server_through_the_stdio_side_and_replay_it(
         children.stop(real)
     with RecordingStore.open(rec) as store:
         assert store.count("finmcp65") == len(plan)
-    strict = [sys.executable, "-m", "server", "--transport", "stdio", "--recordings", str(rec), "--miss", "strict"]
+    strict = [
+        sys.executable,
+        "-m",
+        "server",
+        "--transport",
+        "stdio",
+        "--recordings",
+        str(rec),
+        "--miss",
+        "strict",
+    ]
 
     async def again() -> list[dict[str, Any]]:
         replay = StdioServerParameters(command=strict[0], args=[*strict[1:], "--latency", "none"])

@@ -51,7 +51,9 @@ def test_https_upstream_keeps_alive_and_forwards_the_clients_authorization(certs
     assert http_server.url.startswith("https://127.0.0.1:")
     db = tmp_path / "runs.sqlite"
     with Children() as children:
-        proxy = children.proxy(["--upstream", http_server.url, "--db", str(db), "--upstream-ca", str(certs.ca)])
+        proxy = children.proxy(
+            ["--upstream", http_server.url, "--db", str(db), "--upstream-ca", str(certs.ca)]
+        )
 
         async def main() -> list[str]:
             async with _bearer() as http:
@@ -70,14 +72,20 @@ def test_sdk_clients_reach_the_tls_servers_directly_and_the_token_still_counts(c
     http_server, sse_server = tls_servers
 
     async def main() -> tuple[str, str]:
-        async with _bearer(certs) as http:
-            async with Client(streamable_http_client(http_server.url, http_client=http)) as session:
-                one = first_text(await session.call_tool("GetCurrentTime", {}))
+        async with (
+            _bearer(certs) as http,
+            Client(streamable_http_client(http_server.url, http_client=http)) as session,
+        ):
+            one = first_text(await session.call_tool("GetCurrentTime", {}))
 
         def factory(headers=None, timeout=None, auth=None):  # noqa: ARG001 - the SDK's factory signature
             return certs.http_client(headers=headers, timeout=timeout)
 
-        sse = sse_client(sse_server.endpoint("/sse"), headers={"Authorization": f"Bearer {TOKEN}"}, httpx_client_factory=factory)
+        sse = sse_client(
+            sse_server.endpoint("/sse"),
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            httpx_client_factory=factory,
+        )
         async with Client(sse) as session:
             two = first_text(await session.call_tool("GetCurrentTime", {}))
         return one, two
@@ -90,7 +98,9 @@ def test_sdk_clients_reach_the_tls_servers_directly_and_the_token_still_counts(c
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_stdio_side_reaches_tls_upstreams(certs, tls_servers, tmp_path, transport):
     server = tls_servers[0] if transport == "http" else tls_servers[1]
-    upstream = ["--upstream", server.url] if transport == "http" else ["--upstream-sse", server.endpoint("/sse")]
+    upstream = (
+        ["--upstream", server.url] if transport == "http" else ["--upstream-sse", server.endpoint("/sse")]
+    )
     args = stdio_args(upstream, tmp_path / "runs.sqlite", "--upstream-ca", str(certs.ca))
     args += ["--upstream-header", "Authorization: Bearer $TLS_TEST_TOKEN", "--run", "stdio-tls"]
     params = StdioServerParameters(command=sys.executable, args=args, env={"TLS_TEST_TOKEN": TOKEN})
@@ -155,13 +165,23 @@ def test_an_https_upstream_never_falls_back_to_plain_http(tmp_path):
         plain.close()
     assert all(r.status_code == 502 for r in responses)
     assert "does not speak TLS" in responses[0].text or "TLS to upstream" in responses[0].text
-    assert plain.first_bytes and all(first[:2] == b"\x16\x03" for first in plain.first_bytes)  # ClientHellos only
+    assert plain.first_bytes and all(
+        first[:2] == b"\x16\x03" for first in plain.first_bytes
+    )  # ClientHellos only
 
 
 def test_proxy_listener_serves_tls(certs, tls_servers, tmp_path):
     http_server, _ = tls_servers
     db = tmp_path / "runs.sqlite"
-    args = ["--upstream", http_server.url, "--db", str(db), "--upstream-ca", str(certs.ca), *certs.cert_args()]
+    args = [
+        "--upstream",
+        http_server.url,
+        "--db",
+        str(db),
+        "--upstream-ca",
+        str(certs.ca),
+        *certs.cert_args(),
+    ]
     with Children() as children:
         proxy = children.proxy(args, ca_file=str(certs.ca))
         assert proxy.url.startswith("https://")
@@ -186,12 +206,24 @@ def test_proxy_listener_serves_tls(certs, tls_servers, tmp_path):
         (["--upstream-header", "X-Api-Key: $FINMCP_TLS_TEST_UNSET"], r"\$FINMCP_TLS_TEST_UNSET is not set"),
         (["--upstream-ca", "/nonexistent/ca.pem"], r"--upstream-ca /nonexistent/ca.pem: no such file"),
         (["--tls-cert", "/nonexistent/c.pem"], r"--tls-cert and --tls-key go together"),
-        (["--tls-cert", "/nonexistent/c.pem", "--tls-key", "/x.pem"], r"--tls-cert /nonexistent/c.pem: no such"),
+        (
+            ["--tls-cert", "/nonexistent/c.pem", "--tls-key", "/x.pem"],
+            r"--tls-cert /nonexistent/c.pem: no such",
+        ),
     ],
 )
 def test_bad_tls_and_header_options_are_clear_start_up_errors(tmp_path, args, message):
     done = subprocess.run(
-        [sys.executable, "-m", "proxy", "--upstream", "https://127.0.0.1:9/mcp", "--db", str(tmp_path / "r.db"), *args],
+        [
+            sys.executable,
+            "-m",
+            "proxy",
+            "--upstream",
+            "https://127.0.0.1:9/mcp",
+            "--db",
+            str(tmp_path / "r.db"),
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=30,
@@ -206,7 +238,14 @@ def test_upstream_header_values_come_from_the_environment(monkeypatch):
 
     monkeypatch.setenv("FINMCP_TLS_KEY", "k-123")
     args = build_serve_parser().parse_args(
-        ["--upstream", "http://127.0.0.1:1/mcp", "--db", "x", "--upstream-header", "X-Api-Key: ${FINMCP_TLS_KEY}-$$x"]
+        [
+            "--upstream",
+            "http://127.0.0.1:1/mcp",
+            "--db",
+            "x",
+            "--upstream-header",
+            "X-Api-Key: ${FINMCP_TLS_KEY}-$$x",
+        ]
     )
     assert args.upstream_header == [(b"X-Api-Key", b"k-123-$x")]
     json.dumps(str(args.upstream_header))

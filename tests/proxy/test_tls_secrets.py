@@ -30,7 +30,9 @@ FORMATS = ("jsonl", "finmcp", "fintoolbench", "otlp", "otlp-proto", "har", "csv"
 
 
 def _escaped_call(rid: int) -> bytes:
-    body = json.dumps(tool_call("SearchFunds", {"keyword": "红利", "PLACEHOLDER": ESCAPED}, rid, client="host"))
+    body = json.dumps(
+        tool_call("SearchFunds", {"keyword": "红利", "PLACEHOLDER": ESCAPED}, rid, client="host")
+    )
     return body.replace('"PLACEHOLDER"', '"\\u0061piKey"').encode()
 
 
@@ -40,7 +42,9 @@ def test_no_secret_lands_in_any_stored_or_exported_file(tmp_path, capsys):
     db, rec = tmp_path / "runs.sqlite", tmp_path / "rec.sqlite"
     env = {"UPSTREAM_TOKEN": UPSTREAM_TOKEN, "QIEMAN_API_KEY": API_KEY}
     with Children() as children:
-        server = children.server(["--token", UPSTREAM_TOKEN, "--latency", "none", *certs.cert_args()], ca_file=str(certs.ca))
+        server = children.server(
+            ["--token", UPSTREAM_TOKEN, "--latency", "none", *certs.cert_args()], ca_file=str(certs.ca)
+        )
         proxy = children.proxy(
             [
                 "--upstream", server.url, "--upstream-ca", str(certs.ca),
@@ -53,7 +57,9 @@ def test_no_secret_lands_in_any_stored_or_exported_file(tmp_path, capsys):
         headers = {**modern_headers("tools/call", "SearchFunds"), "X-Finmcp-Proxy-Token": PROXY_TOKEN}
         with httpx2.Client(timeout=20) as http:
             for rid in (1, 2):
-                response = http.post(proxy.tagged("sec", "s1", 0), content=_escaped_call(rid), headers=headers)
+                response = http.post(
+                    proxy.tagged("sec", "s1", 0), content=_escaped_call(rid), headers=headers
+                )
                 assert response.status_code == 200, response.text
                 assert "result" in response.text  # the upstream took the proxy's credentials
         calls = wait_calls(db, "sec", 2, settled=True)
@@ -68,7 +74,9 @@ def test_no_secret_lands_in_any_stored_or_exported_file(tmp_path, capsys):
     outputs = []
     for fmt in FORMATS:
         out = tmp_path / f"export.{fmt}"
-        assert proxy_main(["export", "--db", str(db), "--run", "sec", "--format", fmt, "--out", str(out)]) == 0
+        assert (
+            proxy_main(["export", "--db", str(db), "--run", "sec", "--format", fmt, "--out", str(out)]) == 0
+        )
         outputs.append(out)
     capsys.readouterr()
     for path in [*stored, *outputs]:
@@ -76,5 +84,7 @@ def test_no_secret_lands_in_any_stored_or_exported_file(tmp_path, capsys):
         for secret in SECRETS:
             assert secret.encode() not in data, f"{secret} in {path.name}"
     with RecordingStore.open(db) as store:
-        body = store.db.conn.execute("SELECT body FROM messages WHERE method = 'tools/call' LIMIT 1").fetchone()[0]
+        body = store.db.conn.execute(
+            "SELECT body FROM messages WHERE method = 'tools/call' LIMIT 1"
+        ).fetchone()[0]
     assert json.loads(body)["params"]["arguments"] == {"keyword": "红利", "apiKey": "[REDACTED]"}

@@ -39,7 +39,9 @@ def test_answers_are_kept_in_order_errors_included(tmp_path):
         failed = {"content": [{"type": "text", "text": "bad"}], "isError": True}
         steps = [
             store.append_response_step("inv", "T", {"a": 1}, OK, "recorded:x", 5.0),
-            store.append_response_step("inv", "T", {"a": 1}, None, "recorded:x", rpc_error={"code": -32603, "message": "boom"}),
+            store.append_response_step(
+                "inv", "T", {"a": 1}, None, "recorded:x", rpc_error={"code": -32603, "message": "boom"}
+            ),
             store.append_response_step("inv", "T", {"a": 1}, failed, "recorded:x"),
             store.append_response_step("inv", "T", {"a": 2}, OK, "recorded:x"),
         ]
@@ -52,6 +54,10 @@ def test_answers_are_kept_in_order_errors_included(tmp_path):
         assert got[2]["result"]["isError"] is True
         assert store.count_steps() == 4 and store.count() == 0  # the one-per-key table is untouched
         with pytest.raises(InvalidValueError, match="exactly one"):
-            store.append_response_step("inv", "T", {}, OK, "recorded:x", rpc_error={"code": 1, "message": "m"})
+            store.append_response_step(
+                "inv", "T", {}, OK, "recorded:x", rpc_error={"code": 1, "message": "m"}
+            )
         with pytest.raises(InvalidValueError, match="integer code"):
-            store.append_response_step("inv", "T", {}, None, "recorded:x", rpc_error={"code": "x", "message": "m"})
+            store.append_response_step(
+                "inv", "T", {}, None, "recorded:x", rpc_error={"code": "x", "message": "m"}
+            )

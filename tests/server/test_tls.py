@@ -16,7 +16,10 @@ from tests.support.tls import mint
     ("args", "message"),
     [
         (["--tls-key", "/nonexistent/k.pem"], "--tls-cert and --tls-key go together"),
-        (["--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"], "--tls-cert /nonexistent/c.pem: no such file"),
+        (
+            ["--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"],
+            "--tls-cert /nonexistent/c.pem: no such file",
+        ),
         (["--tls-cert", "CERT", "--tls-key", "KEY", "--transport", "stdio"], "need an HTTP transport"),
     ],
 )

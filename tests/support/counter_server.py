@@ -16,7 +16,11 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, PaginatedRequestParams
 
-TOOL = {"name": "GetCurrentTime", "description": "a counter", "inputSchema": {"type": "object", "properties": {}}}
+TOOL = {
+    "name": "GetCurrentTime",
+    "description": "a counter",
+    "inputSchema": {"type": "object", "properties": {}},
+}
 FAULT_CODE = -32001
 
 

@@ -46,7 +46,10 @@ def mint(
     kwargs = {}
     if expired:
         now = datetime.datetime.now(datetime.UTC)
-        kwargs = {"not_before": now - datetime.timedelta(days=30), "not_after": now - datetime.timedelta(days=1)}
+        kwargs = {
+            "not_before": now - datetime.timedelta(days=30),
+            "not_after": now - datetime.timedelta(days=1),
+        }
     leaf = ca.issue_cert(*(hosts or ("127.0.0.1", "localhost")), **kwargs)  # type: ignore[arg-type]
     paths = Certs(folder / f"{name}-ca.pem", folder / f"{name}-cert.pem", folder / f"{name}-key.pem")
     ca.cert_pem.write_to_path(str(paths.ca))
