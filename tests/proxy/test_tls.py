@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import subprocess
 import sys
 
@@ -20,6 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from proxy.testing import stdio_args
 from tests.support.processes import Children, health
+from tests.support.raw_upstream import RawUpstream
+from tests.support.rpc import modern_headers, modern_message, tool_call
 from tests.support.sdk import first_text
 from tests.support.tls import Certs, HandshakeOnlyServer, mint
 
@@ -249,3 +252,29 @@ def test_upstream_header_values_come_from_the_environment(monkeypatch):
     )
     assert args.upstream_header == [(b"X-Api-Key", b"k-123-$x")]
     json.dumps(str(args.upstream_header))
+
+
+def test_no_resend_holds_over_tls(proxy_process, tmp_path):
+    """Issue 15's rule on pooled TLS connections: a tools/call the upstream may have run is not sent twice."""
+    certs = mint(tmp_path / "certs")
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(str(certs.cert), str(certs.key))
+    db = tmp_path / "runs.sqlite"
+    with RawUpstream(answers=1, after="drop", tls=server_tls) as upstream:
+        proxy = proxy_process(["--upstream", upstream.url, "--db", str(db), "--upstream-ca", str(certs.ca)])
+        url = proxy.tagged("once", "s", 0)
+        with httpx2.Client(timeout=10) as http:  # one keep-alive client connection
+            first = _post(http, url, tool_call("GetCurrentTime", {}, 1))
+            second = _post(http, url, tool_call("PlaceOrder", {"fund": "000001"}, 2))
+            listed = [_post(http, url, modern_message("tools/list", {}, rid)) for rid in (3, 4)]
+        assert first.status_code == 200 and "answer to 1" in first.text
+        assert second.status_code == 502 and "not sent again" in second.json()["error"]["message"]
+        assert [r.status_code for r in listed] == [200, 200]
+        assert upstream.ids() == [1, 2, 3, 4, 4]  # the call once; only the safe request went out again
+        assert [s.connection for s in upstream.seen] == [0, 0, 1, 1, 2]  # pooled TLS connections reused
+    pool = health(proxy)["upstream_connections"]
+    assert (pool["lost_after_write"], pool["resent"], pool["not_resent"]) == (2, 1, 1)
+
+
+def _post(http: httpx2.Client, url: str, message: dict) -> httpx2.Response:
+    return http.post(url, content=json.dumps(message), headers=modern_headers(message["method"]))
