@@ -419,8 +419,10 @@ class Tracer:
 
         # with no other call awaiting its answer, no other row could share this commit: write it now
         future = self.writer.submit(op, wait=True, now=not self.pending)
-        if self.recorder is not None and result is not None and rpc_error is None and status is None:
-            self.recorder.record(call.tool, call.arguments, result, latency)
+        if self.recorder is not None and status is None:
+            if result is not None and rpc_error is None:
+                self.recorder.record(call.tool, call.arguments, result, latency)
+            self.recorder.record_step(call.tool, call.arguments, result, rpc_error, latency)
         return future
 
     def delivered(self, calls: Iterable[PendingCall]) -> None:
@@ -443,7 +445,12 @@ class Tracer:
 
 
 class Recorder:
-    """Record mode: successful upstream results also become recordings (``recorded:<upstream>``)."""
+    """Record mode: upstream answers also become recordings (``recorded:<upstream>``).
+
+    A successful result becomes its key's one answer in ``responses`` (the last one wins); every
+    answer, ``isError`` results and JSON-RPC errors included, is appended to its key's sequence in
+    ``response_steps`` (sequence replay).
+    """
 
     def __init__(self, writer: TraceWriter, store: RecordingStore, inventory: str, upstream: str) -> None:
         self.writer = writer
@@ -454,6 +461,8 @@ class Recorder:
         self._fallback: dict[str, Any] | None = None
         self.recorded = 0
         self.skipped = 0  # answers that cannot be stored as recordings (no canonical key)
+        self.recorded_steps = 0  # answers appended to their key's sequence (errors included)
+        self.skipped_steps = 0
 
     def learn_tools(self, tools: Any) -> None:
         """Remember input schemas from a ``tools/list`` result (defaults matter for the lookup key)."""
@@ -469,6 +478,34 @@ class Recorder:
         if self._fallback is None:
             self._fallback = _inventory_schemas(self.inventory)
         return self._fallback.get(tool)
+
+    def record_step(
+        self, tool: str, arguments: Any, result: dict[str, Any] | None, rpc_error: Any, latency_ms: float
+    ) -> None:
+        """Queue every answer (errors included) as the next step of its key's sequence (sequence replay)."""
+        stored: dict[str, Any] | None = None
+        error: dict[str, Any] | None = None
+        if result is not None and rpc_error is None:
+            stored = {k: result[k] for k in ("content", "structuredContent", "isError") if k in result}
+        elif isinstance(rpc_error, dict):
+            error = rpc_error
+        else:
+            return
+        arguments = {} if arguments is None else arguments
+        schema = self._schema(tool)
+
+        def op(_trace_store: RecordingStore) -> None:
+            try:
+                self.store.append_response_step(
+                    self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema, error
+                )
+            except InvalidValueError as exc:  # not storable as a recording (odd result, no key): logged only
+                self.skipped_steps += 1
+                log.warning("answer not recorded in its sequence: %s", exc)
+                return
+            self.recorded_steps += 1
+
+        self.writer.submit(op)
 
     def record(self, tool: str, arguments: Any, result: dict[str, Any], latency_ms: float) -> None:
         """Queue a recording of a successful (non-``isError``) result."""

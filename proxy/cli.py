@@ -6,7 +6,7 @@ finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--out FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
-finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL
+finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL|RECORDINGS | --against-cmd "cmd args"
 finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
     (ship what a stopped proxy left in its outbox; exits 0 when nothing is left)
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from typing import Any
 
@@ -33,6 +34,7 @@ from recordings.plumbing.flags import (
     add_trace_store,
 )
 from recordings.plumbing.pipes import quiet_on_broken_pipe
+from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
 
 COMMANDS = ("serve", "sessions", "show", "export", "replay", "flush")
 DEFAULT_PORT = 8766
@@ -47,11 +49,42 @@ def _listen(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+_ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
 def _header(value: str) -> tuple[bytes, bytes]:
+    """``Name: value`` with ``$NAME`` / ``${NAME}`` taken from the environment (``$$`` is a ``$``).
+
+    The value is a secret as often as not, so no error quotes it: only the header name and the
+    variable's name are shown.
+    """
     name, sep, content = value.partition(":")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"--upstream-header {value!r}: expected 'Name: value'")
-    return name.strip().encode("latin-1"), content.strip().encode("latin-1")
+    name = name.strip()
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(
+            f"--upstream-header {name or value[:20]!r}...: expected 'Name: value'"
+        )
+    if any(c in name for c in " \t\r\n") or any(c in content for c in "\r\n"):
+        raise argparse.ArgumentTypeError(
+            f"--upstream-header {name!r}: line breaks or spaces in a header name"
+        )
+
+    def expand(match: re.Match[str]) -> str:
+        variable = match.group(1) or match.group(2)
+        if variable not in os.environ:
+            raise argparse.ArgumentTypeError(
+                f"--upstream-header {name!r}: environment variable ${variable} is not set"
+            )
+        return os.environ[variable]
+
+    parts = content.strip().split("$$")
+    expanded = "$".join(_ENV_REF.sub(expand, part) for part in parts)
+    try:
+        return name.encode("latin-1"), expanded.encode("latin-1")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            f"--upstream-header {name!r}: the value must be Latin-1 text (HTTP header bytes)"
+        ) from None
 
 
 def _ship_url(value: str) -> str:
@@ -158,8 +191,21 @@ def build_serve_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=120.0, help="seconds without an upstream byte before failing"
     )
     p.add_argument(
-        "--upstream-header", action="append", type=_header, default=[], help="'Name: value' added upstream"
+        "--upstream-header",
+        action="append",
+        type=_header,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="header added to every upstream request (repeatable); $VAR and ${VAR} in VALUE are read "
+        "from the environment at start (a missing one is an error), so keys stay out of command lines; "
+        "the value is never stored or logged",
     )
+    p.add_argument(
+        "--upstream-ca",
+        metavar="FILE",
+        help="trust these PEM CA certificates for an https:// upstream instead of the system trust store",
+    )
+    add_tls_options(p)
     p.add_argument("--run", help="default run tag (URL/header tags override it)")
     p.add_argument("--sample", help="default sample tag")
     p.add_argument("--turn", help="default turn tag (integer, stored as given)")
@@ -214,7 +260,21 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
-    s.add_argument("--against", required=True, metavar="URL", help="Streamable HTTP endpoint to call")
+    against = s.add_mutually_exclusive_group(required=True)
+    against.add_argument(
+        "--against",
+        metavar="URL|FILE",
+        help="Streamable HTTP endpoint to call, or a recordings file (served by a stdio finmcp-server "
+        "with --replay sequence --miss strict)",
+    )
+    against.add_argument(
+        "--against-cmd", metavar="COMMAND", help='a stdio MCP server to launch and call: "cmd args..."'
+    )
+    s.add_argument(
+        "--recordings-inventory",
+        metavar="NAME",
+        help="with --against FILE: inventory the recordings are under",
+    )
     s.add_argument("--mode", default="auto", choices=("auto", "legacy"), help="client protocol era")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.add_argument("--timeout", type=float, default=60.0)
@@ -276,15 +336,28 @@ def main(argv: list[str] | None = None) -> int:
         ship_to=args.ship_to,
         ship_batch=args.ship_batch,
         ship_interval=args.ship_interval,
+        upstream_ca=args.upstream_ca,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
     )
-    if config.upstream:
-        from proxy.upstream_http import Target
+    from proxy.upstream_http import Target
+    from proxy.upstream_tls import client_context
 
-        try:
-            Target.parse(config.upstream)
-        except ValueError as exc:
-            print(f"finmcp-proxy: {exc}", file=sys.stderr)
-            return 2
+    try:
+        check_tls_args(args)
+        tls = client_context(config.upstream_ca)
+        for url in (config.upstream, config.upstream_sse):
+            if url:
+                Target.parse(url, tls)
+    except (ValueError, TlsConfigError) as exc:
+        print(f"finmcp-proxy: {exc}", file=sys.stderr)
+        return 2
+    if config.tls_cert and config.transport != "http":
+        print(
+            "finmcp-proxy: --tls-cert/--tls-key need --transport http (stdio has no listener)",
+            file=sys.stderr,
+        )
+        return 2
     return main_serve(config)
 
 

@@ -134,8 +134,8 @@ class Exchange:
     async def _connect(self) -> None:
         try:
             upstream = await self.conn.pool.connect()
-        except UpstreamError as exc:
-            self._guarded(self._upstream_failed, str(exc), 502)
+        except UpstreamError as exc:  # a TLS failure is logged once by the pool, not per request
+            self._guarded(self._upstream_failed, str(exc), 502, exc.logged)
             self._guarded(self._flush)
             return
         if self.ended:  # the client left (or the deadline passed) meanwhile
@@ -390,13 +390,17 @@ class Exchange:
 
     # ---------------------------------------------------------------- failures
 
-    def _upstream_failed(self, reason: str, status: int) -> None:
-        """Answer the client with a JSON-RPC error for every request still unanswered; log the failure."""
+    def _upstream_failed(self, reason: str, status: int, logged: bool = False) -> None:
+        """Answer the client with a JSON-RPC error for every request still unanswered; log the failure.
+
+        ``logged``: the failure was logged already (TLS failures are logged once per reason).
+        """
         if self.ended:
             return
         self.ended = True
         self._stop_timer()
-        log.warning("%s %s: %s", self.request.method.decode(), self.target.url, reason)
+        if not logged:
+            log.warning("%s %s: %s", self.request.method.decode(), self.target.url, reason)
         if self.upstream is not None:
             self.upstream.close()
             self.upstream = None

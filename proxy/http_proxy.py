@@ -23,6 +23,7 @@ import asyncio
 import json
 import logging
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ from proxy.http_types import Request, Settings
 from proxy.http_wire import HOP_BY_HOP, error_response, request_ids
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
+from proxy.upstream_http import UpstreamError
 from recordings.plumbing.listener import PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")
@@ -86,10 +88,12 @@ class ProxyServer:
             conn.abort()
 
 
-async def serve(server: ProxyServer, sock: socket.socket) -> asyncio.Server:
-    """Start accepting on ``sock``."""
+async def serve(
+    server: ProxyServer, sock: socket.socket, tls: ssl.SSLContext | None = None
+) -> asyncio.Server:
+    """Start accepting on ``sock`` (over TLS with a server context: ``--tls-cert/--tls-key``)."""
     loop = asyncio.get_running_loop()
-    return await loop.create_server(server.protocol, sock=sock)
+    return await loop.create_server(server.protocol, sock=sock, ssl=tls)
 
 
 class ClientProtocol(asyncio.Protocol):
@@ -281,13 +285,17 @@ class ClientProtocol(asyncio.Protocol):
         except TagError as exc:
             self._write_error(400, str(exc), request_ids(request.body))
             return True
-        if rest in ("", "/", "/mcp"):
-            target = settings.target
-            if query:
-                sep = "&" if "?" in target.path else "?"
-                target = target.resolve(target.path + sep + query)
-        else:
-            target = settings.target.resolve(rest + ("?" + query if query else ""))
+        try:
+            if rest in ("", "/", "/mcp"):
+                target = settings.target
+                if query:
+                    sep = "&" if "?" in target.path else "?"
+                    target = target.resolve(target.path + sep + query)
+            else:
+                target = settings.target.resolve(rest + ("?" + query if query else ""))
+        except UpstreamError as exc:  # an absolute-form target naming another server (or plain http)
+            self._write_error(400, str(exc), request_ids(request.body))
+            return True
         exchange = self.exchange = Exchange(self, request, tags, target)
         exchange.start()
         return True

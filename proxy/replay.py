@@ -7,17 +7,25 @@ group concurrently (as they were made). Each call is ``identical`` (same ``conte
 logged call itself never got an answer: transport error, cancelled, pending). Result ``_meta`` is not
 compared (it carries provenance, which differs between a live server and a replay). Arguments are
 sent as logged, so redacted secrets are sent as ``[REDACTED]``.
+
+What the calls are replayed against (``--against``): a Streamable HTTP URL, a recordings file (a
+``finmcp-server --transport stdio --recordings FILE --miss strict --replay sequence`` is launched
+on it, so repeated identical calls get the recorded answers in order), or with ``--against-cmd
+"cmd args"`` any stdio MCP server the replay launches.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from proxy.views import arrange
@@ -117,11 +125,38 @@ async def _replay_call(client: Client, call: dict[str, Any], timeout: float) -> 
     return outcome | ({"verdict": "different", "diff": diff} if diff else {"verdict": "identical"})
 
 
+def recording_server(path: str | Path, inventory: str | None = None) -> StdioServerParameters:
+    """A stdio finmcp-server serving the recordings file strictly, answers in recorded order."""
+    argv = ["-m", "server", "--transport", "stdio", "--recordings", str(path), "--miss", "strict"]
+    argv += ["--replay", "sequence", "--latency", "none"]
+    if inventory:
+        argv += ["--recordings-inventory", inventory]
+    return StdioServerParameters(command=sys.executable, args=argv)
+
+
+def command_server(command: str) -> StdioServerParameters:
+    """A stdio MCP server launched from a command line (``"cmd args"``, split like a shell)."""
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("--against-cmd is empty")
+    return StdioServerParameters(command=argv[0], args=argv[1:])
+
+
+def is_recordings_file(target: str) -> bool:
+    """True when ``--against`` names an existing file rather than a URL."""
+    return "://" not in target and Path(target).is_file()
+
+
 async def replay_run(
-    calls: list[dict[str, Any]], url: str, mode: str = "auto", timeout: float = 60.0
+    calls: list[dict[str, Any]],
+    url: str | StdioServerParameters,
+    mode: str = "auto",
+    timeout: float = 60.0,
 ) -> list[dict[str, Any]]:
-    """Replay the given call rows against ``url``; one outcome dict per call, in trace order."""
+    """Replay the given call rows against ``url`` (or a stdio server); one outcome dict per call, in trace order."""
     outcomes: list[dict[str, Any]] = []
+    if isinstance(url, StdioServerParameters) and mode == "auto":
+        mode = "legacy"  # a stdio server speaks the handshake era
     async with Client(url, mode=mode) as client:
         for trace in arrange(calls):
             for _turn, groups in trace.ordered_turns():
@@ -145,10 +180,27 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not calls:
         print(f"finmcp-proxy replay: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)
         return 2
+    against_cmd = getattr(args, "against_cmd", None)
+    target: str | StdioServerParameters
     try:
-        outcomes = anyio.run(replay_run, calls, args.against, args.mode, args.timeout)
+        if against_cmd:
+            target, shown = command_server(against_cmd), against_cmd
+        elif is_recordings_file(args.against):
+            target, shown = (
+                recording_server(args.against, getattr(args, "recordings_inventory", None)),
+                args.against,
+            )
+        elif "://" in args.against:
+            target, shown = args.against, args.against
+        else:
+            raise ValueError(f"--against {args.against}: neither a URL nor an existing recordings file")
+    except ValueError as exc:
+        print(f"finmcp-proxy replay: {exc}", file=sys.stderr)
+        return 2
+    try:
+        outcomes = anyio.run(replay_run, calls, target, args.mode, args.timeout)
     except Exception as exc:
-        print(f"finmcp-proxy replay: could not replay against {args.against}: {exc!r}", file=sys.stderr)
+        print(f"finmcp-proxy replay: could not replay against {shown}: {exc!r}", file=sys.stderr)
         return 2
     counts: dict[str, int] = {}
     for outcome in outcomes:

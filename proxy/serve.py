@@ -21,10 +21,12 @@ from proxy.security import Policy
 from proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, Shipper
 from proxy.tags import Tags
 from proxy.upstream_http import Target
+from proxy.upstream_tls import client_context
 from proxy.writer import TraceWriter
 from recordings.outbox import install_outbox, is_outbox
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
+from recordings.plumbing.tls import server_context
 from recordings.redact import redact_url
 from recordings.schema import BUSY_TIMEOUT_MS
 from recordings.store import RecordingStore
@@ -62,6 +64,9 @@ class ProxyConfig:
     ship_to: str | None = None
     ship_batch: int = DEFAULT_BATCH_ROWS
     ship_interval: float = DEFAULT_INTERVAL
+    upstream_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
 
     @property
     def upstream_label(self) -> str:
@@ -143,7 +148,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     config = runtime.config
     runtime.writer.bind(asyncio.get_running_loop())
     settings = Settings(
-        target=Target.parse(config.upstream or ""),
+        target=Target.parse(config.upstream or "", client_context(config.upstream_ca)),
         tracer=runtime.tracer,
         policy=Policy.build(
             config.host, config.token, allow_hosts=config.allow_hosts, allow_origins=config.allow_origins
@@ -157,12 +162,13 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     proxy = ProxyServer(settings)
     sock = sock or bind_socket(config.host, config.port, blocking=False, inheritable=False)
     host, port = sock.getsockname()[:2]
-    server = await serve(proxy, sock)
+    listener_tls = server_context(config.tls_cert, config.tls_key) if config.tls_cert else None
+    server = await serve(proxy, sock, listener_tls)
     shown = f"[{host}]" if ":" in host else host
     runtime.start_shipping(f"{shown}:{port}")
     announce_ready(
         "finmcp-proxy",
-        f"http://{shown}:{port}/mcp",
+        f"{'https' if listener_tls else 'http'}://{shown}:{port}/mcp",
         f"upstream {config.upstream_label}, db {config.db}, loop {eventloop.loop_name()}",
     )
     try:

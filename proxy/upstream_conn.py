@@ -33,12 +33,14 @@ import asyncio
 import contextlib
 import select
 import socket
+import ssl
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from proxy.upstream_http import MAX_HEAD, Response, Target, UpstreamError, parse_head
+from proxy.upstream_http import MAX_HEAD, Response, Target, UpstreamError, UpstreamTLSError, parse_head
+from proxy.upstream_tls import OnceLog, describe_tls_failure
 
 _IDLE, _HEAD, _LENGTH, _CHUNKED, _CLOSE = range(5)
 _BODY_STATES = {"length": _LENGTH, "chunked": _CHUNKED, "close": _CLOSE}
@@ -392,6 +394,7 @@ class ConnectionPool:
         self.max_idle = max_idle
         self.idle_expiry = idle_expiry
         self._idle: list[UpstreamConnection] = []
+        self._tls_log = OnceLog()
         self.stats = dict.fromkeys(
             (
                 "opened",
@@ -423,17 +426,40 @@ class ConnectionPool:
         return None
 
     async def connect(self) -> UpstreamConnection:
-        """A fresh connection (``TCP_NODELAY``)."""
+        """A fresh connection (``TCP_NODELAY``); over TLS for an ``https`` target, never without it.
+
+        A TLS failure (certificate expired, unknown CA, hostname mismatch, not TLS at all) is an
+        :class:`UpstreamError` naming the host and the reason, logged once per reason.
+        """
         loop = asyncio.get_running_loop()
         target = self.target
         try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(UpstreamConnection, target.host, target.port), self.connect_timeout
-            )
+            if target.tls is not None:  # SNI and the certificate check use the URL's host name
+                opening = loop.create_connection(
+                    UpstreamConnection,
+                    target.host,
+                    target.port,
+                    ssl=target.tls,
+                    server_hostname=target.host,
+                    ssl_handshake_timeout=self.connect_timeout,
+                )
+            else:
+                opening = loop.create_connection(UpstreamConnection, target.host, target.port)
+            _, conn = await asyncio.wait_for(opening, self.connect_timeout)
         except TimeoutError:
             raise UpstreamError(
                 f"upstream {target.url} did not accept a connection within {self.connect_timeout} s"
             ) from None
+        except ssl.SSLError as exc:  # includes SSLCertVerificationError
+            message = describe_tls_failure(exc, target.host, target.port)
+            self._tls_log.error(message)
+            raise UpstreamTLSError(message) from None
+        except ConnectionResetError as exc:
+            if target.tls is not None:  # reset during the handshake: say it was TLS that failed
+                message = describe_tls_failure(exc, target.host, target.port)
+                self._tls_log.error(message)
+                raise UpstreamTLSError(message) from None
+            raise UpstreamError(f"upstream {target.url} unreachable: {exc.strerror or exc}") from None
         except OSError as exc:
             raise UpstreamError(f"upstream {target.url} unreachable: {exc.strerror or exc}") from None
         self.stats["opened"] += 1

@@ -6,6 +6,7 @@ side's HTTP and SSE upstreams use them.
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -17,13 +18,23 @@ MAX_HEAD = 64 * 1024
 class UpstreamError(Exception):
     """The upstream could not be reached, closed the connection, or answered garbage."""
 
+    logged = False
+    """True when the failure was logged already (a TLS failure is logged once per reason)."""
+
+
+class UpstreamTLSError(UpstreamError):
+    """The TLS handshake with an ``https`` upstream failed (certificate rejected, not TLS, ...)."""
+
+    logged = True
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where the upstream lives: ``host``, ``port``, request ``path`` (with query) and Host header.
 
     ``url`` is for messages only, so it is stored with secret query values and ``user:password@``
-    redacted; requests are built from ``path``, which keeps the real query.
+    redacted; requests are built from ``path``, which keeps the real query. ``tls`` (an ``https``
+    URL) carries the client context connections use; an ``https`` target is never reached without it.
     """
 
     url: str
@@ -31,27 +42,54 @@ class Target:
     port: int
     path: str
     host_header: bytes
+    tls: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def parse(cls, url: str) -> Target:
-        """A target from an ``http://host:port/path`` URL (``https`` is not supported)."""
+    def parse(cls, url: str, tls: ssl.SSLContext | None = None) -> Target:
+        """A target from an ``http://`` or ``https://host:port/path`` URL.
+
+        ``tls`` is the client context for an ``https`` URL (default: the system trust store); it is
+        ignored for ``http``.
+        """
         parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"upstream URL {redact_url(url)!r}: expected http://HOST[:PORT]/PATH")
-        port = parts.port or 80
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"upstream URL {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH")
+        secure = parts.scheme == "https"
+        if secure and tls is None:
+            from proxy.upstream_tls import system_context
+
+            tls = system_context()
+        port = parts.port or (443 if secure else 80)
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
         netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
         if parts.port:
             netloc += f":{parts.port}"
-        return cls(redact_url(url), parts.hostname, port, path, netloc.encode("latin-1"))
+        return cls(
+            redact_url(url), parts.hostname, port, path, netloc.encode("latin-1"), tls if secure else None
+        )
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls is not None else "http"
 
     def resolve(self, path: str) -> Target:
-        """Another path on the same server (absolute path or full URL, e.g. an SSE ``endpoint``)."""
-        if path.startswith("http://"):
-            return Target.parse(path)
-        return Target(self.url, self.host, self.port, path, self.host_header)
+        """Another path on the same server (absolute path or full URL, e.g. an SSE ``endpoint``).
+
+        A full URL must keep the scheme, host and port: a TLS upstream never hands the proxy over
+        to plain HTTP (no downgrade), nor to another server.
+        """
+        if path.startswith(("http://", "https://")):
+            other = Target.parse(path, self.tls)
+            if (other.scheme, other.host, other.port) != (self.scheme, self.host, self.port):
+                raise UpstreamError(
+                    f"upstream {self.url} named {redact_url(path)!r} as its endpoint; refusing to leave"
+                    f" {self.scheme}://{self.host}:{self.port}"
+                    + (" (no downgrade from TLS)" if self.tls is not None and other.tls is None else "")
+                )
+            return other
+        return Target(self.url, self.host, self.port, path, self.host_header, self.tls)
 
 
 @dataclass(slots=True)

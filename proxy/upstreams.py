@@ -25,6 +25,7 @@ from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from proxy.upstream_conn import ConnectionPool, StreamedResponse
 from proxy.upstream_http import Response, Target, UpstreamError, build_request
+from proxy.upstream_tls import client_context
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import SSEParser
 from recordings.results import utf8
@@ -59,9 +60,11 @@ def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> 
     headers = list(config.upstream_headers)
     if config.upstream_cmd:
         return StdioUpstream(config.upstream_cmd, deliver, closed)
+    tls = client_context(config.upstream_ca)
     if config.upstream_sse:
-        return SseUpstream(Target.parse(config.upstream_sse), deliver, closed, fail, headers, config.timeout)
-    return HttpUpstream(Target.parse(config.upstream), deliver, closed, fail, headers, config.timeout)
+        target = Target.parse(config.upstream_sse, tls)
+        return SseUpstream(target, deliver, closed, fail, headers, config.timeout)
+    return HttpUpstream(Target.parse(config.upstream, tls), deliver, closed, fail, headers, config.timeout)
 
 
 class StdioUpstream(Upstream):

@@ -1,12 +1,20 @@
-"""Removing secrets from stored copies of messages, headers and arguments.
+r"""Removing secrets from stored copies of messages, headers and arguments.
 
 Only the stored copy is redacted; forwarded traffic is never touched. Bodies are redacted in place
 on the raw text (string values of secret-named keys, and ``Bearer <token>`` anywhere), so a body
 without secrets is stored byte for byte.
+
+What counts is the parsed message, not its spelling: JSON may write any character of a key or a
+value as a ``\uXXXX`` escape (``"\u0061piKey"`` is the key ``apiKey``), which no pattern on the raw
+text sees. A body holding an escape of an ASCII character (the only characters secret key names and
+``Bearer`` credentials are made of) is therefore parsed, and its secrets are looked for in the decoded
+keys and strings; when it holds one, the stored copy is the redacted message re-encoded (compact
+JSON), since it cannot be patched in place. Bodies with nothing to redact are still stored as sent.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -96,12 +104,68 @@ def might_hold_secrets(text: str) -> bool:
     return False
 
 
+# ``\u00XX`` for XX in 20..7f: an escaped ASCII character, which could spell a secret key or ``bearer``
+# (escapes of other characters, such as the CJK text ensure_ascii encoders write, cannot)
+_ASCII_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]")
+
+
 def redact_text(text: str) -> str:
-    """The raw JSON text with secret string values and bearer tokens replaced by ``[REDACTED]``."""
+    """The JSON text with secret string values and bearer tokens replaced by ``[REDACTED]``.
+
+    Patched in place on the raw text; a body whose secrets hide behind ``\\u`` escapes is judged on
+    its parsed form (see the module docstring) and, when it holds one, stored re-encoded.
+    """
+    if _ASCII_ESCAPE.search(text) is not None:
+        parsed = _redact_parsed(text)
+        if parsed is not None:
+            return parsed
     if not might_hold_secrets(text):
         return text
     text = _SECRET_MEMBER.sub(lambda m: m.group(1) + '"' + REDACTED + '"', text)
     return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+def _redact_parsed(text: str) -> str | None:
+    """The redacted message re-encoded when its decoded form holds a secret, else None (patch the text)."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    changed = False
+
+    def clean(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            if "bearer" in value.lower():
+                redacted = _BEARER.sub(lambda m: m.group(1) + REDACTED, value)
+                changed = changed or redacted != value
+                return redacted
+            return value
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                if key.lower() in SECRET_KEYS and isinstance(item, str):
+                    changed = True
+                    out[clean(key)] = REDACTED
+                else:
+                    out[clean(key)] = clean(item)
+            return out
+        return value
+
+    try:
+        cleaned = clean(message)
+    except RecursionError:  # nested deeper than Python recurses: the raw patterns are all there is
+        return None
+    if not changed:
+        return None
+    encoded = json.dumps(cleaned, ensure_ascii=False, separators=(",", ":"))
+    try:
+        encoded.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (escaped in the original): keep it escaped
+        encoded = json.dumps(cleaned, ensure_ascii=True, separators=(",", ":"))
+    return encoded
 
 
 def redact_headers(headers: Mapping[str, Any] | Iterable[tuple[Any, Any]]) -> list[list[str]]:

@@ -1,4 +1,9 @@
-"""Recorded tool responses: store and look up one MCP result per (inventory, tool, arguments)."""
+"""Recorded tool responses: one MCP result per (inventory, tool, arguments), and every answer in order.
+
+``responses`` holds one answer per key (the last successful one recorded): what simulation and the
+default replay look up. ``response_steps`` holds every recorded answer of a key in the order the
+upstream gave it, JSON-RPC errors and ``isError`` results included: what sequence replay serves.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from recordings.canonical import CanonicalArgs, canonicalize
 from recordings.clock import utc_now_iso
 from recordings.connection import StoreConnection, where_equal
 from recordings.errors import InvalidValueError
-from recordings.results import normalize_result, result_from_columns, result_to_columns
+from recordings.results import dumps, normalize_result, result_from_columns, result_to_columns
 
 RECORDING_META_KEY = "io.finmcp/recording"
 """Key of the provenance object in the ``_meta`` of a replayed result."""
@@ -33,6 +38,17 @@ _SELECT_FOR_PUT = (
 _INSERT = (
     "INSERT INTO responses (inventory, tool, args_key, arguments, content, structured_content,"
     " is_error, latency_ms, provenance, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_NEXT_STEP = (
+    "SELECT coalesce(max(step) + 1, 0) FROM response_steps WHERE inventory = ? AND tool = ? AND args_key = ?"
+)
+_INSERT_STEP = (
+    "INSERT INTO response_steps (inventory, tool, args_key, step, arguments, content, structured_content,"
+    " is_error, rpc_error, latency_ms, provenance, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SELECT_STEPS = (
+    "SELECT step, content, structured_content, is_error, rpc_error, latency_ms, provenance FROM response_steps"
+    " WHERE inventory = ? AND tool = ? AND args_key = ? ORDER BY step"
 )
 _UPDATE = (
     "UPDATE responses SET arguments = ?, content = ?, structured_content = ?, is_error = ?,"
@@ -154,6 +170,84 @@ class ResponsesMixin(StoreConnection):
             }
         }
         return result
+
+    def append_response_step(
+        self,
+        inventory: str,
+        tool: str,
+        arguments: Any,
+        result: Mapping[str, Any] | None,
+        provenance: str,
+        latency_ms: float | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        rpc_error: Mapping[str, Any] | None = None,
+        created: str | None = None,
+    ) -> int:
+        """Append one answer (a result, or a JSON-RPC ``rpc_error``) to its key's sequence; its step number.
+
+        Steps count from 0 per (inventory, tool, canonical arguments), in the order appended.
+        """
+        _check_name(inventory, "inventory")
+        _check_name(tool, "tool")
+        check_provenance(provenance)
+        where = f"{inventory}/{tool}"
+        latency = _check_latency(latency_ms, where)
+        canon = self.canonical(tool, arguments, input_schema)
+        if (result is None) == (rpc_error is None):
+            raise InvalidValueError(f"{where}: a recorded answer is a result or an rpc_error, exactly one")
+        if rpc_error is not None:
+            code = rpc_error.get("code")
+            if (
+                isinstance(code, bool)
+                or not isinstance(code, int)
+                or not isinstance(rpc_error.get("message"), str)
+            ):
+                raise InvalidValueError(f"{where}: rpc_error needs an integer code and a string message")
+            error = {k: rpc_error[k] for k in ("code", "message", "data") if k in rpc_error}
+            columns: tuple[Any, ...] = (None, None, 0, dumps(error))
+        else:
+            columns = (*result_to_columns(normalize_result(result, where=f"{where} result")), None)
+        with self.transaction():
+            row = self._conn.execute(_NEXT_STEP, (inventory, tool, canon.key)).fetchone()
+            step = int(row[0])
+            self._conn.execute(
+                _INSERT_STEP,
+                (
+                    inventory,
+                    tool,
+                    canon.key,
+                    step,
+                    canon.json,
+                    *columns,
+                    latency,
+                    provenance,
+                    created or utc_now_iso(),
+                ),
+            )
+        return step
+
+    def response_steps(self, inventory: str, tool: str, key: str) -> list[dict[str, Any]]:
+        """The recorded answers of one key in order: ``{step, result | None, rpc_error | None, latency_ms, provenance}``."""
+        with self._locked():
+            rows = self._conn.execute(_SELECT_STEPS, (inventory, tool, key)).fetchall()
+        return [
+            {
+                "step": row[0],
+                "result": None if row[1] is None else result_from_columns(row[1], row[2], row[3]),
+                "rpc_error": None if row[4] is None else json.loads(row[4]),
+                "latency_ms": row[5],
+                "provenance": row[6],
+            }
+            for row in rows
+        ]
+
+    def count_steps(self, inventory: str | None = None, tool: str | None = None) -> int:
+        """Number of recorded answers in sequences, optionally for one inventory and/or tool."""
+        where, params = where_equal(inventory=inventory, tool=tool)
+        with self._locked():
+            return int(
+                self._conn.execute(f"SELECT count(*) FROM response_steps{where}", params).fetchone()[0]
+            )
 
     def count(self, inventory: str | None = None, tool: str | None = None) -> int:
         """Number of stored responses, optionally for one inventory and/or tool."""

@@ -25,6 +25,11 @@ Tables (enumerated values are checked by the store, not by SQL):
     every raw JSON-RPC message both ways, secrets redacted.
 ``calls``
     one row per ``tools/call`` (the evaluator's contract; column names are fixed).
+``response_steps``
+    every recorded answer in the order the upstream gave it, per (inventory, tool, args_key): ``step``
+    counts from 0; an answer is a result (``content`` JSON list, ``structured_content``, ``is_error``)
+    or a JSON-RPC error (``rpc_error`` JSON ``{code, message, data?}``, ``content`` NULL). Sequence
+    replay (``finmcp-server --replay sequence``) serves them in order.
 """
 
 from __future__ import annotations
@@ -186,15 +191,43 @@ def _drop_call_id_index(db: Database) -> None:
     db.execute("DROP INDEX IF EXISTS calls_session_jsonrpc_id")
 
 
+RESPONSE_STEPS_DDL = (
+    """CREATE TABLE "response_steps" (
+   "id" INTEGER PRIMARY KEY,
+   "inventory" TEXT NOT NULL,
+   "tool" TEXT NOT NULL,
+   "args_key" TEXT NOT NULL,
+   "step" INTEGER NOT NULL,
+   "arguments" TEXT NOT NULL,
+   "content" TEXT,
+   "structured_content" TEXT,
+   "is_error" INTEGER NOT NULL DEFAULT 0,
+   "rpc_error" TEXT,
+   "latency_ms" REAL,
+   "provenance" TEXT NOT NULL,
+   "created" TEXT NOT NULL
+)""",
+    """CREATE UNIQUE INDEX "response_steps_inventory_tool_args_key_step"
+    ON "response_steps" ("inventory", "tool", "args_key", "step")""",
+)
+
+
+def _create_response_steps(db: Database) -> None:
+    """Every recorded answer in order, errors included (sequence replay; issue 16)."""
+    for statement in RESPONSE_STEPS_DDL:
+        db.execute(statement)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "recorded tool responses", _create_responses),
     Migration(2, "trace tables: runs, sessions, messages, calls", _create_traces),
     Migration(3, "drop the unused calls (session_key, jsonrpc_id) index", _drop_call_id_index),
+    Migration(4, "response_steps: every recorded answer in order, errors included", _create_response_steps),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema this code knows; ``PRAGMA user_version`` of a fully migrated database."""
 
-OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls"})
+OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls", "response_steps"})
 
 
 def user_version(db: Database) -> int:

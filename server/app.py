@@ -83,6 +83,20 @@ class ToolsListCache:
         return result
 
 
+def replay_session(ctx: ServerRequestContext[Any]) -> tuple[str, ...]:
+    """Who a sequence replay counts for (:mod:`server.sequence`): the ``Mcp-Session-Id`` (Streamable
+    HTTP), the SSE connection's ``session_id``, the process (stdio), or in the stateless 2026-07-28
+    era the client named by the request's ``_meta``."""
+    if is_stateless(ctx.protocol_version):
+        meta: Any = ctx.meta or {}
+        info = meta.get("io.modelcontextprotocol/clientInfo") if isinstance(meta, dict) else None
+        if isinstance(info, dict):
+            return ("client", str(info.get("name")), str(info.get("version")))
+        return ("client",)
+    session = session_id_of(ctx.request)
+    return ("session", session) if session is not None else ("process",)
+
+
 def build_mcp_server(service: ToolService, name: str | None = None) -> Server[Any]:
     """The SDK low-level ``Server`` serving one inventory's tools."""
 
@@ -101,7 +115,9 @@ def build_mcp_server(service: ToolService, name: str | None = None) -> Server[An
             occurrence: Any = request_attempt(params.meta)
         else:
             occurrence = sessions.counter(session_id_of(ctx.request))
-        result = await service.call(params.name, params.arguments, ctx.session.report_progress, occurrence)
+        result = await service.call(
+            params.name, params.arguments, ctx.session.report_progress, occurrence, replay_session(ctx)
+        )
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result
 

@@ -13,11 +13,13 @@ from recordings.errors import RecordingsError
 from recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import LOOPBACK_HOSTS, bind_socket
+from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
 from recordings.store import RecordingStore
 from server.app import HttpApp, build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
 from server.latency import DEFAULT_LATENCY, LatencySpecError, parse_latency
 from server.security import SecuritySettings
+from server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES
 from server.service import SimulateFn, ToolService
 from server.transports import run_http, run_stdio
 from tool_specs.errors import InventoryError
@@ -64,6 +66,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         default_port=DEFAULT_PORT,
         token_help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})",
     )
+    add_tls_options(group)
     add_recordings(group, type=Path, help="recordings file (SQLite) to replay answers from")
     group.add_argument(
         "--recordings-inventory",
@@ -74,6 +77,20 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, default=0, help="seed of the simulator, latency and fault draws")
     group.add_argument(
         "--miss", choices=("simulate", "strict"), default="simulate", help="what an unrecorded call gets"
+    )
+    group.add_argument(
+        "--replay",
+        choices=REPLAY_MODES,
+        default="key",
+        help="key (default): one recorded answer per (tool, arguments); sequence: repeated identical calls "
+        "get the recorded answers in order, errors as errors, per session (docs/server.md)",
+    )
+    group.add_argument(
+        "--replay-exhausted",
+        choices=EXHAUSTED_POLICIES,
+        default="repeat-last",
+        help="with --replay sequence, when a key's recorded answers run out: repeat-last (default), "
+        "error, or simulate (the per-key recording, then --miss)",
     )
     group.add_argument(
         "--latency",
@@ -183,12 +200,20 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
             page_size=page_size,
             page_bytes=page_bytes,
             output_schemas=not args.no_output_schemas,
+            replay=args.replay,
+            exhausted=args.replay_exhausted,
         )
     return services
 
 
 def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
     """Start serving as the options say; returns the exit status."""
+    try:  # checked before the inventories load: a bad file fails at once
+        tls = check_tls_args(args)
+    except TlsConfigError as exc:
+        raise ServeError(str(exc)) from None
+    if tls is not None and args.transport == "stdio":
+        raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
     services = build_services(args)
     if args.transport == "stdio":
         if len(services) != 1:
@@ -215,7 +240,7 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         raise ServeError(f"cannot bind {args.host}:{args.port}: {exc}") from None
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    base = f"http://{shown}:{port}"
+    base = f"{'https' if tls else 'http'}://{shown}:{port}"
 
     http_app = app.app
     assert isinstance(http_app, HttpApp)  # build_http_app wraps an HttpApp
@@ -226,5 +251,5 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
         announce_ready("finmcp-server", base, args.transport)
 
-    run_http(app, sock, announce)
+    run_http(app, sock, announce, tls=(args.tls_cert, args.tls_key) if tls else None)
     return 0

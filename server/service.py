@@ -5,8 +5,10 @@ A call goes through, in order:
 1. unknown tool -> JSON-RPC error (``INVALID_PARAMS``) naming the tool;
 2. arguments checked against the tool's ``inputSchema`` -> an ``isError`` result naming each field;
 3. fault injection (``--faults``), when a rule matches;
-4. replay of the recorded response for the canonical argument key, else the simulator
-   (``--miss simulate``), else an ``isError`` "no recording" result (``--miss strict``);
+4. with ``--replay sequence``, the recorded answer of this call's place in its key's sequence
+   (:mod:`server.sequence`); else (and when that falls through) replay of the recorded response for
+   the canonical argument key, else the simulator (``--miss simulate``), else an ``isError`` "no
+   recording" result (``--miss strict``);
 5. the latency model's wait (progress notifications while a long wait runs; cancellable).
 
 Every result carries ``_meta`` with ``io.finmcp/source`` (``replay``, ``simulated``, ``fault``,
@@ -34,6 +36,7 @@ from recordings.store import RecordingStore
 from server.faults import FaultPlan, FaultRule
 from server.latency import LatencyModel
 from server.seeded import OccurrenceCounter
+from server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES, ExhaustedPolicy, ReplayMode, SequenceCursors
 from server.validation import MAX_ARGUMENT_DEPTH, compile_schema, describe_errors, too_deep
 from tool_specs.inventory import Inventory
 from tool_specs.model import ToolSpec
@@ -43,6 +46,7 @@ logger = logging.getLogger("finmcp.server")
 SOURCE_KEY = "io.finmcp/source"
 PROVENANCE_KEY = "io.finmcp/provenance"
 ARGS_KEY = "io.finmcp/args_key"
+STEP_KEY = "io.finmcp/step"
 FAULT_KEY = "io.finmcp/fault"
 
 MissPolicy = Literal["simulate", "strict"]
@@ -68,6 +72,7 @@ class _Answer:
 
     result: dict[str, Any]
     recorded_ms: float | None = None
+    rpc_error: dict[str, Any] | None = None  # a recorded JSON-RPC error (sequence replay)
 
 
 @dataclass
@@ -139,7 +144,15 @@ class ToolService:
         output_schemas: bool = True,
         cache_size: int = 8192,
         progress_after_ms: float = 1000.0,
+        replay: ReplayMode = "key",
+        exhausted: ExhaustedPolicy = "repeat-last",
     ) -> None:
+        if replay not in REPLAY_MODES:
+            raise ValueError(f"replay mode {replay!r}: expected one of {', '.join(REPLAY_MODES)}")
+        if exhausted not in EXHAUSTED_POLICIES:
+            raise ValueError(
+                f"exhausted policy {exhausted!r}: expected one of {', '.join(EXHAUSTED_POLICIES)}"
+            )
         if miss not in ("simulate", "strict"):
             raise ValueError(f"miss policy {miss!r}: expected 'simulate' or 'strict'")
         if miss == "simulate" and simulate is None:
@@ -166,6 +179,10 @@ class ToolService:
         self.output_schemas = output_schemas
         self.progress_after_ms = progress_after_ms
         self.stats = ServiceStats()
+        self.replay = replay
+        self.exhausted = exhausted
+        self._cursors = SequenceCursors()
+        self._steps: OrderedDict[tuple[str, str], list[dict[str, Any]]] = OrderedDict()
         self._occurrences = OccurrenceCounter()
         self._cache: OrderedDict[tuple[str, str], _Answer | None] = OrderedDict()
         self._cache_size = cache_size
@@ -227,12 +244,14 @@ class ToolService:
         arguments: Mapping[str, Any] | None,
         progress: ProgressFn | None = None,
         occurrence: int | OccurrenceCounter | None = None,
+        session: Any = None,
     ) -> dict[str, Any]:
         """Answer one ``tools/call``; raises :class:`MCPError` for an unknown tool or an injected RPC error.
 
         ``occurrence`` keys the call's latency and fault draws (:mod:`server.seeded`): a number (the
         stateless era's attempt), a counter to count the call in (a handshake-era session's), or None
-        to count it in this service.
+        to count it in this service. ``session`` names the replay session of sequence replay (see
+        :mod:`server.sequence`).
         """
         tool = self._tools.get(name)
         if tool is None:
@@ -265,7 +284,17 @@ class ToolService:
             result = self._timeout_result(name, fault[1])
             await self._wait(fault[1].timeout_ms, name, progress)
             return result
-        answer = self._answer(tool, canon.key, canon.arguments, canon.json)
+        answer = None
+        if self.replay == "sequence":
+            answer = self._sequence_answer(tool, canon.key, canon.json, session)
+        if answer is None:
+            answer = self._answer(tool, canon.key, canon.arguments, canon.json)
+        if answer.rpc_error is not None:
+            delay = self.latency.delay_ms(name, canon.key, occurrence, answer.recorded_ms)
+            if delay > 0:
+                await self._wait(delay, name, progress)
+            error = answer.rpc_error
+            raise MCPError(error["code"], error.get("message", ""), error.get("data"))
         if fault is not None:
             self.stats.add("fault")
             result = self._faulty(name, fault[0], answer.result)
@@ -294,6 +323,58 @@ class ToolService:
             raise
 
     # ------------------------------------------------------------------ answers
+
+    def _sequence_answer(self, tool: _Tool, key: str, args_json: str, session: Any) -> _Answer | None:
+        """The recorded answer of this call's place in its key's sequence; None: use the default lookup."""
+        name = tool.spec.name
+        steps = self._recorded_steps(name, key)
+        if not steps:
+            return None
+        index = self._cursors.next(session, (name, key))
+        if index >= len(steps):
+            if self.exhausted == "simulate":
+                return None
+            if self.exhausted == "error":
+                self.stats.add("sequence_exhausted")
+                message = (
+                    f"Recorded sequence exhausted: {name} {args_json} was recorded {len(steps)} times and this"
+                    f" is call {index + 1} of this session (the server runs with --replay-exhausted error)"
+                )
+                return _Answer({}, None, {"code": INVALID_PARAMS, "message": message})
+            index = len(steps) - 1
+        step = steps[index]
+        self.stats.add("replayed")
+        if step["rpc_error"] is not None:
+            return _Answer({}, step["latency_ms"], step["rpc_error"])
+        recorded = step["result"]
+        result: dict[str, Any] = {"content": recorded["content"], "isError": recorded["isError"]}
+        structured = self._checked_structured(tool, recorded["structuredContent"], recorded["isError"], key)
+        if structured is not None:
+            result["structuredContent"] = structured
+        result["_meta"] = {
+            SOURCE_KEY: "replay",
+            PROVENANCE_KEY: step["provenance"],
+            ARGS_KEY: key,
+            STEP_KEY: step["step"],
+        }
+        return _Answer(result, step["latency_ms"])
+
+    def _recorded_steps(self, name: str, key: str) -> list[dict[str, Any]]:
+        cache_key = (name, key)
+        steps = self._steps.get(cache_key)
+        if steps is not None:
+            self._steps.move_to_end(cache_key)
+            return steps
+        steps = []
+        if self.store is not None:
+            for inventory in self.recording_inventories:
+                steps = self.store.response_steps(inventory, name, key)
+                if steps:
+                    break
+        self._steps[cache_key] = steps
+        if len(self._steps) > self._cache_size:
+            self._steps.popitem(last=False)
+        return steps
 
     def _answer(self, tool: _Tool, key: str, arguments: dict[str, Any], args_json: str) -> _Answer:
         name = tool.spec.name

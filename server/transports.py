@@ -26,10 +26,20 @@ def run_stdio(server: Server[Any]) -> None:
     anyio.run(serve_stdio, server)
 
 
-def run_http(app: ASGIApp, sock: socket.socket, on_ready: Callable[[], None] | None = None) -> None:
-    """Serve ``app`` on the bound socket until SIGINT/SIGTERM; ``on_ready`` runs once it accepts requests."""
+def run_http(
+    app: ASGIApp,
+    sock: socket.socket,
+    on_ready: Callable[[], None] | None = None,
+    tls: tuple[str, str] | None = None,
+) -> None:
+    """Serve ``app`` on the bound socket until SIGINT/SIGTERM; ``on_ready`` runs once it accepts requests.
+
+    ``tls``: ``(certificate file, key file)`` to serve HTTPS (PEM; checked by the caller).
+    """
     config = uvicorn.Config(
         app,
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -139,8 +140,10 @@ class FinmcpProcess(StartStop):
         health_check: bool = False,
         stop_timeout: float = 10.0,
         error: type[LaunchError] = LaunchError,
+        ca_file: str | None = None,
     ) -> None:
         self.program = program
+        self.ca_file = ca_file  # trusted for the /healthz check of an https listener
         self.args = list(args)
         self.module = module
         self.timeout = timeout
@@ -225,7 +228,12 @@ class FinmcpProcess(StartStop):
 
     def health(self) -> dict[str, Any]:
         """The ``/healthz`` JSON."""
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never via a proxy
+        handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]  # loopback: no proxy
+        if self.base.startswith("https:"):
+            handlers.append(
+                urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=self.ca_file))
+            )
+        opener = urllib.request.build_opener(*handlers)
         with opener.open(f"{self.base}/healthz", timeout=5) as response:
             return json.loads(response.read())
 
@@ -265,6 +273,7 @@ class LoopbackProcess(FinmcpProcess):
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         module: str | None = None,
+        ca_file: str | None = None,
     ) -> None:
         spec = self.spec
         super().__init__(
@@ -276,4 +285,5 @@ class LoopbackProcess(FinmcpProcess):
             health_check=spec.health_check,
             stop_timeout=spec.stop_timeout,
             error=self.error_type,
+            ca_file=ca_file,
         )

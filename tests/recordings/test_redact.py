@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from recordings.redact import (
@@ -94,3 +96,41 @@ def test_stored_header_json_is_the_redacted_list(headers):
     from recordings.trace_rows import headers_json
 
     assert headers_json(headers) == dumps(redact_headers(headers))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"params":{"arguments":{"\\u0061piKey":"s3cret-value","q":"x"}}}',
+        '{"params":{"arguments":{"api\\u005fkey" : "s3cret-value"}}}',
+        '{"params":{"arguments":{"Token":"s3cr\\u0065t-value"}}}',
+        '{"params":{"arguments":{"note":"\\u0042earer s3cret-value-123456789"}}}',
+        '{"params":{"arguments":{"note":"Bearer\\u0020s3cret-value-123456789"}}}',
+    ],
+)
+def test_secrets_spelled_with_json_escapes_are_redacted_on_the_parsed_message(body):
+    stored = redact_text(body)
+    assert "s3cret" not in stored and "s3cr" not in stored
+    assert "s3cret" not in json.dumps(json.loads(stored), ensure_ascii=False)
+    original, cleaned = json.loads(body), json.loads(stored)
+    assert cleaned["params"]["arguments"].keys() == original["params"]["arguments"].keys()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\\u7ea2\\u5229 \\u0041BC"}]}}',
+        '{"params":{"arguments":{"keyword":"\\u0061pple","tokens":5}}}',
+        '{"text": "\\\\u0061piKey is not an escape here",   "x": 1}',
+        '{"broken json \\u0061piKey',
+    ],
+)
+def test_escaped_bodies_without_secrets_are_stored_byte_for_byte(body):
+    assert redact_text(body) == body
+
+
+def test_escaped_secret_with_a_lone_surrogate_stays_encodable():
+    stored = redact_text('{"\\u0061piKey":"k","s":"\\ud800"}')
+    assert "[REDACTED]" in stored
+    stored.encode("utf-8")
+    assert json.loads(stored)["s"] == "\ud800"

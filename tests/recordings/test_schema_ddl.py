@@ -21,6 +21,12 @@ TABLE messages: CREATE TABLE "messages" ( "id" INTEGER PRIMARY KEY, "session_key
  "jsonrpc_id" TEXT, "method" TEXT, "kind" TEXT NOT NULL, "body" TEXT NOT NULL, "headers" TEXT )
 INDEX messages_run_sample_turn: CREATE INDEX "messages_run_sample_turn" ON "messages" ("run_id", "sample_id", "turn")
 INDEX messages_session_seq: CREATE INDEX "messages_session_seq" ON "messages" ("session_key", "seq")
+TABLE response_steps: CREATE TABLE "response_steps" ( "id" INTEGER PRIMARY KEY, "inventory" TEXT NOT NULL,
+ "tool" TEXT NOT NULL, "args_key" TEXT NOT NULL, "step" INTEGER NOT NULL, "arguments" TEXT NOT NULL, "content" TEXT,
+ "structured_content" TEXT, "is_error" INTEGER NOT NULL DEFAULT 0, "rpc_error" TEXT, "latency_ms" REAL,
+ "provenance" TEXT NOT NULL, "created" TEXT NOT NULL )
+INDEX response_steps_inventory_tool_args_key_step: CREATE UNIQUE INDEX "response_steps_inventory_tool_args_key_step"
+ ON "response_steps" ("inventory", "tool", "args_key", "step")
 TABLE responses: CREATE TABLE "responses" ( "id" INTEGER PRIMARY KEY, "inventory" TEXT NOT NULL, "tool" TEXT NOT NULL,
  "args_key" TEXT NOT NULL, "arguments" TEXT NOT NULL, "content" TEXT NOT NULL, "structured_content" TEXT,
  "is_error" INTEGER NOT NULL DEFAULT 0, "latency_ms" REAL, "provenance" TEXT NOT NULL, "created" TEXT NOT NULL )
@@ -46,7 +52,7 @@ def schema_text(path) -> str:
 def test_a_new_database_has_exactly_the_pinned_ddl(tmp_path):
     path = tmp_path / "new.sqlite"
     with RecordingStore.open(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
     assert schema_text(path) == normalised(EXPECTED)
     with sqlite3.connect(path) as conn:
         assert tuple(row[1] for row in conn.execute("PRAGMA table_info(calls)")) == CALLS_COLUMNS

@@ -27,7 +27,6 @@ from typing import Any, Self
 
 from proxy.testing import ProxyProcess
 from server.testing import ServerProcess
-from tests.support.net import get_json
 
 SERVER_SIGTERM_EXIT = -signal.SIGTERM
 PROXY_SIGTERM_EXIT = 0
@@ -64,8 +63,8 @@ def stderr_problems(text: str, allow: Sequence[str] = ()) -> list[str]:
 
 
 def health(proc: ServerProcess | ProxyProcess) -> dict[str, Any]:
-    """The child's ``/healthz`` JSON (needs no token on either program)."""
-    return get_json(f"{proc.base}/healthz")
+    """The child's ``/healthz`` JSON (needs no token on either program; https trusts the child's ``ca_file``)."""
+    return proc.health()
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal, Self
@@ -35,7 +36,9 @@ class RawUpstream:
         answers: int = 1,
         after: Literal["drop", "close"] = "drop",
         close_gate: threading.Event | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        self.tls = tls  # a server context: the upstream speaks HTTPS (url is https://)
         self.answers = answers
         self.after = after
         self.close_gate = close_gate
@@ -50,7 +53,7 @@ class RawUpstream:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/mcp"
 
     def ids(self) -> list[Any]:
         """The JSON-RPC ids of every request read, in order of arrival."""
@@ -94,6 +97,12 @@ class RawUpstream:
     def _serve(self, conn: socket.socket, index: int) -> None:
         buffer = bytearray()
         try:
+            if self.tls is not None:
+                plain = conn
+                conn = self.tls.wrap_socket(conn, server_side=True)
+                with self._lock:
+                    self._open.discard(plain)
+                    self._open.add(conn)
             for _ in range(self.answers):
                 message = self._read(conn, buffer, index)
                 if message is None:
