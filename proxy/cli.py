@@ -156,6 +156,7 @@ def build_serve_parser() -> argparse.ArgumentParser:
         default_port=DEFAULT_PORT,
         token_default=os.environ.get("FINMCP_PROXY_TOKEN"),
         token_help="require this token (Authorization: Bearer or X-Finmcp-Proxy-Token; or set FINMCP_PROXY_TOKEN)",
+        cors=True,
     )
     p.add_argument("--listen", type=_listen, dest="listen", action=DeprecatedAlias, new="--host H --port P")
     p.add_argument(
@@ -330,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         token=args.token,
         allow_hosts=args.allow_host,
         allow_origins=args.allow_origin,
+        cors_origins=args.cors_origin,
         upstream_headers=args.upstream_header,
         defaults=defaults,
         loop=args.loop,
