@@ -79,7 +79,9 @@ def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
-            kept = [(k, v) for k, v in message.get("headers", []) if not k.lower().startswith(b"access-control-")]
+            kept = [
+                (k, v) for k, v in message.get("headers", []) if not k.lower().startswith(b"access-control-")
+            ]
             message = {**message, "headers": kept + extra}
         await send(message)
 

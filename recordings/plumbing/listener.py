@@ -178,7 +178,9 @@ class ListenerPolicy:
             return None
         return origin
 
-    def preflight(self, method: bytes, headers: Mapping[bytes, bytes]) -> tuple[int, list[tuple[bytes, bytes]]] | None:
+    def preflight(
+        self, method: bytes, headers: Mapping[bytes, bytes]
+    ) -> tuple[int, list[tuple[bytes, bytes]]] | None:
         """The listener's own answer to a CORS preflight ``(status, headers)``; None when not one to answer.
 
         Only with CORS on: ``204`` with :meth:`preflight_headers` for a CORS origin, ``403`` (no CORS

@@ -131,7 +131,9 @@ def test_preflight_is_answered_by_the_proxy_and_never_forwarded(pair, page_origi
     assert refused.status_code == 403
     assert_no_cors(refused)
     # nothing of either reached the trace (the next request of the run is the first message)
-    modern_post(proxy.tagged("cors-pre", "s", 0), tool_call("GetCurrentTime"), {"Authorization": f"Bearer {TOKEN}"})
+    modern_post(
+        proxy.tagged("cors-pre", "s", 0), tool_call("GetCurrentTime"), {"Authorization": f"Bearer {TOKEN}"}
+    )
     messages = wait_messages(db, "cors-pre", count=2)
     assert [m["direction"] for m in messages] == ["c2s", "s2c"]
 
@@ -147,7 +149,9 @@ def test_forwarded_responses_carry_the_proxys_cors_headers_once(pair, page_origi
     assert through.content == direct.content  # the body is the upstream's, byte for byte
     assert [c["status"] for c in wait_calls(db, "cors-post", 1)] == ["ok"]
     with httpx2.Client(timeout=10) as http:  # handshake era: the session id the page must read is exposed
-        init = http.post(proxy.tagged("cors-post", "s", 0), json=initialize(), headers={**JSON_HEADERS, **auth})
+        init = http.post(
+            proxy.tagged("cors-post", "s", 0), json=initialize(), headers={**JSON_HEADERS, **auth}
+        )
     assert init.status_code == 200 and init.headers["mcp-session-id"]
     assert_actual_allowed(init, page_origin)
 

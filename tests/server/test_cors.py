@@ -37,9 +37,21 @@ def preflight(url: str, origin: str, method: str = "POST") -> httpx2.Response:
 def assert_preflight_allowed(response: httpx2.Response, origin: str, extra: tuple[str, ...] = ()) -> None:
     assert response.status_code == 204, response.text
     assert response.headers["access-control-allow-origin"] == origin
-    assert set(response.headers["access-control-allow-methods"].split(", ")) == {"GET", "POST", "DELETE", "OPTIONS"}
+    assert set(response.headers["access-control-allow-methods"].split(", ")) == {
+        "GET",
+        "POST",
+        "DELETE",
+        "OPTIONS",
+    }
     allowed = set(response.headers["access-control-allow-headers"].split(", "))
-    wanted = {"content-type", "authorization", "mcp-session-id", "mcp-protocol-version", "last-event-id", *extra}
+    wanted = {
+        "content-type",
+        "authorization",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+        *extra,
+    }
     assert wanted <= allowed, allowed
     assert int(response.headers["access-control-max-age"]) > 0
     assert response.headers["vary"] == "Origin"
@@ -102,7 +114,9 @@ async def _app_with_its_own_cors(scope, receive, send):
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _asgi(policy: SecuritySettings, method: str, headers: dict[str, str]) -> tuple[int, list[tuple[bytes, bytes]]]:
+def _asgi(
+    policy: SecuritySettings, method: str, headers: dict[str, str]
+) -> tuple[int, list[tuple[bytes, bytes]]]:
     sent: list[dict] = []
 
     async def receive():
@@ -125,19 +139,31 @@ def test_a_foreign_cors_origin_passes_the_origin_check_and_replaces_the_apps_cor
     assert [v for k, v in headers if k == b"access-control-allow-origin"] == [page.encode()]
     assert _asgi(policy, "POST", {"Origin": FOREIGN})[0] == 403
     assert _asgi(policy, "OPTIONS", {"Origin": page, "Access-Control-Request-Method": "POST"})[0] == 204
-    assert _asgi(policy, "OPTIONS", {"Origin": page, "Access-Control-Request-Method": "POST", "Host": "evil.example"})[0] == 421
+    assert (
+        _asgi(
+            policy,
+            "OPTIONS",
+            {"Origin": page, "Access-Control-Request-Method": "POST", "Host": "evil.example"},
+        )[0]
+        == 421
+    )
 
 
 def test_cors_is_off_by_default():
     policy = SecuritySettings.build("127.0.0.1")
     preflight = {"Origin": PAGE, "Access-Control-Request-Method": "POST"}
     status, headers = _asgi(policy, "OPTIONS", preflight)  # passed on to the app like any request
-    assert status == 200 and headers == [(b"content-type", b"text/plain"), (b"access-control-allow-origin", b"*")]
+    assert status == 200 and headers == [
+        (b"content-type", b"text/plain"),
+        (b"access-control-allow-origin", b"*"),
+    ]
     status, headers = _asgi(policy, "POST", {"Origin": PAGE})
     assert headers == [(b"content-type", b"text/plain"), (b"access-control-allow-origin", b"*")]
 
 
-@pytest.mark.parametrize("value", ["app.example", "http://app.example/path", "ftp://x", "http://u@x", "http://"])
+@pytest.mark.parametrize(
+    "value", ["app.example", "http://app.example/path", "ftp://x", "http://u@x", "http://"]
+)
 def test_a_malformed_cors_origin_is_a_clear_error(value, capsys):
     parser = argparse.ArgumentParser(prog="finmcp-server")
     add_listener_options(parser, default_port=1, token_help="t", cors=True)
@@ -145,4 +171,6 @@ def test_a_malformed_cors_origin_is_a_clear_error(value, capsys):
         parser.parse_args(["--cors-origin", value])
     assert exc.value.code == 2
     assert "expected scheme://host[:port]" in capsys.readouterr().err
-    assert parser.parse_args(["--cors-origin", "HTTP://LocalHost:5173/"]).cors_origin == ["http://localhost:5173"]
+    assert parser.parse_args(["--cors-origin", "HTTP://LocalHost:5173/"]).cors_origin == [
+        "http://localhost:5173"
+    ]

@@ -30,7 +30,7 @@ FLAGS = [
 
 
 @contextmanager
-def chromium_context(viewport: dict[str, int] | None = None) -> Iterator[Any]:
+def chromium_context(width: int = 1280, height: int = 860) -> Iterator[Any]:
     """A Playwright browser context of headless Chromium with a fresh profile (closed on exit)."""
     try:
         from playwright.sync_api import sync_playwright
@@ -46,7 +46,7 @@ def chromium_context(viewport: dict[str, int] | None = None) -> Iterator[Any]:
                 executable_path=CHROMIUM,
                 args=FLAGS,
                 headless=True,
-                viewport=viewport or {"width": 1280, "height": 860},
+                viewport={"width": width, "height": height},
             )
             try:
                 yield context

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """A Chromium page context (fresh profile), or a skip (a failure under CI) without Chromium/Playwright."""
-    with chromium_context({"width": 1280, "height": 860}) as context:
+    with chromium_context(1280, 860) as context:
         yield context
 
 
