@@ -385,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TlsConfigError) as exc:
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
         return 2
+    if config.cors_origins and config.transport != "http":
+        print("finmcp-proxy: --cors-origin needs --transport http (stdio has no listener)", file=sys.stderr)
+        return 2
     if config.tls_cert and config.transport != "http":
         print(
             "finmcp-proxy: --tls-cert/--tls-key need --transport http (stdio has no listener)",

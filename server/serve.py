@@ -215,6 +215,8 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         raise ServeError(str(exc)) from None
     if tls is not None and args.transport == "stdio":
         raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
+    if args.cors_origin and args.transport == "stdio":
+        raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
     services = build_services(args)
     if args.transport == "stdio":
         if len(services) != 1:

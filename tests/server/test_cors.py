@@ -174,3 +174,16 @@ def test_a_malformed_cors_origin_is_a_clear_error(value, capsys):
     assert parser.parse_args(["--cors-origin", "HTTP://LocalHost:5173/"]).cors_origin == [
         "http://localhost:5173"
     ]
+
+
+def test_cors_without_a_listener_is_a_clear_error(capsys):
+    from proxy.cli import main as proxy_main
+    from server.cli import main as server_main
+
+    assert server_main(["--transport", "stdio", "--cors-origin", PAGE]) == 2
+    assert "--cors-origin needs an HTTP transport" in capsys.readouterr().err
+    assert (
+        proxy_main(["--transport", "stdio", "--db", "x", "--cors-origin", PAGE, "--upstream-cmd", "--", "x"])
+        == 2
+    )
+    assert "--cors-origin needs --transport http" in capsys.readouterr().err
