@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from proxy.capture import PendingCall, Session
 from proxy.http_types import Request, Settings
-from proxy.http_wire import chunk, error_response
+from proxy.http_wire import chunk, error_response, with_cors
 from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
 from proxy.ordered_output import OrderedOutput
 from proxy.tags import Tags
@@ -107,6 +107,7 @@ class Exchange:
         self.timer: asyncio.TimerHandle | None = None
         self.connecting: asyncio.Task[None] | None = None
         self.arrived_ns = conn.arrived_ns
+        self.cors: list[tuple[bytes, bytes]] = []  # a --cors-origin page's request: headers for its response
 
     # ---------------------------------------------------------------- start
 
@@ -238,6 +239,8 @@ class Exchange:
         self._guarded(self._flush)
 
     def _head(self, response: Response) -> None:
+        if self.cors:  # the one change to an upstream head: a browser page needs the CORS headers
+            response.head = with_cors(response.head, self.cors)
         self.response = response
         self._touch()
         if self.deferred:
@@ -409,7 +412,7 @@ class Exchange:
             self._adopt_session(None)
         self.output.after(self._fail_calls("transport_error", reason))
         if not self.head_sent:
-            whole, body = error_response(status, reason, self.request_ids or None)
+            whole, body = error_response(status, reason, self.request_ids or None, extra=self.cors)
             for msg in parse_body(body):
                 self.tracer.log(self.session, self.tags, "s2c", msg)
             self.output.emit(whole)
