@@ -118,8 +118,12 @@ def ready(name: str) -> bool:
         return False
 
 
-def _run(cmd: list[str]) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+def _run(cmd: list[str], attempts: int = 2) -> None:
+    """Run an install command; a failed one is tried once more (a registry hiccup), then raises."""
+    for _ in range(attempts):
+        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+        if done.returncode == 0:
+            return
     if done.returncode != 0:
         raise RuntimeError(
             f"{' '.join(cmd)} failed ({done.returncode}):\n{(done.stderr or done.stdout)[-2000:]}"
@@ -169,9 +173,12 @@ def provision(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Provision the named clients (default: all), two at a time; print one line per client."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("names", nargs="*", choices=[*CLIENTS, []], metavar="NAME", help=", ".join(CLIENTS))
+    parser.add_argument("names", nargs="*", metavar="NAME", help=", ".join(CLIENTS))
     parser.add_argument("--check", action="store_true", help="only report which clients are ready")
     args = parser.parse_args(argv)
+    unknown = [name for name in args.names if name not in CLIENTS]
+    if unknown:
+        parser.error(f"unknown client {', '.join(unknown)} (the clients: {', '.join(CLIENTS)})")
     names = args.names or list(CLIENTS)
     if args.check:
         for name in names:

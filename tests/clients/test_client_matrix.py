@@ -32,8 +32,7 @@ from tests.support.postgres import require_or_skip
 from tests.support.processes import Children
 from tests.support.traces import wait_calls
 
-pytestmark = pytest.mark.slow
-
+REPO = Path(__file__).resolve().parents[2]
 DRIVERS = Path(__file__).parent / "drivers"
 SAMPLE = "s1"
 VALID: tuple[str, dict[str, Any]] = ("SearchFunds", {"keyword": "红利", "size": 3})
@@ -41,7 +40,7 @@ INVALID: tuple[str, dict[str, Any]] = ("SearchFunds", {"sortOrder": "up"})
 UNKNOWN: tuple[str, dict[str, Any]] = ("NoSuchTool", {"fund": "x"})
 CALLS = [VALID, INVALID, UNKNOWN]
 STATUSES = ["ok", "tool_error", "rpc_error"]
-DRIVER_TIMEOUT_S = 120.0
+DRIVER_TIMEOUT_S = 180.0
 
 
 @dataclass(frozen=True)
@@ -186,6 +185,7 @@ def outcomes(request: pytest.FixtureRequest, stack: Stack) -> dict[str, Outcome]
     return run_all([case for case in selected if missing(case) is None], stack)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_client_lists_calls_and_is_traced_exactly(
     case: Case, outcomes: dict[str, Outcome], stack: Stack
@@ -234,3 +234,20 @@ def expected_arguments(case: Case, tool: str, arguments: dict[str, Any]) -> dict
             key: value if isinstance(value, str) else json.dumps(value) for key, value in arguments.items()
         }
     return arguments
+
+
+def test_docs_matrix_has_one_row_per_case_with_the_pinned_versions() -> None:
+    """docs/proxy.md's table is this module's matrix: one row per case, naming each pinned version."""
+    text = (REPO / "docs" / "proxy.md").read_text(encoding="utf-8")
+    section = text.split("## Client matrix", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| client")
+    ]
+    assert len(rows) == len(CASES)
+    for row, case in zip(rows, CASES, strict=True):
+        transport = "stdio" if "stdio" in row.split("|")[3] else "http"
+        era = "2026" if "2026-07-28" in row.split("|")[4] else "handshake"
+        assert (transport, era) == (case.transport, case.era), row
+    for env in provision.CLIENTS.values():
+        name, _, version = env.label.rpartition("==" if env.kind == "python" else "@")
+        assert version in section and name.split("/")[-1] in section, env.label

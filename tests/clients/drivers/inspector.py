@@ -36,7 +36,7 @@ def main() -> None:
 
     def inspector(*method: str) -> subprocess.CompletedProcess[str]:
         command = [*program, *target_before, *method, *target_after]
-        return subprocess.run(command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        return subprocess.run(command, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
 
     listed = inspector("--method", "tools/list")
     if listed.returncode != 0:
