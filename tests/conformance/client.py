@@ -3,7 +3,7 @@
 ``conformance client --command "python client.py"`` starts one test server per scenario, appends its
 URL and names the scenario in ``MCP_CONFORMANCE_SCENARIO``. This script plays that scenario with the
 mcp SDK's ``Client`` (handshake era, the suite's servers speak 2025-xx). With ``--proxy-db DB`` it
-first starts ``finmcp-proxy --upstream URL --db DB`` on loopback and talks to the proxy instead, so the
+first starts ``finmcp-proxy --upstream URL --db DB --run conformance`` on loopback and talks to the proxy instead, so the
 same scenario runs direct and through the proxy. The suite's URLs say ``localhost``; the client uses
 127.0.0.1 (tests reach nothing else, and the suite's servers are bound there by ``loopback.mjs``).
 """
@@ -25,6 +25,7 @@ from mcp_types import ElicitRequestParams, ElicitResult
 from proxy.testing import ProxyProcess
 
 Scenario = Callable[[str], Awaitable[None]]
+RUN = "conformance"  # the run tag of the proxy's trace rows
 
 
 async def list_tools_only(url: str) -> None:
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     url = loopback(args.url)
     with ExitStack() as stack:
         if args.proxy_db:
-            proxy = stack.enter_context(ProxyProcess(["--upstream", url, "--db", args.proxy_db]))
+            proxy_args = ["--upstream", url, "--db", args.proxy_db, "--run", RUN]
+            proxy = stack.enter_context(ProxyProcess(proxy_args))
             url = proxy.url
         anyio.run(scenario, url)
     return 0
