@@ -350,7 +350,9 @@ class Exchange:
             if not event.data:
                 continue
             if not self.calls and not self.methods and not session.resuming:
-                self.tracer.log_raw(session, self.tags, "s2c", event.data)  # a GET stream: parsed when written
+                self.tracer.log_raw(
+                    session, self.tags, "s2c", event.data
+                )  # a GET stream: parsed when written
                 continue
             for msg in parse_body(event.data):
                 if msg.kind in ("response", "error"):

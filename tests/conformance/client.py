@@ -42,7 +42,9 @@ async def call_every_tool(url: str) -> None:
             await client.call_tool(tool.name, arguments)
 
 
-async def apply_elicitation_defaults(_context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+async def apply_elicitation_defaults(
+    context: ClientRequestContext, params: ElicitRequestParams
+) -> ElicitResult:
     """Accept an elicitation with every ``default`` its requested schema declares (SEP-1034)."""
     schema: dict[str, Any] = getattr(params, "requested_schema", None) or {}
     properties: dict[str, Any] = schema.get("properties", {}) if isinstance(schema, dict) else {}

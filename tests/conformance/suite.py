@@ -94,7 +94,10 @@ def results(out: Path) -> dict[str, Outcome]:
         )
         outcomes[name] = Outcome(
             len(statuses),
-            statuses.count("SUCCESS"), statuses.count("FAILURE"), statuses.count("WARNING"), failures
+            statuses.count("SUCCESS"),
+            statuses.count("FAILURE"),
+            statuses.count("WARNING"),
+            failures,
         )
     return outcomes
 
@@ -115,7 +118,9 @@ class Suite:
 
     @property
     def everything(self) -> Path:
-        return self.root / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+        return (
+            self.root / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+        )
 
     def node_command(self, script: Path, *args: str) -> list[str]:
         """``node --import loopback.mjs SCRIPT ARGS`` with the provisioned Node 22."""
@@ -154,7 +159,9 @@ def provisioned() -> Suite:
     suite = Suite(home())
     missing = [p for p in (suite.node, suite.cli, suite.everything) if not p.exists()]
     if missing:
-        require_or_skip(f"the MCP conformance suite is not provisioned (missing {missing[0]}); run {PROVISION}")
+        require_or_skip(
+            f"the MCP conformance suite is not provisioned (missing {missing[0]}); run {PROVISION}"
+        )
     return suite
 
 

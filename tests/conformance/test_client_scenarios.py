@@ -48,7 +48,9 @@ def client_scenarios(suite: Suite) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(suite: Suite, client_scenarios: list[str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientRuns]:
+def runs(
+    suite: Suite, client_scenarios: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClientRuns]:
     tmp = tmp_path_factory.mktemp("conformance-client")
     client = f"{shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
     dbs = {name: tmp / f"{name}.sqlite" for name in client_scenarios}

@@ -129,5 +129,11 @@ def test_the_proxy_logged_every_call_and_message_of_the_suite(runs):
         kinds = {k for (k,) in conn.execute("SELECT DISTINCT kind FROM messages WHERE direction = 's2c'")}
     assert calls_sent >= 5 and len(rows) == calls_sent
     assert all(status != "pending" for _, status in rows)
-    assert {"initialize", "resources/list", "prompts/list", "logging/setLevel", "resources/subscribe"} <= methods
+    assert {
+        "initialize",
+        "resources/list",
+        "prompts/list",
+        "logging/setLevel",
+        "resources/subscribe",
+    } <= methods
     assert {"response", "error"} <= kinds

@@ -173,7 +173,12 @@ def _unanswered_call(url: str) -> list[dict[str, Any]]:
     """Initialize, then POST one ``tools/call`` and read its stream to the end: the messages on it."""
     with httpx2.Client(timeout=10) as http:
         sid = _open_session(http, url)
-        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {}},
+        }
         return sse_messages(_post(http, url, call, sid).content)
 
 
