@@ -20,7 +20,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -126,13 +126,14 @@ class Suite:
         """``node --import loopback.mjs SCRIPT ARGS`` with the provisioned Node 22."""
         return [str(self.node), "--import", LOOPBACK.as_uri(), str(script), *args]
 
-    def _start(self, args: Sequence[str], out: Path, label: str) -> Run:
+    def _start(self, args: Sequence[str], out: Path, label: str, env: Mapping[str, str] | None = None) -> Run:
         out.mkdir(parents=True, exist_ok=True)
         process = subprocess.Popen(
             self.node_command(self.cli, *args, "--output-dir", str(out)),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=out,
+            env=None if env is None else dict(env),
         )
         return Run(process, out, label)
 
@@ -140,9 +141,11 @@ class Suite:
         """Start every server scenario (``--suite all``) against ``url``."""
         return self._start(["server", "--url", url, "--suite", "all"], out, label)
 
-    def start_client_run(self, scenario: str, command: str, out: Path, label: str) -> Run:
-        """Start one client scenario; the suite runs ``command <its server's URL>``."""
-        return self._start(["client", "--scenario", scenario, "--command", command], out, label)
+    def start_client_run(
+        self, scenario: str, command: str, out: Path, label: str, env: Mapping[str, str] | None = None
+    ) -> Run:
+        """Start one client scenario; the suite runs ``command <its server's URL>`` (with ``env``)."""
+        return self._start(["client", "--scenario", scenario, "--command", command], out, label, env)
 
     def scenarios(self, side: str) -> list[str]:
         """The suite's scenario names for ``side`` (``server`` or ``client``), as ``list`` prints them."""

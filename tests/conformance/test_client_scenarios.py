@@ -1,8 +1,9 @@
 """The official suite's client scenarios, direct and with finmcp-proxy between the client and the suite.
 
-Each client scenario brings its own test server; the suite runs ``client.py URL`` against it. Run
-with ``--proxy-db DB``, client.py puts a finmcp-proxy in front of that server first, so the same
-mcp SDK client plays the scenario through the proxy. Every scenario that passes direct must pass
+Each client scenario brings its own test server; the suite runs ``client.py URL`` against it, which
+hands the scenario to this module's :class:`tests.conformance.sdk_client.ClientService` (the mcp SDK
+client, imported once). Run with ``--proxy-db DB``, a finmcp-proxy goes in front of that server first,
+so the same client plays the scenario through the proxy. Every scenario that passes direct must pass
 through the proxy (``sse-retry`` is SEP-1699 resumption: the proxy must not answer for a stream the
 server closed on purpose), and the proxy's trace holds the scenario's calls with the status the
 client saw. The ``auth/*`` scenarios need an OAuth client, which this client is not (they fail
@@ -11,6 +12,7 @@ direct, so they are not run; docs/proxy.md).
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from collections.abc import Iterator
@@ -19,13 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.client import RUN, SCENARIOS
-from tests.conformance.suite import HERE, Outcome, Suite, provisioned
+from tests.conformance.sdk_client import CLIENT, RUN, SCENARIOS, SERVICE_ENV, ClientService
+from tests.conformance.suite import Outcome, Suite, provisioned
 from tests.support.traces import read_calls
 
 pytestmark = pytest.mark.slow
-
-CLIENT = HERE / "client.py"
 
 
 @dataclass(frozen=True)
@@ -52,26 +52,30 @@ def runs(
     suite: Suite, client_scenarios: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ClientRuns]:
     tmp = tmp_path_factory.mktemp("conformance-client")
+    service = ClientService()
     client = f"{shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
+    env = {**os.environ, SERVICE_ENV: service.address}
     dbs = {name: tmp / f"{name}.sqlite" for name in client_scenarios}
-    direct = {
-        name: suite.start_client_run(name, client, tmp / "direct" / name, f"client scenario {name}")
-        for name in client_scenarios
-    }
-    proxied = {
-        name: suite.start_client_run(
-            name,
-            f"{client} --proxy-db {shlex.quote(str(dbs[name]))}",
-            tmp / "proxied" / name,
-            f"client scenario {name} through the proxy",
+    with service:
+        direct = {
+            name: suite.start_client_run(name, client, tmp / "direct" / name, f"client scenario {name}", env)
+            for name in client_scenarios
+        }
+        proxied = {
+            name: suite.start_client_run(
+                name,
+                f"{client} --proxy-db {shlex.quote(str(dbs[name]))}",
+                tmp / "proxied" / name,
+                f"client scenario {name} through the proxy",
+                env,
+            )
+            for name in client_scenarios
+        }
+        yield ClientRuns(
+            {name: run.wait()[name] for name, run in direct.items()},
+            {name: run.wait()[name] for name, run in proxied.items()},
+            dbs,
         )
-        for name in client_scenarios
-    }
-    yield ClientRuns(
-        {name: run.wait()[name] for name, run in direct.items()},
-        {name: run.wait()[name] for name, run in proxied.items()},
-        dbs,
-    )
 
 
 def test_the_client_plays_every_non_auth_scenario_of_the_suite(client_scenarios):
