@@ -14,6 +14,7 @@ scenario. Every Node process gets ``loopback.mjs`` preloaded, so whatever it lis
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -147,6 +148,7 @@ class Suite:
         """Start one client scenario; the suite runs ``command <its server's URL>`` (with ``env``)."""
         return self._start(["client", "--scenario", scenario, "--command", command], out, label, env)
 
+    @functools.cache  # noqa: B019  (a few frozen Suite values per session: nothing to leak)
     def scenarios(self, side: str) -> list[str]:
         """The suite's scenario names for ``side`` (``server`` or ``client``), as ``list`` prints them."""
         shown = subprocess.run(

@@ -169,8 +169,11 @@ def _open_session(http: httpx2.Client, url: str) -> str:
     return response.headers["mcp-session-id"]
 
 
-def _unanswered_call(url: str) -> list[dict[str, Any]]:
-    """Initialize, then POST one ``tools/call`` and read its stream to the end: the messages on it."""
+def _unanswered_call(url: str, delete: bool = False) -> list[dict[str, Any]]:
+    """Initialize, POST one ``tools/call`` and read its stream to the end: the messages on it.
+
+    ``delete``: then end the session with ``DELETE``.
+    """
     with httpx2.Client(timeout=10) as http:
         sid = _open_session(http, url)
         call = {
@@ -179,7 +182,10 @@ def _unanswered_call(url: str) -> list[dict[str, Any]]:
             "method": "tools/call",
             "params": {"name": "slow", "arguments": {}},
         }
-        return sse_messages(_post(http, url, call, sid).content)
+        messages = sse_messages(_post(http, url, call, sid).content)
+        if delete:
+            http.delete(url, headers={"Mcp-Session-Id": sid, "MCP-Protocol-Version": HANDSHAKE})
+        return messages
 
 
 def test_a_stream_without_event_ids_that_ends_unanswered_still_gets_the_proxys_error(proxy_process, tmp_path):
@@ -204,3 +210,13 @@ def test_a_call_whose_resumption_never_comes_fails_when_the_proxy_stops(children
         [row] = read_calls(db, "never")
         assert row["status"] == "transport_error"
         assert "stopped before the response" in row["rpc_error"]["message"]
+
+
+def test_a_call_awaiting_resumption_fails_when_its_session_ends(proxy_process, tmp_path):
+    db = tmp_path / "runs.sqlite"
+    for upstream in _serve(ResumableUpstream(answer_on_get=False)):
+        proxy = proxy_process(["--upstream", upstream.url, "--db", str(db), "--run", "deleted"])
+        _unanswered_call(proxy.url, delete=True)
+        [row] = wait_calls(db, "deleted", 1, settled=True)
+        assert row["status"] == "transport_error"
+        assert "session ended before the resumed stream answered" in row["rpc_error"]["message"]
