@@ -95,6 +95,8 @@ def test_every_client_scenario_that_passes_direct_passes_through_the_proxy(runs)
 def test_the_proxy_logged_each_scenarios_calls_with_the_status_the_client_saw(runs):
     calls = {name: read_calls(db, RUN) for name, db in runs.dbs.items()}
     assert [(c["tool"], c["status"]) for c in calls["tools_call"]] == [("add_numbers", "ok")]
+    elicited = [(c["tool"], c["status"]) for c in calls["elicitation-sep1034-client-defaults"]]
+    assert elicited == [("test_client_elicitation_defaults", "ok")]
     # the answer came on the resumed GET stream, after the POST's stream ended without it
     [resumed] = calls["sse-retry"]
     assert (resumed["tool"], resumed["status"]) == ("test_reconnection", "ok")
