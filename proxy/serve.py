@@ -181,6 +181,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     finally:
         server.close()
         proxy.close()
+        runtime.tracer.fail_pending("the proxy stopped before the response")  # e.g. awaiting a resumed stream
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 3)
 
