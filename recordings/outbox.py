@@ -33,29 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from recordings.clock import utc_now_iso
-from recordings.schema import CALLS_COLUMNS, connect
+from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS, connect
 from recordings.trace import SESSION_FIELDS
 
 TABLE_CODES = {"runs": 1, "sessions": 2, "calls": 3, "messages": 4}
 """The ``tbl`` number an outbox entry names its table by (smaller than text in every entry)."""
 TABLE_NAMES = {code: name for name, code in TABLE_CODES.items()}
 
-MESSAGE_COLUMNS: tuple[str, ...] = (
-    "id",
-    "session_key",
-    "run_id",
-    "sample_id",
-    "turn",
-    "direction",
-    "seq",
-    "t_ns",
-    "wall_time",
-    "jsonrpc_id",
-    "method",
-    "kind",
-    "body",
-    "headers",
-)
 SESSION_COLUMNS: tuple[str, ...] = ("session_key", *SESSION_FIELDS)
 RUN_COLUMNS: tuple[str, ...] = ("run_id", "created", "meta")
 COLUMNS: dict[str, tuple[str, ...]] = {

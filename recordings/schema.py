@@ -108,6 +108,25 @@ CALLS_COLUMNS: tuple[str, ...] = (
     "trial",
 )
 """The exact column list of ``calls``, in table order (the evaluator's contract)."""
+JSON_CALL_COLUMNS: tuple[str, ...] = ("arguments", "result", "rpc_error", "jsonrpc_id")
+"""The ``calls`` columns that hold JSON text."""
+MESSAGE_COLUMNS: tuple[str, ...] = (
+    "id",
+    "session_key",
+    "run_id",
+    "sample_id",
+    "turn",
+    "direction",
+    "seq",
+    "t_ns",
+    "wall_time",
+    "jsonrpc_id",
+    "method",
+    "kind",
+    "body",
+    "headers",
+)
+"""The column list of ``messages``, in table order."""
 
 TRACES_DDL = (
     """CREATE TABLE "runs" (

@@ -3,29 +3,44 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from recordings.connection import StoreConnection, where_equal
-from recordings.schema import CALLS_COLUMNS
+from recordings.schema import CALLS_COLUMNS, JSON_CALL_COLUMNS, MESSAGE_COLUMNS
 from recordings.trace import SESSION_FIELDS
 
-_JSON_CALL_COLUMNS = ("arguments", "result", "rpc_error", "jsonrpc_id")
-MESSAGE_COLUMNS = (
-    "id",
-    "session_key",
-    "run_id",
-    "sample_id",
-    "turn",
-    "direction",
-    "seq",
-    "t_ns",
-    "wall_time",
-    "jsonrpc_id",
-    "method",
-    "kind",
-    "body",
-    "headers",
-)
+
+def call_from_row(row: Sequence[Any], parse_json: bool = True) -> dict[str, Any]:
+    """A ``calls`` row (:data:`CALLS_COLUMNS` order) as a dict, its JSON columns decoded with ``parse_json``."""
+    call = dict(zip(CALLS_COLUMNS, row, strict=True))
+    if parse_json:
+        for name in JSON_CALL_COLUMNS:
+            if call[name] is not None:
+                call[name] = json.loads(call[name])
+    return call
+
+
+def message_from_row(row: Sequence[Any]) -> dict[str, Any]:
+    """A ``messages`` row (:data:`MESSAGE_COLUMNS` order) as a dict; ``headers`` and ``jsonrpc_id`` decoded."""
+    message = dict(zip(MESSAGE_COLUMNS, row, strict=True))
+    for name in ("headers", "jsonrpc_id"):
+        if message[name] is not None:
+            message[name] = json.loads(message[name])
+    return message
+
+
+def run_from_row(row: Sequence[Any]) -> dict[str, Any]:
+    """A ``(run_id, created, meta, calls, samples, sessions)`` row as a run summary, ``meta`` decoded."""
+    run_id, created, meta, n_calls, n_samples, n_sessions = row
+    return {
+        "run_id": run_id,
+        "created": created,
+        "meta": None if meta is None else json.loads(meta),
+        "calls": int(n_calls),
+        "samples": int(n_samples),
+        "sessions": int(n_sessions),
+    }
 
 
 class TraceReadMixin(StoreConnection):
@@ -56,15 +71,7 @@ class TraceReadMixin(StoreConnection):
         sql += " ORDER BY sample_id, turn, seq, id"
         with self._locked():
             rows = self._execute(sql, params).fetchall()
-        out = []
-        for row in rows:
-            call = dict(zip(CALLS_COLUMNS, row, strict=True))
-            if parse_json:
-                for name in _JSON_CALL_COLUMNS:
-                    if call[name] is not None:
-                        call[name] = json.loads(call[name])
-            out.append(call)
-        return out
+        return [call_from_row(row, parse_json) for row in rows]
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run with ``run_id, created, meta`` (decoded) and counts: ``calls, samples, sessions``."""
@@ -77,17 +84,7 @@ class TraceReadMixin(StoreConnection):
         )
         with self._locked():
             rows = self._conn.execute(sql).fetchall()
-        return [
-            {
-                "run_id": run_id,
-                "created": created,
-                "meta": None if meta is None else json.loads(meta),
-                "calls": n_calls,
-                "samples": n_samples,
-                "sessions": n_sessions,
-            }
-            for run_id, created, meta, n_calls, n_samples, n_sessions in rows
-        ]
+        return [run_from_row(row) for row in rows]
 
     def sessions(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Session rows (all, or one run's), ordered by start time."""
@@ -103,16 +100,8 @@ class TraceReadMixin(StoreConnection):
 
         ``body`` is the stored text; ``headers`` and ``jsonrpc_id`` are decoded.
         """
-        columns = MESSAGE_COLUMNS
         where, params = where_equal(session_key=session_key, run_id=run_id)
-        sql = f"SELECT {', '.join(columns)} FROM messages{where}"
+        sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages{where}"
         with self._locked():
             rows = self._execute(sql + " ORDER BY session_key, seq, id", params).fetchall()
-        out = []
-        for row in rows:
-            message = dict(zip(columns, row, strict=True))
-            for name in ("headers", "jsonrpc_id"):
-                if message[name] is not None:
-                    message[name] = json.loads(message[name])
-            out.append(message)
-        return out
+        return [message_from_row(row) for row in rows]

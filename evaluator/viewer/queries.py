@@ -21,27 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.viewer.source import Source
+from recordings.schema import CALLS_COLUMNS
 from recordings.transcripts import failure
 
-CALL_COLUMNS = (
-    "id",
-    "trial",
-    "turn",
-    "seq",
-    "tool",
-    "arguments",
-    "result",
-    "rpc_error",
-    "status",
-    "t_req_ns",
-    "t_resp_ns",
-    "wall_time",
-    "latency_ms",
-    "call_group",
-    "group_source",
-    "session_key",
-    "jsonrpc_id",
+CALL_COLUMNS = tuple(
+    c for c in CALLS_COLUMNS if c not in ("run_id", "sample_id", "client_name", "protocol_version")
 )
+"""The ``calls`` columns a sample's page shows (the run and sample are the page's own)."""
 PAGE_MAX = 500
 OUTPUT_MAX_CHARS = 200_000
 """A call's output larger than this is sent cut (with a note): a page stays responsive."""

@@ -23,11 +23,10 @@ from typing import Any
 from recordings.errors import RecordingsError, SchemaVersionError
 from recordings.postgres.connection import connect, redacted_url
 from recordings.postgres.schema import SCHEMA_VERSION, current_version, migrate
-from recordings.schema import CALLS_COLUMNS
+from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
 from recordings.trace import SESSION_FIELDS
-from recordings.trace_read import MESSAGE_COLUMNS
+from recordings.trace_read import call_from_row, message_from_row, run_from_row
 
-JSON_CALL_COLUMNS = ("arguments", "result", "rpc_error", "jsonrpc_id")
 STREAM_BATCH = 5000
 """Rows fetched per round trip by a server-side cursor."""
 
@@ -117,15 +116,7 @@ class PgTraceReader:
         sql = f"SELECT {', '.join(CALLS_COLUMNS)} FROM calls{where}" + order_by(
             ("sample_id", True), ("turn", False), ("seq", False), ("id", False)
         )
-        out = []
-        for row in self._rows(sql, params):
-            call = dict(zip(CALLS_COLUMNS, row, strict=True))
-            if parse_json:
-                for name in JSON_CALL_COLUMNS:
-                    if call[name] is not None:
-                        call[name] = json.loads(call[name])
-            out.append(call)
-        return out
+        return [call_from_row(row, parse_json) for row in self._rows(sql, params)]
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run with ``run_id, created, meta`` (decoded) and counts: ``calls, samples, sessions``."""
@@ -137,17 +128,7 @@ class PgTraceReader:
             " LEFT JOIN (SELECT run_id, count(*) AS n FROM sessions GROUP BY run_id) s"
             "  ON s.run_id = r.run_id" + order_by(("r.created", True), ("r.run_id", True))
         )
-        return [
-            {
-                "run_id": run_id,
-                "created": created,
-                "meta": None if meta is None else json.loads(meta),
-                "calls": int(n_calls),
-                "samples": int(n_samples),
-                "sessions": int(n_sessions),
-            }
-            for run_id, created, meta, n_calls, n_samples, n_sessions in self._rows(sql)
-        ]
+        return [run_from_row(row) for row in self._rows(sql)]
 
     def sessions(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Session rows (all, or one run's), ordered by start time."""
@@ -164,14 +145,7 @@ class PgTraceReader:
         sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages{where}" + order_by(
             ("session_key", True), ("seq", False), ("id", False)
         )
-        out = []
-        for row in self._rows(sql, params):
-            message = dict(zip(MESSAGE_COLUMNS, row, strict=True))
-            for name in ("headers", "jsonrpc_id"):
-                if message[name] is not None:
-                    message[name] = json.loads(message[name])
-            out.append(message)
-        return out
+        return [message_from_row(row) for row in self._rows(sql, params)]
 
     def stream(self, sql: str, params: Sequence[Any] = (), batch: int = STREAM_BATCH) -> Iterator[tuple]:
         """Rows of ``sql`` through a server-side cursor, ``batch`` per round trip (bounded memory)."""

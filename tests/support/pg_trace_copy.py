@@ -10,9 +10,8 @@ import sqlite3
 from pathlib import Path
 
 from recordings.postgres.connection import connect
-from recordings.schema import CALLS_COLUMNS
+from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
 from recordings.trace import SESSION_FIELDS
-from recordings.trace_read import MESSAGE_COLUMNS
 
 SESSION_COLUMNS = ("session_key", *SESSION_FIELDS)
 
