@@ -35,13 +35,16 @@ def test_real_model_drives_one_sample(tmp_path: Path) -> None:
     python = demo_llm.venv_python()
     bench = load_bench("finmcp-sim", tmp_path / "bench", limit=1)
     db, state = tmp_path / "runs.sqlite", tmp_path / "state.jsonl"
-    with demo_llm.llama_server(python, demo_llm.find_model(python), tmp_path / "llama.log") as url:
-        with Stack(SpawnConfig(db=db, recordings=bench.recordings)) as stack:
-            chat = ChatClient(url, demo_llm.MODEL_ALIAS, api_key_env=None, timeout=600, temperature=0)
-            agent = OpenAIAgent(chat, max_calls=MAX_CALLS, top_k=demo_llm.TOP_K)
-            config = RunConfig("real", stack.proxy_base, state, db, concurrency=1, progress=False)
-            summary = asyncio.run(run_agent(bench.refs, agent, config))
-            asyncio.run(agent.aclose())
+    model = demo_llm.find_model(python)
+    with (
+        demo_llm.llama_server(python, model, tmp_path / "llama.log") as url,
+        Stack(SpawnConfig(db=db, recordings=bench.recordings)) as stack,
+    ):
+        chat = ChatClient(url, demo_llm.MODEL_ALIAS, api_key_env=None, timeout=600, temperature=0)
+        agent = OpenAIAgent(chat, max_calls=MAX_CALLS, top_k=demo_llm.TOP_K)
+        config = RunConfig("real", stack.proxy_base, state, db, concurrency=1, progress=False)
+        summary = asyncio.run(run_agent(bench.refs, agent, config))
+        asyncio.run(agent.aclose())
     assert summary.done == 1, summary.errors
     (record,) = RunState(state).records("real")
     assert len(record["stopped"]) == len(bench.refs[0].turns)
