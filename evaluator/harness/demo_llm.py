@@ -223,6 +223,10 @@ def run_arguments(url: str, out: Path, samples: int, seed: int = 0) -> list[str]
     ]  # fmt: skip
 
 
+def _seconds(value: Any) -> str:
+    return f"{float(value):.1f} s" if isinstance(value, (int, float)) else "? s"
+
+
 def describe(report: dict[str, Any], state: list[dict[str, Any]]) -> list[str]:
     """Lines about what the model did per sample: calls, stop reasons, loops, malformed calls, events."""
     seconds = {str(r.get("sample")): r.get("seconds") for r in state}
@@ -235,7 +239,7 @@ def describe(report: dict[str, Any], state: list[dict[str, Any]]) -> list[str]:
             kinds[event["kind"]] = kinds.get(event["kind"], 0) + 1
         repeat = agent.get("repeat")
         lines.append(
-            f"  {row['id']}: {calls} calls in {seconds.get(str(row['id']), '?')} s, "
+            f"  {row['id']}: {calls} calls in {_seconds(seconds.get(str(row['id'])))}, "
             f"F1 {row.get('f1', 0):.2f}, stopped {'/'.join(agent.get('stopped') or ['?'])}"
             + (f", loop {repeat['tool']} ×{repeat['times']}" if repeat else "")
             + (f", {agent['malformed_calls']} malformed" if agent.get("malformed_calls") else "")
