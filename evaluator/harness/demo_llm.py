@@ -44,6 +44,9 @@ N_CTX = 8192
 """SmolLM2's context; the tools offered must fit in it with the conversation (hence ``TOP_K``)."""
 TOP_K = 8
 """Tools offered per turn (BM25 top-K of the user message): all 65 do not fit in 8192 tokens."""
+MAX_TOKENS = 256
+"""Completion tokens per request: a call or a short reply fits; without a cap the model, once it
+rambles, writes until its context is full (minutes per request)."""
 READY_TIMEOUT = 180.0
 
 
@@ -218,7 +221,7 @@ def run_arguments(url: str, out: Path, samples: int, seed: int = 0) -> list[str]
         "run", "--agent", "openai", "--llm-url", url, "--llm-model", MODEL_ALIAS,
         "--llm-timeout", "600", "--llm-retries", "1", "--spawn", "--bench", "finmcp-sim",
         "--limit", str(samples), "--run", RUN_ID, "--db", str(out / "runs.sqlite"),
-        "--concurrency", "1", "--top-k", str(TOP_K), "--temperature", "0", "--seed", str(seed),
+        "--concurrency", "1", "--top-k", str(TOP_K), "--temperature", "0", "--max-tokens", str(MAX_TOKENS), "--seed", str(seed),
         "--out", str(out / "report"), "--bootstrap", "200",
     ]  # fmt: skip
 

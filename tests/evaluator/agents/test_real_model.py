@@ -40,7 +40,14 @@ def test_real_model_drives_one_sample(tmp_path: Path) -> None:
         demo_llm.llama_server(python, model, tmp_path / "llama.log") as url,
         Stack(SpawnConfig(db=db, recordings=bench.recordings)) as stack,
     ):
-        chat = ChatClient(url, demo_llm.MODEL_ALIAS, api_key_env=None, timeout=600, temperature=0)
+        chat = ChatClient(
+            url,
+            demo_llm.MODEL_ALIAS,
+            api_key_env=None,
+            timeout=600,
+            temperature=0,
+            max_tokens=demo_llm.MAX_TOKENS,
+        )
         agent = OpenAIAgent(chat, max_calls=MAX_CALLS, top_k=demo_llm.TOP_K)
         config = RunConfig("real", stack.proxy_base, state, db, concurrency=1, progress=False)
         summary = asyncio.run(run_agent(bench.refs, agent, config))
