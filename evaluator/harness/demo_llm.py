@@ -48,6 +48,23 @@ MAX_TOKENS = 256
 """Completion tokens per request: a call or a short reply fits; without a cap the model, once it
 rambles, writes until its context is full (minutes per request)."""
 READY_TIMEOUT = 180.0
+LAUNCHER = """\
+import runpy, sys
+import llama_cpp
+cap = int(sys.argv.pop(1))
+original = llama_cpp.Llama.create_completion
+def create_completion(self, *args, **kwargs):
+    if kwargs.get("max_tokens") is None:
+        kwargs["max_tokens"] = cap
+    return original(self, *args, **kwargs)
+llama_cpp.Llama.create_completion = create_completion
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+"""Runs ``python -m llama_cpp.server`` with every completion capped at MAX_TOKENS: the
+chatml-function-calling handler passes ``max_tokens=None`` to its inner completions (the request's
+``max_tokens`` is ignored once the model chose a tool), so a rambling argument string would run
+until the context is full — 6-7 minutes for one request on 2 cores."""
 
 
 def cache_dir() -> Path:
@@ -167,7 +184,7 @@ def llama_server(python: Path, model: Path, log_path: Path) -> Iterator[str]:
     Stops it (its whole process group) on the way out, whatever happened."""
     port = free_port()
     command = [
-        str(python), "-m", "llama_cpp.server", "--model", str(model),
+        str(python), "-c", LAUNCHER, str(MAX_TOKENS), "--model", str(model),
         "--model_alias", MODEL_ALIAS, "--chat_format", "chatml-function-calling",
         "--n_ctx", str(N_CTX), "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
