@@ -17,7 +17,7 @@ demo: $(STAMP)
 	$(BIN)/finmcp-eval demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25  # the slowest tests, for the 15-minute budget
 
 # the inner loop: everything but the tests marked slow (soak, crash, whole-benchmark rebuilds)
 test-fast: $(STAMP)

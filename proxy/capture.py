@@ -65,6 +65,8 @@ class Session:
     protocol_version: str | None = None
     era: str | None = None
     cancelled: set[str] = field(default_factory=set)
+    resuming: set[str] = field(default_factory=set)
+    """Ids of calls whose POST stream ended resumable before the answer (SEP-1699): it comes on a GET."""
 
 
 @dataclass(slots=True)
@@ -137,9 +139,29 @@ class Tracer:
         return session
 
     def end_session(self, key: str) -> None:
-        """Stamp a session's end (DELETE, stdio EOF)."""
-        if key in self.sessions:
-            self.writer.submit(lambda store: store.end_session(key))
+        """Stamp a session's end (DELETE, stdio EOF); calls still awaiting a resumed stream fail."""
+        session = self.sessions.get(key)
+        if session is None:
+            return
+        for call in self.pending_for(key, list(session.resuming)):
+            self.fail(call, "transport_error", "the session ended before the resumed stream answered")
+        self.writer.submit(lambda store: store.end_session(key))
+
+    def await_resumption(self, call: PendingCall) -> None:
+        """``call``'s stream ended resumable (an event id, SEP-1699): its answer may come on a GET stream."""
+        if not call.done:
+            call.session.resuming.add(call.id_text)
+
+    def resumed_call(self, session: Session, id_text: str) -> PendingCall | None:
+        """The call awaiting a resumed stream that a response with this id answers, if any."""
+        if id_text not in session.resuming:
+            return None
+        return self.pending.get((session.key, id_text))
+
+    def fail_pending(self, reason: str) -> None:
+        """Finish every call still awaiting its answer as a transport error (the proxy is stopping)."""
+        for call in list(self.pending.values()):
+            self.fail(call, "transport_error", reason)
 
     def _learn_client(self, session: Session, msg: Message) -> None:
         """Client name/version, protocol version and era from ``initialize`` or 2026 ``_meta``."""
@@ -388,6 +410,7 @@ class Tracer:
             return None
         call.done = True
         call.session.cancelled.discard(call.id_text)
+        call.session.resuming.discard(call.id_text)
         t_resp = time.monotonic_ns()
         self.groups.finished(call.placement, t_resp)
         self.calls_done += 1

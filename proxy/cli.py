@@ -2,11 +2,14 @@
 
 finmcp-proxy --upstream URL | --upstream-cmd "cmd args" | --upstream-sse URL
              [--host 127.0.0.1 --port 8766] [--transport http|stdio] --db runs.sqlite [--recordings rec.sqlite]
+finmcp-proxy --transport stdio --db runs.sqlite [options] --upstream-cmd -- cmd args...
+    (everything after ``--upstream-cmd --`` is the command, unquoted: the form other wrappers use)
 finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--out FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
 finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL|RECORDINGS | --against-cmd "cmd args"
+    (or, last: --against-cmd -- cmd args...)
 finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
     (ship what a stopped proxy left in its outbox; exits 0 when nothing is left)
 
@@ -20,6 +23,7 @@ import argparse
 import logging
 import os
 import re
+import shlex
 import sys
 from typing import Any
 
@@ -38,6 +42,23 @@ from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_a
 
 COMMANDS = ("serve", "sessions", "show", "export", "replay", "flush")
 DEFAULT_PORT = 8766
+COMMAND_FLAGS = ("--upstream-cmd", "--against-cmd")
+
+
+def command_after_dashes(argv: list[str]) -> list[str]:
+    """``argv`` with ``FLAG -- CMD ARGS...`` (the rest of the line) as ``FLAG "CMD ARGS..."`` for argparse.
+
+    ``FLAG`` is ``--upstream-cmd`` or ``--against-cmd``; the words after ``--`` are joined with shell
+    quoting, so the command the proxy splits again is exactly those words. Raises :class:`ValueError`
+    when nothing follows ``--``.
+    """
+    for index, arg in enumerate(argv[:-1]):
+        if arg in COMMAND_FLAGS and argv[index + 1] == "--":
+            command = argv[index + 2 :]
+            if not command:
+                raise ValueError(f"{arg} --: expected the command after '--'")
+            return [*argv[:index], arg, shlex.join(command)]
+    return argv
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -148,7 +169,10 @@ def build_serve_parser() -> argparse.ArgumentParser:
         "--upstream", metavar="URL", help="Streamable HTTP upstream, e.g. http://127.0.0.1:8765/mcp"
     )
     up.add_argument(
-        "--upstream-cmd", metavar="COMMAND", help='stdio upstream launched by the proxy: "cmd args..."'
+        "--upstream-cmd",
+        metavar="COMMAND",
+        help='stdio upstream launched by the proxy: "cmd args..." (one quoted word), or last on the line: '
+        "--upstream-cmd -- cmd args...",
     )
     up.add_argument("--upstream-sse", metavar="URL", help="legacy HTTP+SSE upstream, e.g. http://host/sse")
     add_listener_options(
@@ -156,6 +180,7 @@ def build_serve_parser() -> argparse.ArgumentParser:
         default_port=DEFAULT_PORT,
         token_default=os.environ.get("FINMCP_PROXY_TOKEN"),
         token_help="require this token (Authorization: Bearer or X-Finmcp-Proxy-Token; or set FINMCP_PROXY_TOKEN)",
+        cors=True,
     )
     p.add_argument("--listen", type=_listen, dest="listen", action=DeprecatedAlias, new="--host H --port P")
     p.add_argument(
@@ -268,7 +293,9 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "with --replay sequence --miss strict)",
     )
     against.add_argument(
-        "--against-cmd", metavar="COMMAND", help='a stdio MCP server to launch and call: "cmd args..."'
+        "--against-cmd",
+        metavar="COMMAND",
+        help='a stdio MCP server to launch and call: "cmd args...", or last: --against-cmd -- cmd args...',
     )
     s.add_argument(
         "--recordings-inventory",
@@ -295,6 +322,11 @@ def build_inspect_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-proxy``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = command_after_dashes(argv)
+    except ValueError as exc:
+        print(f"finmcp-proxy: {exc}", file=sys.stderr)
+        return 2
     if argv and argv[0] in COMMANDS[1:]:
         return _inspect(argv)
     if argv and argv[0] == "serve":
@@ -330,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         token=args.token,
         allow_hosts=args.allow_host,
         allow_origins=args.allow_origin,
+        cors_origins=args.cors_origin,
         upstream_headers=args.upstream_header,
         defaults=defaults,
         loop=args.loop,
@@ -351,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
                 Target.parse(url, tls)
     except (ValueError, TlsConfigError) as exc:
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
+        return 2
+    if config.cors_origins and config.transport != "http":
+        print("finmcp-proxy: --cors-origin needs --transport http (stdio has no listener)", file=sys.stderr)
         return 2
     if config.tls_cert and config.transport != "http":
         print(

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from proxy.capture import PendingCall, Session
 from proxy.http_types import Request, Settings
-from proxy.http_wire import chunk, error_response
+from proxy.http_wire import chunk, error_response, with_cors
 from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
 from proxy.ordered_output import OrderedOutput
 from proxy.tags import Tags
@@ -92,6 +92,7 @@ class Exchange:
         self.upstream: UpstreamConnection | None = None
         self.retried = False
         self.sse_parser: SSEParser | None = None  # set while an SSE response body is forwarded
+        self.resumable = False  # the SSE stream carried an event id: the client may resume it (SEP-1699)
         self.hold = False
         self.held: list[bytes] = []
         self.copy: list[bytes] = []
@@ -107,6 +108,7 @@ class Exchange:
         self.timer: asyncio.TimerHandle | None = None
         self.connecting: asyncio.Task[None] | None = None
         self.arrived_ns = conn.arrived_ns
+        self.cors: list[tuple[bytes, bytes]] = []  # a --cors-origin page's request: headers for its response
 
     # ---------------------------------------------------------------- start
 
@@ -238,6 +240,8 @@ class Exchange:
         self._guarded(self._flush)
 
     def _head(self, response: Response) -> None:
+        if self.cors:  # the one change to an upstream head: a browser page needs the CORS headers
+            response.head = with_cors(response.head, self.cors)
         self.response = response
         self._touch()
         if self.deferred:
@@ -295,6 +299,8 @@ class Exchange:
             self.conn.pool.release(self.upstream, response.keep_alive)
             self.upstream = None
         if self.sse_parser is not None:
+            if self.resumable and self._unanswered():  # the client resumes with GET + Last-Event-ID
+                self._await_resumption()
             if raw and self._unanswered():  # requests still unanswered get an error before the end
                 self._emit_sse(b"")
                 self.output.after(self._fail_calls("transport_error", NO_ANSWER))
@@ -342,18 +348,39 @@ class Exchange:
         waits: list[asyncio.Future[Any]] = []
         session: Session = self.session  # type: ignore[assignment]  # set before the response: see _parse_whole
         for event in events:
+            if event.id:
+                self.resumable = True
             if not event.data:
                 continue
-            if not self.calls and not self.methods:  # a GET stream: parse when the row is written
-                self.tracer.log_raw(session, self.tags, "s2c", event.data)
+            if not self.calls and not self.methods and not session.resuming:
+                self.tracer.log_raw(
+                    session, self.tags, "s2c", event.data
+                )  # a GET stream: parsed when written
                 continue
             for msg in parse_body(event.data):
                 if msg.kind in ("response", "error"):
-                    self.answered.add(msg.id_text or "null")
+                    id_text = msg.id_text or "null"
+                    self.answered.add(id_text)
+                    if id_text not in self.methods:  # maybe the answer of a call resumed on this stream
+                        resumed = self.tracer.resumed_call(session, id_text)
+                        if resumed is not None:
+                            self.calls[id_text] = resumed
                 future = self.tracer.server_message(session, self.tags, msg, self._method_of(msg))
                 if future is not None:
                     waits.append(future)
         return waits
+
+    def _await_resumption(self) -> None:
+        """This POST's stream ended resumable before its answers: its calls wait for them on a GET stream.
+
+        No error is injected (the client resumes with ``GET`` + ``Last-Event-ID``, SEP-1699); the
+        calls stay pending until their answers arrive on the resumed stream (or the session ends).
+        """
+        self.answered.update(self.methods)
+        for id_text, call in list(self.calls.items()):
+            if not call.done:
+                self.tracer.await_resumption(call)
+                del self.calls[id_text]
 
     def _unanswered(self) -> bool:
         """True while a request of this POST has had no response or error event yet."""
@@ -409,7 +436,7 @@ class Exchange:
             self._adopt_session(None)
         self.output.after(self._fail_calls("transport_error", reason))
         if not self.head_sent:
-            whole, body = error_response(status, reason, self.request_ids or None)
+            whole, body = error_response(status, reason, self.request_ids or None, extra=self.cors)
             for msg in parse_body(body):
                 self.tracer.log(self.session, self.tags, "s2c", msg)
             self.output.emit(whole)

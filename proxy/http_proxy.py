@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from proxy.eventloop import loop_name
 from proxy.http_exchange import Exchange
 from proxy.http_types import Request, Settings
-from proxy.http_wire import HOP_BY_HOP, error_response, request_ids
+from proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
 from proxy.upstream_http import UpstreamError
@@ -232,9 +232,16 @@ class ClientProtocol(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
-    def _write_error(self, status: int, message: str, ids: list[object] | None, close: bool = False) -> None:
+    def _write_error(
+        self,
+        status: int,
+        message: str,
+        ids: list[object] | None,
+        close: bool = False,
+        cors: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
         """Answer with a JSON-RPC error (one per request id; ``id: null`` when none)."""
-        self.write(error_response(status, message, ids, close)[0])
+        self.write(error_response(status, message, ids, close, cors or ())[0])
         if close:
             self._close()
 
@@ -269,21 +276,27 @@ class ClientProtocol(asyncio.Protocol):
         settings = self.settings
         self.server.requests += 1
         path, _, query = request.target.partition("?")
-        denied = settings.policy.check(request.lookup, path)
+        policy = settings.policy
+        preflight = policy.preflight(request.method, request.lookup)  # with --cors-origin: never forwarded
+        if preflight is not None:
+            self.write(empty_response(*preflight))
+            return True
+        cors = policy.cors_headers(request.lookup) if policy.cors_origins else None
+        denied = policy.check(request.lookup, path)
         if denied is not None:
-            self._write_error(denied[0], denied[1], request_ids(request.body))
+            self._write_error(denied[0], denied[1], request_ids(request.body), cors=cors)
             return True
         if path in PUBLIC_PATHS:  # the proxy's own endpoint, open without the token: never forwarded
             if request.method == b"GET":
                 self._health()
             else:
-                self._write_error(405, f"{path} answers GET only", request_ids(request.body))
+                self._write_error(405, f"{path} answers GET only", request_ids(request.body), cors=cors)
             return True
         try:
             tags, rest = self.server.path_tags(path)
             tags = header_tags(tags, request.lookup)
         except TagError as exc:
-            self._write_error(400, str(exc), request_ids(request.body))
+            self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
         try:
             if rest in ("", "/", "/mcp"):
@@ -294,9 +307,11 @@ class ClientProtocol(asyncio.Protocol):
             else:
                 target = settings.target.resolve(rest + ("?" + query if query else ""))
         except UpstreamError as exc:  # an absolute-form target naming another server (or plain http)
-            self._write_error(400, str(exc), request_ids(request.body))
+            self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
         exchange = self.exchange = Exchange(self, request, tags, target)
+        if cors:
+            exchange.cors = cors
         exchange.start()
         return True
 

@@ -1,7 +1,8 @@
-"""HTTP/1.1 pieces the proxy writes or filters itself: hop-by-hop headers, error answers, chunks."""
+"""HTTP/1.1 pieces the proxy writes or filters itself: hop-by-hop headers, error answers, CORS, chunks."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from proxy.jsonrpc import error_message, parse_body
@@ -26,6 +27,7 @@ HOP_BY_HOP = frozenset(  # not forwarded upstream (Host and Content-Length are s
 )
 REASONS = {
     200: b"OK",
+    204: b"No Content",
     400: b"Bad Request",
     401: b"Unauthorized",
     403: b"Forbidden",
@@ -40,9 +42,16 @@ REASONS = {
 
 
 def error_response(
-    status: int, message: str, request_ids: list[Any] | None, close: bool = False
+    status: int,
+    message: str,
+    request_ids: list[Any] | None,
+    close: bool = False,
+    extra: Sequence[tuple[bytes, bytes]] = (),
 ) -> tuple[bytes, bytes]:
-    """A JSON-RPC error answer (one per request id; ``id: null`` when none) -> ``(whole response, body)``."""
+    """A JSON-RPC error answer (one per request id; ``id: null`` when none) -> ``(whole response, body)``.
+
+    ``extra``: more response headers (the CORS headers of a request from a ``--cors-origin``).
+    """
     ids = request_ids or [None]
     bodies = [error_message(i, f"finmcp-proxy: {message}") for i in ids]
     body = bodies[0] if len(bodies) == 1 else b"[" + b",".join(bodies) + b"]"
@@ -53,7 +62,32 @@ def error_response(
     )
     if close:
         head += b"connection: close\r\n"
-    return head + b"\r\n" + body, body
+    return head + header_lines(extra) + b"\r\n" + body, body
+
+
+def header_lines(headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """``name: value\\r\\n`` for each header."""
+    return b"".join(b"%s: %s\r\n" % pair for pair in headers)
+
+
+def empty_response(status: int, headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """A response without a body (a preflight's ``204``, or its ``403``/``421`` refusal)."""
+    return b"HTTP/1.1 %d %s\r\n%scontent-length: 0\r\n\r\n" % (
+        status,
+        REASONS.get(status, b"Error"),
+        header_lines(headers),
+    )
+
+
+def with_cors(head: bytes, cors: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """An upstream response head with the proxy's CORS headers (``cors``) in place of its own.
+
+    The head's other lines are kept byte for byte; only ``Access-Control-*`` lines are dropped (two
+    ``Access-Control-Allow-Origin`` values would make the browser refuse the response).
+    """
+    lines = head[:-4].split(b"\r\n")
+    kept = [line for line in lines if not line[:15].lower().startswith(b"access-control-")]
+    return b"\r\n".join(kept) + b"\r\n" + header_lines(cors) + b"\r\n"
 
 
 def request_ids(body: bytes) -> list[Any] | None:

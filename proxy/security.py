@@ -3,13 +3,15 @@
 :class:`recordings.plumbing.listener.ListenerPolicy` checks Host, Origin and the token; the proxy
 also accepts its token as ``X-Finmcp-Proxy-Token: TOKEN`` (never forwarded upstream) and checks the
 body size itself while reading a request (chunked bodies too), so by default the policy leaves that out.
+A browser page (``--cors-origin``) may also send the proxy token header and the ``X-Finmcp-*`` tags.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recordings.plumbing.listener import ListenerPolicy
+from proxy.tags import HEADER_KEYS
+from recordings.plumbing.listener import CORS_REQUEST_HEADERS, ListenerPolicy
 
 TOKEN_HEADER = b"x-finmcp-proxy-token"
 
@@ -20,3 +22,4 @@ class Policy(ListenerPolicy):
 
     token_headers: tuple[bytes, ...] = (TOKEN_HEADER,)
     token_reason: str = "missing or wrong proxy token"
+    cors_request_headers: tuple[bytes, ...] = (*CORS_REQUEST_HEADERS, TOKEN_HEADER, *HEADER_KEYS)

@@ -58,6 +58,7 @@ class ProxyConfig:
     token: str | None = None
     allow_hosts: list[str] = field(default_factory=list)
     allow_origins: list[str] = field(default_factory=list)
+    cors_origins: list[str] = field(default_factory=list)
     upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     defaults: Tags = field(default_factory=Tags)
     loop: str = "auto"
@@ -151,7 +152,11 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
         target=Target.parse(config.upstream or "", client_context(config.upstream_ca)),
         tracer=runtime.tracer,
         policy=Policy.build(
-            config.host, config.token, allow_hosts=config.allow_hosts, allow_origins=config.allow_origins
+            config.host,
+            config.token,
+            allow_hosts=config.allow_hosts,
+            allow_origins=config.allow_origins,
+            cors_origins=config.cors_origins,
         ),
         defaults=config.defaults,
         timeout=config.timeout,
@@ -176,6 +181,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
     finally:
         server.close()
         proxy.close()
+        runtime.tracer.fail_pending("the proxy stopped before the response")  # e.g. awaiting a resumed stream
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 3)
 

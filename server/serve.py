@@ -65,6 +65,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         group,
         default_port=DEFAULT_PORT,
         token_help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})",
+        cors=True,
     )
     add_tls_options(group)
     add_recordings(group, type=Path, help="recordings file (SQLite) to replay answers from")
@@ -214,6 +215,8 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
         raise ServeError(str(exc)) from None
     if tls is not None and args.transport == "stdio":
         raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
+    if args.cors_origin and args.transport == "stdio":
+        raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
     services = build_services(args)
     if args.transport == "stdio":
         if len(services) != 1:
@@ -223,7 +226,12 @@ def serve(args: argparse.Namespace, environ: Mapping[str, str] | None = None) ->
     token = args.token or (environ or {}).get(TOKEN_ENV) or None
     try:
         security = SecuritySettings.build(
-            args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin
+            args.host,
+            token,
+            args.max_body,
+            allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
+            cors_origins=args.cors_origin,
         )
     except ValueError as exc:
         raise ServeError(f"--max-body: {exc}") from None

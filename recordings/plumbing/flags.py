@@ -10,7 +10,7 @@ One thing, one flag, everywhere (docs/architecture.md has the glossary):
 ``--llm-url`` / ``--llm-model``  an OpenAI-compatible endpoint (agent, judge and synthesis alike),
                               with ``--llm-key-env``, ``--llm-timeout`` and ``--llm-retries``
 ``--host`` / ``--port``       where a server or proxy listens (with ``--token``, ``--max-body``,
-                              ``--allow-host``, ``--allow-origin``, ``--log-level``)
+                              ``--allow-host``, ``--allow-origin``, ``--cors-origin``, ``--log-level``)
 ============================  =====================================================================
 
 Old spellings keep working as hidden aliases: they store into the same place and print one
@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from recordings.plumbing.listener import DEFAULT_MAX_BODY
+from recordings.plumbing.listener import DEFAULT_MAX_BODY, cors_origin
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
@@ -170,9 +170,11 @@ def add_listener_options(
     default_port: int,
     token_help: str,
     token_default: str | None = None,
+    cors: bool = False,
 ) -> None:
     """Where and for whom a server or proxy listens: ``--host``, ``--port``, ``--token``, ``--max-body``,
-    ``--allow-host``, ``--allow-origin`` (the policy itself is :mod:`recordings.plumbing.listener`)."""
+    ``--allow-host``, ``--allow-origin`` and (``cors``) ``--cors-origin`` (the policy itself is
+    :mod:`recordings.plumbing.listener`)."""
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=int, default=default_port, help=f"port (default {default_port}; 0 = any free)"
@@ -187,6 +189,23 @@ def add_listener_options(
     parser.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN", help="extra allowed Origin"
     )
+    if cors:
+        parser.add_argument(
+            "--cors-origin",
+            action="append",
+            default=[],
+            type=_cors_origin,
+            metavar="ORIGIN",
+            help="let web pages from ORIGIN (scheme://host[:port]) call this listener: CORS preflights "
+            "answered, MCP headers exposed (repeatable; off by default)",
+        )
+
+
+def _cors_origin(value: str) -> str:
+    try:
+        return cors_origin(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")

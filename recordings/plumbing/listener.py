@@ -12,6 +12,15 @@ listener applies it), configured per side:
   else ``401``;
 - with a body limit, a declared ``Content-Length`` that is not a number gets ``400`` and one above
   the limit ``413``, before the body is read.
+
+CORS (off by default): each ``--cors-origin`` is an origin a browser page may call the listener from.
+Such an origin also passes the ``Origin`` check. With at least one configured, the listener answers
+every CORS preflight itself (``OPTIONS`` with ``Origin`` and ``Access-Control-Request-Method``; no
+token needed, browsers send none): ``204`` with :meth:`ListenerPolicy.preflight_headers` for a CORS
+origin, ``403`` without CORS headers for any other; a request from a CORS origin gets
+:meth:`ListenerPolicy.cors_headers` on its response. Credentials mode is not supported (no
+``Access-Control-Allow-Credentials``): MCP carries its token in ``Authorization``, which a page sets
+itself, not in cookies.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from __future__ import annotations
 import hmac
 import socket
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Self
 from urllib.parse import urlsplit
@@ -31,6 +40,44 @@ DEFAULT_MAX_BODY = 4 * 1024 * 1024
 PUBLIC_PATHS = frozenset({"/healthz"})
 HOST_REJECTED = "Host header not allowed (DNS rebinding protection)"
 ORIGIN_REJECTED = "Origin not allowed"
+PREFLIGHT_REJECTED = "Origin not allowed for cross-origin requests (see --cors-origin)"
+CORS_METHODS = b"GET, POST, DELETE, OPTIONS"
+CORS_REQUEST_HEADERS = (
+    b"content-type",
+    b"accept",
+    b"authorization",
+    b"mcp-session-id",
+    b"mcp-protocol-version",
+    b"last-event-id",
+    b"mcp-method",
+    b"mcp-name",
+)
+"""Request headers a browser page may send (Streamable HTTP's in both eras, and the bearer token)."""
+CORS_EXPOSED = b"Mcp-Session-Id, MCP-Protocol-Version"
+"""Response headers a page may read: an MCP client needs the session id and the protocol version."""
+CORS_MAX_AGE = b"600"
+"""Seconds a browser may cache a preflight answer."""
+
+
+def normal_origin(origin: str) -> str:
+    """An origin as compared: lower-case, without a trailing ``/``."""
+    return origin.strip().rstrip("/").lower()
+
+
+def cors_origin(value: str) -> str:
+    """A ``--cors-origin`` value checked and normalised: ``scheme://host[:port]``, nothing else."""
+    origin = normal_origin(value)
+    parts = urlsplit(origin)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+    ):
+        raise ValueError(f"CORS origin {value!r}: expected scheme://host[:port], e.g. http://localhost:5173")
+    return origin
 
 
 def host_name(value: str) -> str:
@@ -67,6 +114,9 @@ class ListenerPolicy:
     max_body: int | None = None
     """Checked against ``Content-Length`` here; None when the caller enforces it while reading."""
     public_paths: frozenset[str] = PUBLIC_PATHS
+    cors_origins: frozenset[str] = field(default_factory=frozenset)
+    """Origins browser pages may call from (``--cors-origin``, normalised); empty: CORS off."""
+    cors_request_headers: tuple[bytes, ...] = CORS_REQUEST_HEADERS
 
     def __post_init__(self) -> None:
         if self.max_body is not None and self.max_body < 1:
@@ -80,18 +130,22 @@ class ListenerPolicy:
         max_body: int | None = None,
         allow_hosts: Iterable[str] = (),
         allow_origins: Iterable[str] = (),
+        cors_origins: Iterable[str] = (),
     ) -> Self:
-        """The policy of a listener bound to ``bind_host`` (``max_body`` None: the class's default)."""
+        """The policy of a listener bound to ``bind_host`` (``max_body`` None: the class's default).
+
+        A malformed CORS origin raises :class:`ValueError`.
+        """
         hosts = allowed_hosts(bind_host, allow_hosts)
-        origins = frozenset(o.rstrip("/").lower() for o in allow_origins)
-        if max_body is None:
-            return cls(allowed_hosts=hosts, extra_origins=origins, token=token or None)
-        return cls(allowed_hosts=hosts, extra_origins=origins, token=token or None, max_body=max_body)
+        cors = frozenset(cors_origin(o) for o in cors_origins)
+        origins = frozenset(normal_origin(o) for o in allow_origins) | cors
+        policy = cls(allowed_hosts=hosts, extra_origins=origins, token=token or None, cors_origins=cors)
+        return policy if max_body is None else replace(policy, max_body=max_body)
 
     def origin_allowed(self, origin: str) -> bool:
         """True for ``http(s)://`` origins on an allowed host, or an explicitly allowed origin."""
         origin = origin.strip().lower()
-        if origin.rstrip("/") in self.extra_origins:
+        if normal_origin(origin) in self.extra_origins:
             return True
         parts = urlsplit(origin)
         return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed_hosts
@@ -114,6 +168,56 @@ class ListenerPolicy:
             if value is not None and hmac.compare_digest(value, expected):
                 return True
         return False
+
+    def cors_origin_of(self, headers: Mapping[bytes, bytes]) -> bytes | None:
+        """The request's ``Origin`` (as sent) when it is a CORS origin, else None."""
+        if not self.cors_origins:
+            return None
+        origin = headers.get(b"origin")
+        if origin is None or normal_origin(origin.decode("latin-1")) not in self.cors_origins:
+            return None
+        return origin
+
+    def preflight(
+        self, method: bytes, headers: Mapping[bytes, bytes]
+    ) -> tuple[int, list[tuple[bytes, bytes]]] | None:
+        """The listener's own answer to a CORS preflight ``(status, headers)``; None when not one to answer.
+
+        Only with CORS on: ``204`` with :meth:`preflight_headers` for a CORS origin, ``403`` (no CORS
+        headers) for another origin, ``421`` for a Host not allowed. The token is not asked for.
+        """
+        if not self.cors_origins or method != b"OPTIONS":
+            return None
+        if b"origin" not in headers or b"access-control-request-method" not in headers:
+            return None
+        host = headers.get(b"host")
+        if host is None or not self.host_allowed(host):
+            return 421, []
+        origin = self.cors_origin_of(headers)
+        if origin is None:
+            return 403, []
+        return 204, self.preflight_headers(origin)
+
+    def preflight_headers(self, origin: bytes) -> list[tuple[bytes, bytes]]:
+        """The headers of a successful preflight answer for ``origin`` (a CORS origin, as sent)."""
+        return [
+            (b"access-control-allow-origin", origin),
+            (b"access-control-allow-methods", CORS_METHODS),
+            (b"access-control-allow-headers", b", ".join(self.cors_request_headers)),
+            (b"access-control-max-age", CORS_MAX_AGE),
+            (b"vary", b"Origin"),
+        ]
+
+    def cors_headers(self, headers: Mapping[bytes, bytes]) -> list[tuple[bytes, bytes]]:
+        """Headers for the response to a request from a CORS origin (``[]`` for any other request)."""
+        origin = self.cors_origin_of(headers)
+        if origin is None:
+            return []
+        return [
+            (b"access-control-allow-origin", origin),
+            (b"access-control-expose-headers", CORS_EXPOSED),
+            (b"vary", b"Origin"),
+        ]
 
     def check(
         self, headers: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]], path: str

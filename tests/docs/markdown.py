@@ -8,7 +8,8 @@ to the next block:
   a finmcp command's own argument parser);
 - ``<!-- readme-test: text (why) -->``: the block is not code (a diagram, URL patterns);
 - ``<!-- readme-test: placeholder OLD = tmp -->``: ``OLD`` in the block stands for a folder of the
-  reader's; the test puts its temporary folder there.
+  reader's; the test puts its temporary folder there;
+- ``<!-- readme-test: file NAME -->``: the reader saves the block as ``NAME`` (a later command reads it).
 
 Anything in parentheses is a note for the reader of the source.
 """
@@ -22,7 +23,7 @@ _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)\
 _DIRECTIVE = re.compile(r"^\s*<!--\s*readme-test:\s*(?P<body>.*?)\s*-->\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _NOTE = re.compile(r"\s*\(.*\)\s*$")
-KINDS = frozenset({"parse-only", "text", "placeholder"})
+KINDS = frozenset({"parse-only", "text", "placeholder", "file"})
 
 
 class MarkdownError(ValueError):
@@ -31,7 +32,8 @@ class MarkdownError(ValueError):
 
 @dataclass(frozen=True)
 class Directive:
-    """``kind`` (parse-only, text, placeholder) and its arguments (placeholder: the text it stands for)."""
+    """``kind`` (parse-only, text, placeholder, file) and its arguments (placeholder: the text it stands
+    for; file: the file name)."""
 
     kind: str
     argument: str = ""
@@ -55,6 +57,10 @@ class Block:
         pairs = (d.argument.partition("=") for d in self.directives if d.kind == "placeholder")
         return {old.strip(): new.strip() for old, _, new in pairs}
 
+    def file(self) -> str | None:
+        """The name a ``file NAME`` directive saves the block as, or None."""
+        return next((d.argument for d in self.directives if d.kind == "file"), None)
+
 
 def parse_directive(body: str, line: int) -> Directive:
     """One directive from the text between ``readme-test:`` and ``-->``."""
@@ -63,6 +69,10 @@ def parse_directive(body: str, line: int) -> Directive:
         raise MarkdownError(f"line {line}: unknown readme-test directive {kind!r} (known: {sorted(KINDS)})")
     if kind == "placeholder" and "=" not in argument:
         raise MarkdownError(f"line {line}: expected 'placeholder OLD = NEW', got {body!r}")
+    if kind == "file" and (not argument.strip() or "/" in argument):
+        raise MarkdownError(
+            f"line {line}: expected 'file NAME' (a name in the reader's folder), got {body!r}"
+        )
     return Directive(kind, argument.strip())
 
 

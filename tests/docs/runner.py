@@ -19,8 +19,12 @@ What runs how:
 - any other command (``finmcp-eval ...``, ``finmcp-server recordings ...``): run to completion in the
   document's folder; it must exit 0;
 - ``python`` blocks: written to a file and run with this interpreter; they must exit 0;
-- ``json`` blocks: an MCP host configuration; each ``mcpServers`` entry's command is launched over
-  stdio by the SDK client, which lists the tools;
+- ``json`` blocks: an MCP host configuration (a desktop host's ``mcpServers``, VS Code's ``servers``);
+  the SDK client launches each stdio entry's command or reaches each HTTP entry's URL and lists the
+  tools (how entries and absolute paths are read: :mod:`tests.docs.hosts`); a block marked ``file
+  NAME`` is saved as ``NAME`` in the folder instead, for a later command;
+- ``npx @modelcontextprotocol/inspector ...``: MCP Inspector's command line, read with its flags and
+  carried out by the SDK client (:mod:`tests.docs.hosts`; Node is not needed);
 - ``parse-only`` blocks: ``make -n TARGET`` in the repository, or the finmcp program's own argument
   parser (unknown or malformed flags fail); nothing runs;
 - ``text`` blocks are skipped; an unlabelled fenced block without ``text`` is an error, so a new
@@ -50,10 +54,11 @@ from mcp.client.stdio import StdioServerParameters
 from evaluator.cli import build_parser as eval_parser
 from proxy.cli import COMMANDS as PROXY_COMMANDS
 from proxy.cli import DEFAULT_PORT as PROXY_PORT
-from proxy.cli import build_inspect_parser, build_serve_parser
+from proxy.cli import build_inspect_parser, build_serve_parser, command_after_dashes
 from recordings.plumbing.launch import LaunchError
 from server.cli import build_parser as server_parser
 from server.serve import DEFAULT_PORT as SERVER_PORT
+from tests.docs import hosts
 from tests.docs.markdown import Block
 from tests.support.processes import Children
 from tests.support.scripts import SCRIPTS, run_script, script
@@ -107,7 +112,10 @@ class DocumentRun:
                 self.python(text, block.line)
         elif block.lang == "json":
             config = json.loads(text)
-            if not parse_only:
+            if (name := block.file()) is not None:
+                (self.folder / name).write_text(text, encoding="utf-8")  # ports: rewritten where read
+                self.log.append(f"saved {name}")
+            elif not parse_only:
                 self.host_config(config)
         elif block.lang == "":
             raise DocumentError(
@@ -144,6 +152,9 @@ class DocumentRun:
         if parse_only:
             self.parse(argv)
             return
+        if argv[0] == "npx":  # its ports are rewritten where the server is reached
+            self.inspector(argv[1:])
+            return
         program, args = argv[0], [self.rewrite(arg) for arg in argv[1:]]
         if program == "make":
             raise DocumentError("make targets run the demo and the suite: mark the block parse-only")
@@ -171,6 +182,9 @@ class DocumentRun:
     def parse(self, argv: list[str]) -> None:
         """``make -n`` for make targets; a finmcp program's argument parser for its command line."""
         program, args = argv[0], argv[1:]
+        if program == "npx":
+            inspector_args(args)
+            return
         if program == "make":
             done = subprocess.run(
                 ["make", "-n", "-C", str(REPO), *args],
@@ -186,9 +200,12 @@ class DocumentRun:
         elif program == "finmcp-eval":
             parser = eval_parser()
         elif program == "finmcp-proxy" and args[:1] and args[0] in PROXY_SUBCOMMANDS:
-            parser = build_inspect_parser()
+            parser, args = build_inspect_parser(), command_after_dashes(args)
         elif program == "finmcp-proxy":
-            parser, args = build_serve_parser(), args[1:] if args[:1] == ["serve"] else args
+            parser, args = (
+                build_serve_parser(),
+                command_after_dashes(args[1:] if args[:1] == ["serve"] else args),
+            )
         else:
             raise DocumentError(f"no parser for {program!r}")
         errors = io.StringIO()
@@ -242,21 +259,25 @@ class DocumentRun:
         self.log.append(f"  python block printed: {done.stdout.strip()[:200]}")
 
     def host_config(self, config: Any) -> None:
-        """Launch every ``mcpServers`` entry of an MCP host configuration over stdio and list its tools."""
-        servers = config.get("mcpServers") if isinstance(config, dict) else None
-        if not isinstance(servers, dict) or not servers:
-            raise DocumentError("a json block must be an MCP host configuration with mcpServers")
-        for name, entry in servers.items():
-            command = entry["command"]
-            args = [self.rewrite(arg) for arg in entry.get("args", [])]
-            self.log.append(f"host config {name}: {shlex.join([command, *args])}")
-            params = StdioServerParameters(
-                command=script(command) if command in SCRIPTS else command,
-                args=args,
-                env=entry.get("env"),
-                cwd=self.folder,
-            )
-            self.log.append(f"  listed {anyio.run(list_tools, params)} tools over stdio")
+        """Launch or reach every server entry of an MCP host configuration and list its tools."""
+        try:
+            for name, entry in hosts.entries(config).items():
+                where = hosts.target(entry, self.folder, self.rewrite)
+                shown = where if isinstance(where, str) else shlex.join([where.command, *where.args])
+                self.log.append(f"host config {name}: {shown}")
+                over = "HTTP" if isinstance(where, str) else "stdio"
+                self.log.append(f"  listed {anyio.run(list_tools, where)} tools over {over}")
+        except hosts.HostError as exc:
+            raise DocumentError(str(exc)) from None
+
+    def inspector(self, args: list[str]) -> None:
+        """An MCP Inspector command line, carried out by the SDK client."""
+        run = inspector_args(args)
+        try:
+            where = hosts.inspector_target(run, self.folder, self.rewrite)
+            self.log.append(f"  inspector {anyio.run(hosts.carry_out, where, run)}")
+        except hosts.HostError as exc:
+            raise DocumentError(str(exc)) from None
 
     # ------------------------------------------------------------------ rewrites and inputs
 
@@ -297,8 +318,19 @@ def excerpt(shown: list[str], output: str) -> None:
             raise DocumentError(f"the output does not show {line!r} where the document does:\n{output}")
 
 
-async def list_tools(params: StdioServerParameters) -> int:
-    """How many tools a stdio MCP server lists (every page); it must list at least one, each once."""
+def inspector_args(args: list[str]) -> hosts.InspectorRun:
+    """``npx`` arguments naming MCP Inspector, read (anything else ``npx`` would run is an error)."""
+    args = args[1:] if args[:1] in (["-y"], ["--yes"]) else args
+    if not args or args[0].split("@")[:2] != ["", "modelcontextprotocol/inspector"]:
+        raise DocumentError(f"npx {' '.join(args[:1])}: only {hosts.INSPECTOR} is known")
+    try:
+        return hosts.parse_inspector(args[1:])
+    except hosts.HostError as exc:
+        raise DocumentError(str(exc)) from None
+
+
+async def list_tools(params: StdioServerParameters | str) -> int:
+    """How many tools an MCP server (stdio command or URL) lists (every page); at least one, each once."""
     names: list[str] = []
     async with Client(params) as client:
         cursor: str | None = None

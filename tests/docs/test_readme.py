@@ -70,6 +70,15 @@ def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, c
         assert needle in ran, ran
     for needle in ("over stdio", "python block printed", "host config finmcp:"):
         assert needle in ran, ran
+    # the MCP host recipes: desktop and VS Code configurations (stdio and HTTP), Inspector's file and CLI
+    for needle in (
+        "host config finmcp-http: http://127.0.0.1:",
+        "saved inspector.json",
+        "inspector called GetFundDiagnosis",
+        "inspector listed",
+    ):
+        assert needle in ran, ran
+    assert ran.count("tools over stdio") >= 3, ran
 
 
 def test_readme_blocks_are_all_runnable_or_marked():
@@ -87,10 +96,10 @@ def test_every_readme_command_line_parses(tmp_path):
         if block.lang in SHELL_LANGS and not block.has("text"):
             for line in block.text.splitlines():
                 argv = shlex.split(line.removeprefix("$ "), comments=True) if not line.startswith(" ") else []
-                if argv and argv[0] in ("make", "finmcp-server", "finmcp-proxy", "finmcp-eval"):
+                if argv and argv[0] in ("make", "finmcp-server", "finmcp-proxy", "finmcp-eval", "npx"):
                     run.parse(argv)
                     count += 1
-    assert count >= 10
+    assert count >= 13
 
 
 def test_proxy_doc_examples_are_the_readmes():
@@ -153,3 +162,54 @@ def test_unmarked_or_unknown_blocks_and_directives_fail(tmp_path):
         code_blocks("<!-- readme-test: skip -->\n\n    make demo\n")
     with pytest.raises(MarkdownError, match="applies to no block"):
         code_blocks("<!-- readme-test: text -->\n## Heading\n")
+
+
+# ---------------------------------------------------------------- MCP host recipes: what the runner refuses
+
+
+def test_host_configs_need_absolute_commands_and_known_shapes(tmp_path):
+    relative = '```json\n{"mcpServers": {"f": {"command": "finmcp-proxy", "args": []}}}\n```\n'
+    with pytest.raises(DocumentError, match="not an absolute path"):
+        run_markdown(relative, tmp_path)
+    with pytest.raises(DocumentError, match="mcpServers"):
+        run_markdown('```json\n{"servers": {}}\n```\n', tmp_path)
+    with pytest.raises(DocumentError, match="unknown server type 'websocket'"):
+        run_markdown('```json\n{"servers": {"f": {"type": "websocket", "url": "ws://x"}}}\n```\n', tmp_path)
+    with pytest.raises(DocumentError, match="no process of the document listens on port 8766"):
+        run_markdown(
+            '```json\n{"servers": {"f": {"type": "http", "url": "http://127.0.0.1:8766/mcp"}}}\n```\n',
+            tmp_path,
+        )
+
+
+def test_inspector_lines_are_read_with_inspectors_flags(tmp_path):
+    saved = '<!-- readme-test: file i.json -->\n```json\n{"mcpServers": {"a": {"type": "http", "url": "http://127.0.0.1:9/mcp"}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}\n```\n'
+    run = run_markdown(saved, tmp_path)  # saved, not run (its port is rewritten where it is read)
+    assert (tmp_path / "i.json").is_file() and run.log == ["saved i.json"]
+    for line, error in (
+        ("npx @modelcontextprotocol/inspector --cli --config i.json --method tools/list", "has 2 servers"),
+        (
+            "npx @modelcontextprotocol/inspector --cli --config i.json --server c --method tools/list",
+            "no server 'c'",
+        ),
+        ("npx @modelcontextprotocol/inspector --cli --config nope.json --method tools/list", "no such file"),
+        ("npx @modelcontextprotocol/inspector --cli --config i.json --server a", "--cli needs --method"),
+        (
+            "npx @modelcontextprotocol/inspector --cli --config i.json --method tools/call",
+            "needs --tool-name",
+        ),
+        ("npx @modelcontextprotocol/inspector --clii --config i.json", "unknown option --clii"),
+        (
+            "npx @modelcontextprotocol/inspector --cli http://127.0.0.1:9/mcp --method tools/list",
+            "--transport http",
+        ),
+        ("npx cowsay hello", "only @modelcontextprotocol/inspector is known"),
+    ):
+        with pytest.raises(DocumentError, match=error):
+            run_markdown(saved + f"\n    {line}\n", tmp_path)
+    with pytest.raises(DocumentError, match="no process of the document listens on port 9"):
+        run_markdown(
+            saved
+            + "\n    npx @modelcontextprotocol/inspector --cli --config i.json --server a --method tools/list\n",
+            tmp_path,
+        )

@@ -351,10 +351,14 @@ def test_flush_drains_the_outbox_of_a_proxy_that_never_reached_postgres(
     nowhere = postgres_cluster.url("no_such_database").replace("postgres@", f"postgres:{PASSWORD}@")
     proxy = proxy_process(["--upstream", upstream.url, "--db", str(db), "--ship-to", nowhere], killed=True)
     Clients().run([(lambda: proxy.base, "c0", 40)])
+    # the shipper failed at start, before any call; its count of waiting rows is refreshed at each
+    # retry (backoff up to 2 s), so wait for the retry that sees the 40 calls
     status = wait_for(
-        lambda: health(proxy)["shipping"], lambda s: s["state"] == "down", what="the shipper failing"
+        lambda: health(proxy)["shipping"],
+        lambda s: s["state"] == "down" and s["outbox_pending_rows"] > 0,
+        what="the shipper failing with rows waiting",
     )
-    assert "no_such_database" in status["last_error"] and status["outbox_pending_rows"] > 0
+    assert "no_such_database" in status["last_error"]
     assert_no_password(json.dumps(status))
     assert proxy.process is not None
     proxy.process.send_signal(signal.SIGKILL)

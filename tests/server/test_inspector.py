@@ -1,6 +1,9 @@
 """A client nobody here wrote: the official MCP Inspector CLI against a real ``finmcp-server``.
 
-Skips with a reason when ``npx`` is absent or the inspector package cannot be fetched.
+The CLI is the one ``tests/clients/provision.py`` installs (``~/.cache/finmcp/clients/inspector``, the
+pinned version, nothing fetched at test time); without it, or without Node, the tests skip with a
+reason (and fail under ``FINMCP_CI=1``). The client matrix (tests/clients) runs the same CLI through
+the proxy.
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ import subprocess
 
 import pytest
 
+from tests.clients import provision
 from tests.server.recorded_time import TIME
-
-PACKAGE = "@modelcontextprotocol/inspector"
+from tests.support.postgres import require_or_skip
 
 
 def inspector(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["npx", "-y", PACKAGE, "--cli", *args],
+        [str(provision.node_bin("inspector", "mcp-inspector")), "--cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -27,21 +30,15 @@ def inspector(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[s
 
 
 @pytest.fixture(scope="module")
-def npx_inspector():
-    if shutil.which("npx") is None:
-        pytest.skip("npx is not installed; the MCP Inspector CLI test needs Node.js")
-    try:
-        probe = subprocess.run(
-            ["npx", "-y", PACKAGE, "--help"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
+def inspector_cli():
+    """The provisioned Inspector CLI is there (skips, or fails under CI, without it)."""
+    if shutil.which("node") is None:
+        require_or_skip("node is not installed; the MCP Inspector CLI test needs Node.js 20")
+    if not provision.ready("inspector"):
+        require_or_skip(
+            f"the MCP Inspector CLI is not provisioned in {provision.folder('inspector')}; "
+            "run python3 tests/clients/provision.py inspector"
         )
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"fetching {PACKAGE} with npx timed out")
-    if probe.returncode != 0:
-        pytest.skip(f"{PACKAGE} cannot be fetched with npx: {(probe.stderr or probe.stdout)[-300:]}")
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +54,7 @@ def big_server(module_children):
 
 
 @pytest.mark.slow
-def test_inspector_lists_all_760_tools_by_default(npx_inspector, big_server):
+def test_inspector_lists_all_760_tools_by_default(inspector_cli, big_server):
     """The Inspector CLI lists once and does not follow ``nextCursor``: the default HTTP listing is one page."""
     listed = inspector(big_server.url, "--transport", "http", "--method", "tools/list")
     assert listed.returncode == 0, listed.stderr
@@ -66,7 +63,7 @@ def test_inspector_lists_all_760_tools_by_default(npx_inspector, big_server):
 
 
 @pytest.mark.slow
-def test_inspector_lists_and_calls_tools(npx_inspector, server):
+def test_inspector_lists_and_calls_tools(inspector_cli, server):
     listed = inspector(server.url, "--transport", "http", "--method", "tools/list")
     assert listed.returncode == 0, listed.stderr
     tools = json.loads(listed.stdout)["tools"]
@@ -96,7 +93,7 @@ def test_inspector_lists_and_calls_tools(npx_inspector, server):
 
 
 @pytest.mark.slow
-def test_inspector_over_legacy_sse_lists_one_page_unless_page_size_0(npx_inspector, server_process):
+def test_inspector_over_legacy_sse_lists_one_page_unless_page_size_0(inspector_cli, server_process):
     """What docs/server.md says: the default legacy SSE listing is paged; the Inspector lists once."""
     args = ["--inventory", "fintool760", "--miss", "strict", "--latency", "none", "--transport", "sse"]
     for extra, count in (([], None), (["--page-size", "0"], 760)):

@@ -9,8 +9,6 @@ runs page and a sample page are also saved as PNG there (how docs/images/ was ma
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,47 +17,17 @@ import pytest
 
 from recordings.plumbing.launch import FinmcpProcess
 from tests.evaluator.viewer.conftest import DROPPED, SAMPLES, Traced
-from tests.support.postgres import require_or_skip
+from tests.support.browser import chromium_context
 from tests.support.rpc import modern_post, tool_call
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """A Chromium page context (fresh profile), or a skip (a failure under CI) without Chromium/Playwright."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require_or_skip("playwright is not installed (the dev extra has it)")
-    if not Path(CHROMIUM).is_file():
-        require_or_skip(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
-    profile = tempfile.mkdtemp(prefix="finmcp-chromium-")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            args=FLAGS,
-            headless=True,
-            viewport={"width": 1280, "height": 860},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium_context(1280, 860) as context:
+        yield context
 
 
 @pytest.fixture

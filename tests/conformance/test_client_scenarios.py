@@ -1,0 +1,103 @@
+"""The official suite's client scenarios, direct and with finmcp-proxy between the client and the suite.
+
+Each client scenario brings its own test server; the suite runs ``client.py URL`` against it, which
+hands the scenario to this module's :class:`tests.conformance.sdk_client.ClientService` (the mcp SDK
+client, imported once). Run with ``--proxy-db DB``, a finmcp-proxy goes in front of that server first,
+so the same client plays the scenario through the proxy. Every scenario that passes direct must pass
+through the proxy (``sse-retry`` is SEP-1699 resumption: the proxy must not answer for a stream the
+server closed on purpose), and the proxy's trace holds the scenario's calls with the status the
+client saw. The ``auth/*`` scenarios need an OAuth client, which this client is not (they fail
+direct, so they are not run; docs/proxy.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.sdk_client import CLIENT, RUN, SCENARIOS, SERVICE_ENV, ClientService
+from tests.conformance.suite import Outcome, Suite, provisioned
+from tests.support.traces import read_calls
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class ClientRuns:
+    """Outcome per scenario, direct and through the proxy, and each proxied scenario's trace store."""
+
+    direct: dict[str, Outcome]
+    proxied: dict[str, Outcome]
+    dbs: dict[str, Path]
+
+
+@pytest.fixture(scope="module")
+def suite() -> Suite:
+    return provisioned()
+
+
+@pytest.fixture(scope="module")
+def client_scenarios(suite: Suite) -> list[str]:
+    return [name for name in suite.scenarios("client") if not name.startswith("auth/")]
+
+
+@pytest.fixture(scope="module")
+def runs(
+    suite: Suite, client_scenarios: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClientRuns]:
+    tmp = tmp_path_factory.mktemp("conformance-client")
+    service = ClientService()
+    client = f"{shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
+    env = {**os.environ, SERVICE_ENV: service.address}
+    dbs = {name: tmp / f"{name}.sqlite" for name in client_scenarios}
+    with service:
+        direct = {
+            name: suite.start_client_run(name, client, tmp / "direct" / name, f"client scenario {name}", env)
+            for name in client_scenarios
+        }
+        proxied = {
+            name: suite.start_client_run(
+                name,
+                f"{client} --proxy-db {shlex.quote(str(dbs[name]))}",
+                tmp / "proxied" / name,
+                f"client scenario {name} through the proxy",
+                env,
+            )
+            for name in client_scenarios
+        }
+        yield ClientRuns(
+            {name: run.wait()[name] for name, run in direct.items()},
+            {name: run.wait()[name] for name, run in proxied.items()},
+            dbs,
+        )
+
+
+def test_the_client_plays_every_non_auth_scenario_of_the_suite(client_scenarios):
+    assert {"initialize", "tools_call", "sse-retry"} <= set(client_scenarios)
+    assert sorted(SCENARIOS) == sorted(client_scenarios), "a new client scenario needs a handler in client.py"
+
+
+def test_every_client_scenario_passes_direct(runs):
+    assert {name: o.failures for name, o in runs.direct.items() if not o.ok} == {}
+
+
+def test_every_client_scenario_that_passes_direct_passes_through_the_proxy(runs):
+    passed = [name for name, outcome in runs.direct.items() if outcome.ok]
+    assert {name: runs.proxied[name].failures for name in passed if not runs.proxied[name].ok} == {}
+
+
+def test_the_proxy_logged_each_scenarios_calls_with_the_status_the_client_saw(runs):
+    calls = {name: read_calls(db, RUN) for name, db in runs.dbs.items()}
+    assert [(c["tool"], c["status"]) for c in calls["tools_call"]] == [("add_numbers", "ok")]
+    elicited = [(c["tool"], c["status"]) for c in calls["elicitation-sep1034-client-defaults"]]
+    assert elicited == [("test_client_elicitation_defaults", "ok")]
+    # the answer came on the resumed GET stream, after the POST's stream ended without it
+    [resumed] = calls["sse-retry"]
+    assert (resumed["tool"], resumed["status"]) == ("test_reconnection", "ok")
+    assert resumed["result"]["content"][0]["text"] == "Reconnection test completed successfully"
