@@ -270,6 +270,24 @@ def describe(report: dict[str, Any], state: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def check_run(db: Path, state: list[dict[str, Any]], samples: int) -> list[str]:
+    """What does not add up between the run state and the trace store (empty: all consistent).
+
+    Every sample ran, and every call the model asked for is a trace row of the run: what CI checks
+    when it runs ``make demo-llm`` on 2 samples, so the real-model path cannot rot silently."""
+    import sqlite3
+
+    problems = []
+    if len(state) != samples:
+        problems.append(f"{len(state)} of {samples} samples have a run-state record")
+    with sqlite3.connect(db) as con:
+        traced = con.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (RUN_ID,)).fetchone()[0]
+    asked = sum(int(r.get("calls") or 0) for r in state)
+    if traced != asked:
+        problems.append(f"the trace holds {traced} calls of run {RUN_ID!r}; the agent made {asked}")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     """Provision, serve, run, report, stop; returns the exit status."""
     p = argparse.ArgumentParser(prog="demo-llm", description=__doc__.split("\n", 1)[0])
@@ -308,9 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     state = RunState(out / "runs.sqlite.harness.jsonl").records(RUN_ID)
     print(f"demo-llm: {len(state)} samples in {time.monotonic() - started:.0f} s; what the model did:")
     print("\n".join(describe(report, state)))
+    problems = check_run(out / "runs.sqlite", state, args.samples)
+    for problem in problems:
+        print(f"demo-llm: inconsistent run: {problem}", file=sys.stderr)
     print(f"demo-llm: report {out / 'report' / 'report.html'}")
     print(f"demo-llm: view it: finmcp-eval view --db {out / 'runs.sqlite'} --bench finmcp-sim")
-    return 0
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

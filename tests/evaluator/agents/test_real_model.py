@@ -26,6 +26,7 @@ MAX_CALLS = 6
 
 
 @pytest.mark.slow
+@pytest.mark.real_model
 def test_real_model_drives_one_sample(tmp_path: Path) -> None:
     if not demo_llm.is_provisioned():
         require_or_skip(

@@ -5,6 +5,7 @@ and a model server that dies before it is ready reported with its log."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,17 @@ def test_demo_run_arguments_parse() -> None:
     args = build_parser().parse_args(demo_llm.run_arguments("http://127.0.0.1:1/v1", Path("out/x"), 2))
     assert args.agent == "openai" and args.spawn and args.limit == 2 and args.top_k == demo_llm.TOP_K
     assert args.llm_url == "http://127.0.0.1:1/v1" and args.concurrency == 1
+
+
+def test_check_run_finds_missing_samples_and_untraced_calls(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE calls (run_id TEXT)")
+        con.executemany("INSERT INTO calls VALUES (?)", [(demo_llm.RUN_ID,)] * 5 + [("other",)])
+    state = [{"sample": "a", "calls": 3}, {"sample": "b", "calls": 2}]
+    assert demo_llm.check_run(db, state, 2) == []
+    problems = demo_llm.check_run(db, state[:1], 2)
+    assert problems == [
+        "1 of 2 samples have a run-state record",
+        f"the trace holds 5 calls of run {demo_llm.RUN_ID!r}; the agent made 3",
+    ]
