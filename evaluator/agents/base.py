@@ -22,6 +22,9 @@ class ToolCall:
 
     tool: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
+    """The model's argument text when it was not a JSON object: sent as-is instead of ``arguments``,
+    so the trace keeps what the model wrote (the server answers with an error)."""
 
 
 @dataclass(slots=True)
@@ -75,6 +78,10 @@ class TurnResult:
     steps: int = 0
     stopped: str = "done"
     """'done' (no more tool calls), 'max_calls' or 'max_steps'."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """What the agent noticed about the model (``kind``: ``stop``, ``malformed_arguments``,
+    ``wrong_argument_types``, ``unknown_tool``, ``repeated_call``, ``text_tool_call``; see
+    :mod:`evaluator.agents.checks`); the harness keeps them per sample in the run state."""
 
 
 class Agent(Protocol):

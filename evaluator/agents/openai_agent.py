@@ -11,6 +11,12 @@ The loop ends when the model answers without tool calls, or at a cap:
 - ``max_steps`` (e.g. 5, FinToolBench's rounds).
 
 After a cap, one more request without tools asks for the reply (as FinToolBench's agent does).
+
+What a real model does wrong is kept as the turn's events (:mod:`evaluator.agents.checks`): argument
+text that is not a JSON object is sent as written (the trace keeps it, the server's error reaches the
+model), arguments that do not fit the tool's schema, tools never offered, identical calls in a row
+(a stop at the cap says ``repeated identical call ×N``), and a final reply that looks like a tool
+call but is not one (:mod:`evaluator.agents.text_calls`).
 With ``top_k``, only the K tools BM25 ranks best for the user message are offered (FATR-style);
 ``inject_tags`` appends each tool's finance tags to its description and adds a system note.
 """
@@ -23,6 +29,8 @@ from typing import Any
 
 from evaluator.agents.base import ToolCall, TurnContext, TurnResult
 from evaluator.agents.bm25 import ToolRetriever
+from evaluator.agents.checks import CallChecker, read_arguments
+from evaluator.agents.text_calls import text_tool_call
 from evaluator.llm import ChatClient, LlmError
 from recordings.transcripts import ChatCall, assistant_message, call_id, tool_message
 
@@ -53,13 +61,7 @@ def openai_tool(tool: dict[str, Any], inject_tags: bool = False) -> dict[str, An
 
 def parse_arguments(text: Any) -> dict[str, Any]:
     """The model's argument string as an object; unparsable or non-object arguments become ``{}``."""
-    if isinstance(text, dict):
-        return text
-    try:
-        value = json.loads(text) if isinstance(text, str) and text.strip() else {}
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    return read_arguments(text)[0]
 
 
 @dataclass
@@ -85,28 +87,34 @@ class OpenAIAgent:
     async def run_turn(self, ctx: TurnContext) -> TurnResult:
         """The tool loop for one turn."""
         query = str(ctx.messages[-1].get("content") or "") if ctx.messages else ""
-        functions = [openai_tool(t, self.inject_tags) for t in self.offered_tools(ctx.tools, query)]
+        offered = self.offered_tools(ctx.tools, query)
+        functions = [openai_tool(t, self.inject_tags) for t in offered]
+        checker = CallChecker({str(t["name"]): t.get("inputSchema") or {} for t in offered})
         messages = list(ctx.messages)
         if self.inject_tags:
             messages.insert(0, {"role": "system", "content": TAGS_SYSTEM_NOTE})
         calls = steps = 0
         while True:
             if self.max_steps is not None and steps >= self.max_steps:
-                return TurnResult(await self._final(messages), steps, "max_steps")
+                return self._stop(checker, await self._final(messages), steps, "max_steps")
             message = await self.chat.complete(messages, functions)
             requested = message.get("tool_calls") or []
             if not requested:
-                return TurnResult(str(message.get("content") or ""), steps, "done")
+                return self._stop(checker, str(message.get("content") or ""), steps, "done")
             budget = self.max_calls - calls
             ids, step = [], []
             for index, entry in enumerate(requested[: max(budget, 0)]):
                 function = (entry or {}).get("function") or {}
                 ids.append(entry.get("id") or call_id(ctx.sample.id, ctx.turn, 1000 + steps, index))
-                step.append(
-                    ToolCall(str(function.get("name") or ""), parse_arguments(function.get("arguments")))
-                )
+                tool = str(function.get("name") or "")
+                arguments, raw = checker.check(steps, tool, function.get("arguments"))
+                step.append(ToolCall(tool, arguments, raw))
             chat_calls = [ChatCall(cid, c.tool, c.arguments) for cid, c in zip(ids, step, strict=True)]
-            messages.append({**assistant_message(chat_calls), "content": message.get("content") or ""})
+            assistant = {**assistant_message(chat_calls), "content": message.get("content") or ""}
+            for entry, call in zip(assistant["tool_calls"], step, strict=True):
+                if call.raw_arguments is not None:  # the history shows what the model wrote
+                    entry["function"]["arguments"] = call.raw_arguments
+            messages.append(assistant)
             outcomes = await ctx.session.call_group(step)
             for chat_call, outcome in zip(chat_calls, outcomes, strict=True):
                 chat_call.output = outcome.text(ctx.sample.source)
@@ -114,7 +122,26 @@ class OpenAIAgent:
             calls += len(step)
             steps += 1
             if len(requested) > len(step) or calls >= self.max_calls:
-                return TurnResult(await self._final(messages), steps, "max_calls")
+                return self._stop(checker, await self._final(messages), steps, "max_calls", calls)
+
+    def _stop(
+        self, checker: CallChecker, answer: str, steps: int, reason: str, calls: int | None = None
+    ) -> TurnResult:
+        """The turn's result with its events: the stop (at a cap, with its repeat note) and a reply
+        that looks like a tool call."""
+        events = checker.finish()
+        if reason != "done":
+            stop: dict[str, Any] = {"kind": "stop", "reason": reason, "steps": steps}
+            if calls is not None:
+                stop["calls"] = calls
+            note = checker.repeat_note()
+            if note:
+                stop["detail"] = note
+            events.append(stop)
+        found = text_tool_call(answer, checker.schemas)
+        if found:
+            events.append({"kind": "text_tool_call", **found})
+        return TurnResult(answer, steps, reason, events)
 
     async def _final(self, messages: list[dict[str, Any]]) -> str:
         """The reply after a cap: one request without tools; '' if it fails."""

@@ -52,6 +52,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--top-k", type=int, help="offer only the BM25 top-K tools (FATR-style; e.g. 20)")
     p.add_argument("--inject-tags", action="store_true", help="append finance tags to tool descriptions")
     p.add_argument("--temperature", type=float, help="sampling temperature (openai)")
+    p.add_argument(
+        "--max-tokens", type=int, help="completion tokens per request (openai; default: the endpoint's)"
+    )
     p.add_argument("--server-latency", default="none", help="latency model of the spawned server")
     p.add_argument("--server-miss", choices=("simulate", "strict"), default="simulate")
     p.add_argument("--mcp-client", choices=("lean", "sdk"), default="lean", help="harness MCP client")
@@ -99,8 +102,12 @@ def make_agent(args: argparse.Namespace) -> Any:
         raise EvalInputError("--max-calls and --max-steps must be >= 1")
     if args.top_k is not None and args.top_k < 1:
         raise EvalInputError("--top-k must be >= 1")
+    if getattr(args, "max_tokens", None) is not None and args.max_tokens < 1:
+        raise EvalInputError("--max-tokens must be >= 1")
     try:
-        chat = Endpoint.from_args(args, "--agent openai").client(temperature=args.temperature)
+        chat = Endpoint.from_args(args, "--agent openai").client(
+            temperature=args.temperature, max_tokens=getattr(args, "max_tokens", None)
+        )
     except LlmError as exc:
         raise EvalInputError(str(exc)) from None
     return OpenAIAgent(chat, args.max_calls, args.max_steps, args.top_k, args.inject_tags)

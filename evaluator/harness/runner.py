@@ -3,7 +3,8 @@
 For each (sample, trial) the runner walks the turns; for turn k it gives the agent the gold prefix
 (turns 0..k-1, as FinMCP-Bench's inference does), the tools from the run's ``tools/list``, and a
 session on ``/r/{run}/s/{sample}[/k/{trial}]/t/{k}/mcp``. A sample that raises is recorded as an
-error in the run state and the run goes on.
+error in the run state and the run goes on. The run state also keeps each turn's stop reason
+(``stopped``) and the agent's events about the model (``agent_events``, each with its ``turn``).
 """
 
 from __future__ import annotations
@@ -185,6 +186,8 @@ async def _run_sample(
     start = time.monotonic()
     record: dict[str, Any] = {"run": config.run_id, "sample": ref.id, "trial": trial, "agent": agent.name}
     answers: list[str] = []
+    stopped: list[str] = []
+    events: list[dict[str, Any]] = []
     sessions: list[HarnessSession] = []
     trial_tag = trial if config.trials > 1 else None
     try:
@@ -198,11 +201,15 @@ async def _run_sample(
                 sessions.append(HarnessSession(client, url, config.group_tags))
                 result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
             answers.append(result.answer)
+            stopped.append(result.stopped)
+            events += [{"turn": turn, **event} for event in result.events]
         record.update(status="done", error=None)
     except Exception as exc:  # one sample's failure never aborts the run
         record.update(status="error", error=f"{type(exc).__name__}: {exc}", where=_where(exc))
     calls = sum(s.calls_made for s in sessions)
-    record.update(answers=answers, calls=calls, seconds=round(time.monotonic() - start, 4))
+    record.update(answers=answers, calls=calls, seconds=round(time.monotonic() - start, 4), stopped=stopped)
+    if events:
+        record["agent_events"] = events
     return record
 
 

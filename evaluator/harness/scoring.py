@@ -25,7 +25,8 @@ def run_predictions(
 
     A sample the harness recorded as failed is flagged ``error`` (the evaluator drops it, as the
     official script drops error samples); a sample that made no call at all has no rows, so it
-    gets an empty prediction when the run state says it finished.
+    gets an empty prediction when the run state says it finished. The turns' stop reasons and the
+    agent's events about the model go to ``Prediction.agent``.
     """
     try:
         preds = load_predictions_db(db_path, run_id)
@@ -45,6 +46,8 @@ def run_predictions(
         answers = record.get("answers") or []
         if answers:
             pred.answer = answers[-1]
+        if record.get("stopped") or record.get("agent_events"):
+            pred.agent = {"stopped": record.get("stopped") or [], "events": record.get("agent_events") or []}
     return preds
 
 

@@ -41,6 +41,7 @@ class HarnessSession:
 
     Every :meth:`call_group` is one assistant step: its calls are sent concurrently, and with
     ``group_tags`` each carries ``params._meta["io.finmcp/group"]`` = the step's index in the turn.
+    A call with ``raw_arguments`` (a model's malformed argument text) sends that text as ``arguments``.
     """
 
     def __init__(self, client: Any, url: str, group_tags: bool = True) -> None:
@@ -60,7 +61,8 @@ class HarnessSession:
 
         async def one(call: ToolCall, sent: asyncio.Event) -> ToolOutcome:
             try:
-                result = await self.client.call_tool(self.url, call.tool, call.arguments, meta, sent)
+                arguments = call.arguments if call.raw_arguments is None else call.raw_arguments
+                result = await self.client.call_tool(self.url, call.tool, arguments, meta, sent)
             except McpCallError as exc:  # a JSON-RPC error reads as its own message, as the trace logs it
                 return ToolOutcome(call, error=exc.rpc_message or str(exc))
             finally:

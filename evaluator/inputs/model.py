@@ -10,6 +10,8 @@ DIFFICULTIES = ("easy", "medium", "hard")
 
 Groups = list[list["Call"]]
 """Calls of one turn, as ordered groups; calls inside a group are parallel."""
+LOOP_AT = 3
+"""Identical calls (same tool, same arguments) in a row from which an agent's turn counts as looping."""
 
 
 @dataclass(slots=True)
@@ -103,6 +105,9 @@ class Prediction:
     """The raw FinToolBench result record when read from one (scored verbatim by its evaluator)."""
     invalid: str | None = None
     """Why the official FinMCP script would skip this prediction (malformed tool_calls), or None."""
+    agent: dict[str, Any] | None = None
+    """What the harness's run state says the agent saw of the model: ``stopped`` (per turn) and
+    ``events`` (:mod:`evaluator.agents.checks`); None when not known."""
 
     def calls(self) -> list[Call]:
         """All calls in order (turns, then groups, then position)."""

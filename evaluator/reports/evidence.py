@@ -1,6 +1,6 @@
 """The evidence behind one sample's numbers: reference and predicted calls with arguments, the outputs
 the agent saw (cut to ``OUTPUT_LIMIT`` characters, with the full length kept), the first wrong group
-and the first failed call. Stored per sample in the report (``samples[i].evidence``) and drawn by the
+the first failed call, and what the agent's model did (:mod:`evaluator.reports.behaviour`). Stored per sample in the report (``samples[i].evidence``) and drawn by the
 HTML report."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from evaluator.inputs.model import Call, Groups, Prediction, Reference
 from evaluator.metrics.extended import first_error_position
+from evaluator.reports.behaviour import agent_evidence
 
 OUTPUT_LIMIT = 1000
 """Characters of a call's output kept in the report (``output_chars`` says how many there were)."""
@@ -126,4 +127,5 @@ def sample_evidence(ref: Reference, pred: Prediction | None) -> dict[str, Any]:
         "first_error": first_error(turns, gold),
         "failed_call": failed_call(turns),
         "harness_error": str(pred.error) if pred is not None and pred.error else None,
+        "agent": agent_evidence(pred),
     }

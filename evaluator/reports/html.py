@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from evaluator.metrics.finmcp import OFFICIAL_KEYS
+from evaluator.reports.behaviour import sample_flags, sample_notes_html, summary_html
 from evaluator.reports.markdown import (
     FINTOOLBENCH_METRICS,
     TABLE2,
@@ -34,7 +35,7 @@ details{margin:2px 0}summary{cursor:pointer;font-family:monospace}
 .call{margin:1px 0}.call code{color:#4a5568;word-break:break-all}.missing{background:#fed7d7}
 .extra{background:#feebc8}.failed{outline:1px solid #e53e3e}.st{color:#c53030;font-weight:bold}
 pre.out{white-space:pre-wrap;max-height:300px;overflow:auto;background:#f7fafc;margin:2px 0}
-.more{color:#718096;font-style:italic}.fe,.fc{margin:4px 0;font-size:13px}
+.more{color:#718096;font-style:italic}.fe,.fc,.ag{margin:4px 0;font-size:13px}.ag{color:#9c4221}
 """
 
 
@@ -263,6 +264,7 @@ def sample_block(s: dict[str, Any]) -> str:
         f"F1 {s['f1']:.3f} · TP {s['tp']} FP {s['fp']} FN {s['fn']}"
         + (f" · first error: {escape(first['kind'])} at group {first['position']}" if first else "")
         + (" · failed call" if failed else "")
+        + "".join(f" · {escape(flag)}" for flag in sample_flags(ev.get("agent")))
     )
     notes = []
     if first:
@@ -275,6 +277,7 @@ def sample_block(s: dict[str, Any]) -> str:
         )
     if harness:
         notes.append(f'<p class="fc"><b>Harness error</b> {escape(harness)}</p>')
+    notes.append(sample_notes_html(ev.get("agent")))
     return (
         f'<details class="sample" id="sample-{escape(str(s["id"]))}" data-sample="{escape(str(s["id"]))}">'
         f"<summary>{summary}</summary>{''.join(notes)}{evidence_table(ev)}</details>"
@@ -372,6 +375,7 @@ def render_html(report: dict[str, Any]) -> str:
             f"<h2>Repeated trials ({t['trials']}): pass^k (success = paper EMR)</h2>",
             html_table(list(t["pass_hat_k"]), [[fmt(v) for v in t["pass_hat_k"].values()]]),
         ]
+    parts.append(summary_html(report.get("agent_behaviour") or {}))
     parts += ["<h2>Per sample: reference vs predicted calls</h2>", _samples(report)]
     if report.get("warnings"):
         parts += (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.metrics.finmcp import OFFICIAL_KEYS
+from evaluator.reports.behaviour import summary_markdown
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
 TABLE2 = (
@@ -191,6 +192,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += (
             ["## Dropped samples", ""] + [f"- `{d['id']}`: {d['reason']}" for d in cov["dropped"][:50]] + [""]
         )
+    lines += summary_markdown(report.get("agent_behaviour") or {})
     if report.get("warnings"):
         lines += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"][:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"

@@ -21,6 +21,7 @@ from evaluator.metrics.headline import (
 from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.stats import Bootstrap, pass_hat_k
 from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
+from evaluator.reports.behaviour import behaviour_summary
 from evaluator.reports.evidence import sample_evidence
 
 REPORT_VERSION = 1
@@ -209,6 +210,7 @@ def assemble_report(
         report["fintoolbench"] = run_fintoolbench(pairing.pairs, opts)
         report["warnings"] += compliance_warnings(report["fintoolbench"])
     report["samples"] = sample_rows(table, pairing.pairs, report.get("fintoolbench"), evidence)
+    report["agent_behaviour"] = behaviour_summary(report["samples"])
     return report
 
 

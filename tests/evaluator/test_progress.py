@@ -201,3 +201,14 @@ def test_llm_judge_retries_like_the_agent():
     judge = make_judge("llm", endpoint)
     agent_chat = endpoint.client(temperature=0.0)
     assert judge.chat.retry == agent_chat.retry == RetryPolicy(retries=4)
+
+
+def test_slow_items_show_seconds_per_item():
+    clock, stream = Clock(), io.StringIO()
+    with Progress("smollm2", 2, stream=stream, tty=False, clock=clock, unit="samples") as bar:
+        for _ in range(2):
+            clock.now += 170.0
+            bar.advance()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "smollm2 1/2 (50%) 170 s/sample ETA 2:50"
+    assert lines[-1] == "smollm2 2/2 (100%) 170 s/sample done in 5:40"
