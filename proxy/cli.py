@@ -73,7 +73,7 @@ def _listen(value: str) -> tuple[str, int]:
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
-def _header(value: str) -> tuple[bytes, bytes]:
+def _header_of(flag: str, value: str) -> tuple[bytes, bytes]:
     """``Name: value`` with ``$NAME`` / ``${NAME}`` taken from the environment (``$$`` is a ``$``).
 
     The value is a secret as often as not, so no error quotes it: only the header name and the
@@ -82,20 +82,14 @@ def _header(value: str) -> tuple[bytes, bytes]:
     name, sep, content = value.partition(":")
     name = name.strip()
     if not sep or not name:
-        raise argparse.ArgumentTypeError(
-            f"--upstream-header {name or value[:20]!r}...: expected 'Name: value'"
-        )
+        raise argparse.ArgumentTypeError(f"{flag} {name or value[:20]!r}...: expected 'Name: value'")
     if any(c in name for c in " \t\r\n") or any(c in content for c in "\r\n"):
-        raise argparse.ArgumentTypeError(
-            f"--upstream-header {name!r}: line breaks or spaces in a header name"
-        )
+        raise argparse.ArgumentTypeError(f"{flag} {name!r}: line breaks or spaces in a header name")
 
     def expand(match: re.Match[str]) -> str:
         variable = match.group(1) or match.group(2)
         if variable not in os.environ:
-            raise argparse.ArgumentTypeError(
-                f"--upstream-header {name!r}: environment variable ${variable} is not set"
-            )
+            raise argparse.ArgumentTypeError(f"{flag} {name!r}: environment variable ${variable} is not set")
         return os.environ[variable]
 
     parts = content.strip().split("$$")
@@ -104,8 +98,27 @@ def _header(value: str) -> tuple[bytes, bytes]:
         return name.encode("latin-1"), expanded.encode("latin-1")
     except UnicodeEncodeError:
         raise argparse.ArgumentTypeError(
-            f"--upstream-header {name!r}: the value must be Latin-1 text (HTTP header bytes)"
+            f"{flag} {name!r}: the value must be Latin-1 text (HTTP header bytes)"
         ) from None
+
+
+def _header(value: str) -> tuple[bytes, bytes]:
+    """An ``--upstream-header`` value (see :func:`_header_of`)."""
+    return _header_of("--upstream-header", value)
+
+
+def _otlp_header(value: str) -> tuple[bytes, bytes]:
+    """An ``--otlp-header`` value (see :func:`_header_of`)."""
+    return _header_of("--otlp-header", value)
+
+
+def _otlp_endpoint(value: str) -> str:
+    from proxy.exports.live import check_endpoint
+
+    try:
+        return check_endpoint(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--otlp-endpoint {exc}") from None
 
 
 def _ship_url(value: str) -> str:
@@ -231,6 +244,21 @@ def build_serve_parser() -> argparse.ArgumentParser:
         help="trust these PEM CA certificates for an https:// upstream instead of the system trust store",
     )
     add_tls_options(p)
+    p.add_argument(
+        "--otlp-endpoint",
+        type=_otlp_endpoint,
+        metavar="URL",
+        help="also send each finished call live as an OpenTelemetry span (OTLP/HTTP JSON) to this "
+        "traces URL, e.g. http://127.0.0.1:4318/v1/traces (off the proxy's path; proxy/exports/live.py)",
+    )
+    p.add_argument(
+        "--otlp-header",
+        action="append",
+        type=_otlp_header,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="header added to every OTLP request (repeatable; $VAR from the environment, as --upstream-header)",
+    )
     p.add_argument("--run", help="default run tag (URL/header tags override it)")
     p.add_argument("--sample", help="default sample tag")
     p.add_argument("--turn", help="default turn tag (integer, stored as given)")
@@ -372,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         upstream_ca=args.upstream_ca,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        otlp_endpoint=args.otlp_endpoint,
+        otlp_headers=args.otlp_header,
     )
     from proxy.upstream_http import Target
     from proxy.upstream_tls import client_context

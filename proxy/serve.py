@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from proxy import eventloop
 from proxy.capture import Recorder, Tracer
+from proxy.exports.live import LiveOtlp
 from proxy.http_proxy import ProxyServer, serve
 from proxy.http_types import Settings
 from proxy.security import Policy
@@ -68,6 +69,8 @@ class ProxyConfig:
     upstream_ca: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    otlp_endpoint: str | None = None
+    otlp_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
     @property
     def upstream_label(self) -> str:
@@ -108,6 +111,9 @@ class ProxyRuntime:
         self.tracer = Tracer(
             self.writer, config.upstream_label, config.group_gap_ms, recorder, config.group_sequence
         )
+        self.otlp: LiveOtlp | None = None
+        if config.otlp_endpoint:
+            self.otlp = LiveOtlp(config.db, config.otlp_endpoint, headers=config.otlp_headers)
         self.shipper: Shipper | None = None
         if config.ship_to:
             self.shipper = Shipper(
@@ -125,18 +131,26 @@ class ProxyRuntime:
             )
 
     def start_shipping(self, where: str) -> None:
-        """Start the shipper (with ``--ship-to``), labelled with where this proxy listens."""
+        """Start the shipper (with ``--ship-to``), labelled with where this proxy listens, and the live
+        OTLP sender (with ``--otlp-endpoint``)."""
+        if self.otlp is not None:
+            self.otlp.start()
         if self.shipper is not None:
             self.shipper.label = f"{where} pid {os.getpid()}"
             self.shipper.start()
 
     def health(self) -> dict[str, Any]:
-        """Extra ``/healthz`` fields: the shipper's state (with ``--ship-to``)."""
-        return {} if self.shipper is None else {"shipping": self.shipper.status()}
+        """Extra ``/healthz`` fields: the shipper's state (``--ship-to``), the OTLP sender's (``--otlp-endpoint``)."""
+        out: dict[str, Any] = {} if self.shipper is None else {"shipping": self.shipper.status()}
+        if self.otlp is not None:
+            out["otlp"] = self.otlp.status()
+        return out
 
     def close(self) -> None:
         self.store.set_busy_timeout(BUSY_TIMEOUT_MS)  # the last flush may wait as long as any writer
         self.writer.close()
+        if self.otlp is not None:
+            self.otlp.stop()
         if self.shipper is not None:
             self.shipper.stop(SHIP_DRAIN_TIMEOUT)
         if self.record_store is not None and self.record_store is not self.store:

@@ -72,7 +72,7 @@ def export_otlp(store: TraceReader, run_id: str) -> dict[str, Any]:
     clock = WallClock(
         [(c["t_req_ns"], c["wall_time"]) for c in calls] + [(m["t_ns"], m["wall_time"]) for m in messages]
     )
-    context = _SessionFacts(messages, sessions)
+    context = SessionFacts(messages, sessions)
     by_request, call_trials = message_trials(messages, calls)
     call_requests = {
         (m["session_key"], json.dumps(m["jsonrpc_id"])): m
@@ -83,7 +83,7 @@ def export_otlp(store: TraceReader, run_id: str) -> dict[str, Any]:
     for call in calls:
         if call["sample_id"] is not None:
             request = call_requests.get((call["session_key"], json.dumps(call["jsonrpc_id"])))
-            spans.append(_call_span(run_id, call, request, clock, context))
+            spans.append(call_span(run_id, call, request, clock, context))
     for exchange in pair_messages(messages):
         request = exchange.request
         if request["sample_id"] is None or (
@@ -92,20 +92,29 @@ def export_otlp(store: TraceReader, run_id: str) -> dict[str, Any]:
             continue
         trial = trial_of(request, by_request, call_trials)
         spans.append(_message_span(run_id, trial, exchange, clock, context))
+    return request_document(spans, {"finmcp.run_id": run_id})
+
+
+def request_document(spans: list[dict[str, Any]], resource: dict[str, Any]) -> dict[str, Any]:
+    """An ``ExportTraceServiceRequest`` of ``spans`` (sorted by trace, start, id) from finmcp-proxy;
+    ``resource``: attributes beside ``service.name``."""
     spans.sort(key=lambda s: (s["traceId"], int(s["startTimeUnixNano"]), s["spanId"]))
     return {
         "resourceSpans": [
             {
-                "resource": {
-                    "attributes": _attributes({"service.name": SERVICE_NAME, "finmcp.run_id": run_id})
-                },
+                "resource": {"attributes": _attributes({"service.name": SERVICE_NAME, **resource})},
                 "scopeSpans": [{"scope": {"name": SCOPE_NAME}, "spans": spans}],
             }
         ]
     }
 
 
-class _SessionFacts:
+def session_trace_id(session_key: str | None) -> str:
+    """The hex trace id of a session's calls that carry no sample tag (the live export's traces)."""
+    return _digest("session", session_key or "")[:32]
+
+
+class SessionFacts:
     """Per session: the protocol version, the client-sent ``Mcp-Session-Id``, transport and upstream."""
 
     def __init__(self, messages: list[dict[str, Any]], sessions: dict[str, dict[str, Any]]) -> None:
@@ -140,13 +149,16 @@ class _SessionFacts:
         return out
 
 
-def _call_span(
+def call_span(
     run_id: str,
     call: dict[str, Any],
     request: dict[str, Any] | None,
     clock: WallClock,
-    context: _SessionFacts,
+    context: SessionFacts,
+    trace: str | None = None,
 ) -> dict[str, Any]:
+    """The span of one ``calls`` row (``request``: its logged ``tools/call`` message, for the client's
+    traceparent link); in the (run, sample, trial) trace unless ``trace`` names another."""
     trial = int(call["trial"] or 0)
     start = clock.unix_ns(call["t_req_ns"], call["wall_time"]) or 0
     end = start + (call["t_resp_ns"] - call["t_req_ns"]) if call["t_resp_ns"] is not None else start
@@ -170,7 +182,7 @@ def _call_span(
         attrs.update(_error_attributes(call["status"], call["rpc_error"]))
         status = {"code": STATUS_ERROR, "message": failed[1]}
     span = _span(
-        trace_id(run_id, call["sample_id"], trial),
+        trace or trace_id(run_id, call["sample_id"], trial),
         _digest("call", run_id, str(call["id"]))[:16],
         f"tools/call {call['tool']}" if call["tool"] else "tools/call",
         start,
@@ -211,7 +223,7 @@ def _base64_ids(value: Any) -> Any:
 
 
 def _message_span(
-    run_id: str, trial: int, exchange: Exchange, clock: WallClock, context: _SessionFacts
+    run_id: str, trial: int, exchange: Exchange, clock: WallClock, context: SessionFacts
 ) -> dict[str, Any]:
     request, response = exchange.request, exchange.response
     method = request["method"] or ""
