@@ -16,14 +16,24 @@ sides alike. ``slowdown`` is direct calls/s over proxied calls/s (1.0 = free); `
 the proxied p50 minus the direct p50. When an ``mcp-proxy`` executable is found (``FINMCP_BENCH_MCP_PROXY``
 or on ``PATH``), its stdio→HTTP bridge (``mcp-proxy --transport streamablehttp URL``) is measured on
 the same server and ``ours_over_theirs`` (calls/s) is printed.
+
+Memory (issue 19, goal 4): ``proxy_soak`` sends ``SOAK_CALLS`` (10^5) 2026-era ``tools/call`` POSTs
+from ``SOAK_CONNECTIONS`` raw keep-alive connections (tags cycling over ``SOAK_SAMPLES`` samples)
+through ``finmcp-proxy --db`` to a canned upstream (``bench/upstream_stub.py``, so the proxy's
+own speed sets the pace) and samples the proxy's RSS after the warm-up (``SOAK_WARMUP`` calls),
+half-way and at the end. ``flat`` is true when the end is within ``SOAK_FLAT_MIB`` of the start.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import json
 import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +47,12 @@ from recordings import RecordingStore
 from server.testing import ServerProcess
 
 ROUNDS = 2
+SOAK_CALLS = 100_000
+SOAK_WARMUP = 10_000
+SOAK_CONNECTIONS = 8
+SOAK_SAMPLES = 64
+SOAK_FLAT_MIB = 2.0
+"""RSS growth (MiB) from the sample after the warm-up to the end that still counts as flat."""
 
 
 def _measure(make_client: Any, transport: str, concurrency: int) -> tuple[float, list[float]]:
@@ -100,8 +116,161 @@ def _ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _rss_mib(pid: int) -> float:
+    """Resident set size of a process (Linux ``/proc``), MiB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+class _SoakClient(asyncio.Protocol):
+    """One keep-alive connection sending one ``tools/call`` at a time until the shared budget is spent."""
+
+    def __init__(self, soak: _Soak, index: int) -> None:
+        self.soak, self.index = soak, index
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.sent = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # a stream connection gets an asyncio.Transport
+        self._send()
+
+    def _send(self) -> None:
+        if not self.soak.take():
+            assert self.transport is not None
+            self.transport.close()
+            return
+        self.sent += 1
+        sample = (self.index * 7 + self.sent) % SOAK_SAMPLES
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": self.sent,
+                "method": "tools/call",
+                "params": {
+                    "name": TOOL,
+                    "arguments": {"fundNameOrCode": CODES[self.sent % len(CODES)]},
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": ERAS[0][0],
+                        "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
+                    },
+                },
+            }
+        ).encode()
+        head = (
+            f"POST /r/soak/s/{sample}/t/0/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+            "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+            f"mcp-protocol-version: {ERAS[0][0]}\r\ncontent-length: {len(body)}\r\n\r\n"
+        ).encode()
+        assert self.transport is not None
+        self.transport.write(head + body)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        head = bytes(self.buffer[:end]).lower()
+        if not head.startswith(b"http/1.1 200"):
+            self.soak.fail(f"soak call answered {head[:40]!r}")
+            return
+        length = int(head.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+        if len(self.buffer) < end + 4 + length:
+            return
+        del self.buffer[: end + 4 + length]
+        self.soak.done()
+        self._send()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.soak.closed()
+
+
+class _Soak:
+    """The shared call budget of the soak's connections, and the RSS samples taken on the way."""
+
+    def __init__(self, pid: int, total: int) -> None:
+        self.pid, self.total = pid, total
+        self.issued = self.answered = 0
+        self.open = SOAK_CONNECTIONS
+        self.samples: dict[str, float] = {}
+        self.started = 0.0
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.error: str | None = None
+
+    def take(self) -> bool:
+        if self.issued >= self.total or self.error is not None:
+            return False
+        self.issued += 1
+        return True
+
+    def done(self) -> None:
+        self.answered += 1
+        if self.answered == SOAK_WARMUP:
+            self.samples["start"] = _rss_mib(self.pid)
+            self.started = time.perf_counter()
+        elif self.answered == (SOAK_WARMUP + self.total) // 2:
+            self.samples["middle"] = _rss_mib(self.pid)
+        elif self.answered == self.total:
+            self.samples["end"] = _rss_mib(self.pid)
+
+    def fail(self, message: str) -> None:
+        self.error = self.error or message
+
+    def closed(self) -> None:
+        self.open -= 1
+        if self.open == 0 and not self.finished.done():
+            self.finished.set_result(None)
+
+
+async def _drive_soak(host: str, port: int, pid: int, total: int) -> _Soak:
+    soak = _Soak(pid, total)
+    loop = asyncio.get_running_loop()
+    for index in range(SOAK_CONNECTIONS):
+        await loop.create_connection(functools.partial(_SoakClient, soak, index), host, port)
+    await asyncio.wait_for(soak.finished, 900)
+    if soak.error is not None:
+        raise RuntimeError(soak.error)
+    return soak
+
+
+def soak(total: int = SOAK_CALLS) -> dict[str, Any]:
+    """The proxy's RSS over ``total`` calls (start = after the warm-up, middle, end): one bench row."""
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp,
+        ProxyProcess([], module="bench.upstream_stub") as stub,
+        ProxyProcess(["--upstream", stub.url, "--db", str(Path(tmp) / "soak.sqlite")]) as proxy,
+    ):
+        assert proxy.process is not None
+        pid = proxy.process.pid
+        before = _rss_mib(pid)
+        started = time.perf_counter()
+        result = asyncio.run(_drive_soak("127.0.0.1", proxy.port, pid, total))
+        elapsed = time.perf_counter() - started
+        measured = time.perf_counter() - result.started
+        samples = result.samples
+    growth = samples["end"] - samples["start"]
+    return {
+        "bench": "proxy_soak",
+        "calls": total,
+        "connections": SOAK_CONNECTIONS,
+        "samples_cycled": SOAK_SAMPLES,
+        "rss_idle_mib": round(before, 1),
+        "rss_start_mib": round(samples["start"], 1),
+        "rss_middle_mib": round(samples["middle"], 1),
+        "rss_end_mib": round(samples["end"], 1),
+        "growth_mib": round(growth, 2),
+        "bound_mib": SOAK_FLAT_MIB,
+        "flat": growth <= SOAK_FLAT_MIB,
+        "calls_per_s": round((total - SOAK_WARMUP) / measured, 1),
+        "seconds": round(elapsed, 1),
+    }
+
+
 def run() -> list[dict[str, Any]]:
-    """Rows for direct, finmcp-proxy (and mcp-proxy when installed), then the ratio rows."""
+    """Rows for direct, finmcp-proxy (and mcp-proxy when installed), the ratio rows, then the soak."""
     py = sys.executable
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-proxy-") as tmp:
@@ -177,4 +346,4 @@ def run() -> list[dict[str, Any]]:
                 "note": "mcp-proxy not found (FINMCP_BENCH_MCP_PROXY or PATH): not measured",
             }
         )
-    return rows + _ratios([r for r in rows if r.get("bench") == "proxy_calls"])
+    return [*rows, *_ratios([r for r in rows if r.get("bench") == "proxy_calls"]), soak()]

@@ -14,7 +14,7 @@ Secrets are redacted from every stored body, header list and argument object.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +44,19 @@ Scope = tuple[str | None, str | None, int, int | None]
 GROUP_SCOPES_KEPT = 4096
 """Scopes whose group numbers a store remembers (the oldest is forgotten first); a run's scopes are
 short-lived (one sample turn), and a late call of a forgotten scope's group only opens a new group."""
+GROUP_REFS_KEPT = 4096
+"""Group refs whose numbers a store remembers (all scopes together), the least recently written
+forgotten first. A client that awaits each answer opens a group per call, so without a bound a
+long-lived proxy kept one entry per call (``bench/bench_proxy.py``'s 10^5-call soak grew by ~200
+bytes per call). A group gets more calls only while it is its client's current group, so a ref
+forgotten after 4096 other groups were written is long closed; if one came back, its call would
+open a new group."""
 
 
 @dataclass(slots=True)
 class _ScopeGroups:
-    """The call groups of one scope a store has numbered: each ref's number and the next to hand out."""
+    """The call groups of one scope a store has numbered: the next number to hand out."""
 
-    numbers: dict[GroupRef, int] = field(default_factory=dict)
     next: int = 0
     checked_at: int | None = None  # the data_version at which ``next`` was last checked against the table
 
@@ -92,6 +98,7 @@ class TraceMixin(StoreConnection):
         self._data_version: int | None = None
         self._seq_checked_in = -1  # the txn_epoch in which data_version was last checked
         self._groups: dict[Scope, _ScopeGroups] = {}  # call groups numbered from CallRow.group_ref
+        self._group_numbers: dict[tuple[Scope, GroupRef], int] = {}  # the last GROUP_REFS_KEPT written
 
     # ---------------------------------------------------------------- runs and sessions
 
@@ -232,7 +239,9 @@ class TraceMixin(StoreConnection):
             self._next_message_seq.clear()
             self._next_call_seq.clear()
 
-    def _assign_group(self, row: CallRow) -> tuple[int | None, tuple[_ScopeGroups, GroupRef] | None]:
+    def _assign_group(
+        self, row: CallRow
+    ) -> tuple[int | None, tuple[_ScopeGroups, tuple[Scope, GroupRef]] | None]:
         """The ``call_group`` to store for ``row``, and where to remember it once the row is written.
 
         A ref seen before keeps its number. A new one gets the next number of its scope: one above
@@ -250,8 +259,11 @@ class TraceMixin(StoreConnection):
             if len(self._groups) >= GROUP_SCOPES_KEPT:  # the oldest scope is long finished
                 del self._groups[next(iter(self._groups))]
             groups = self._groups[scope] = _ScopeGroups()
-        known = groups.numbers.get(ref)
+        numbers = self._group_numbers
+        key = (scope, ref)
+        known = numbers.get(key)
         if known is not None:
+            numbers[key] = numbers.pop(key)  # the most recently written last: the first is forgotten first
             return known, None
         self._notice_other_writers()
         if groups.checked_at != self._data_version:  # first sight, or another writer committed since
@@ -262,7 +274,7 @@ class TraceMixin(StoreConnection):
             ).fetchone()
             groups.next = max(groups.next, int(found[0]))
             groups.checked_at = self._data_version
-        return groups.next, (groups, ref)
+        return groups.next, (groups, key)
 
     # ---------------------------------------------------------------- calls
 
@@ -317,8 +329,11 @@ class TraceMixin(StoreConnection):
             ),
         )
         if new_group is not None and group is not None:  # written: the ref keeps its number
-            groups, ref = new_group
-            groups.numbers[ref] = group
+            groups, key = new_group
+            numbers = self._group_numbers
+            numbers[key] = group
+            if len(numbers) > GROUP_REFS_KEPT:
+                del numbers[next(iter(numbers))]
             groups.next = group + 1
         rowid = cursor.lastrowid
         assert rowid is not None  # every INSERT into a rowid table sets it

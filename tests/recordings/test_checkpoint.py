@@ -70,3 +70,24 @@ def test_in_memory_stores_ignore_it():
     with RecordingStore.open(":memory:") as store:
         store.checkpoint_in_background()
         assert store._checkpointer is None
+
+
+def test_a_long_wal_is_restarted_so_that_it_stops_growing(tmp_path):
+    """Past ``restart_frames`` the thread restarts the WAL: the next commit writes it from its start."""
+    store = RecordingStore.open(tmp_path / "runs.sqlite")
+    store.checkpoint_in_background(interval=3600)  # the test drives the checkpoints itself
+    checkpointer = store._checkpointer
+    assert isinstance(checkpointer, BackgroundCheckpointer)
+    checkpointer.restart_frames = 64
+    for i in range(100):  # a frame or more per commit
+        store.log_message(direction="c2s", kind="request", body="{}", session_key="s", jsonrpc_id=i)
+    assert checkpointer.checkpoint_if_changed() is True
+    assert checkpointer.restarts == 1
+    store.log_message(direction="c2s", kind="request", body="{}", session_key="s", jsonrpc_id=100)
+    assert checkpointer.checkpoint_if_changed() is True
+    busy, frames, copied = checkpointer.last
+    assert busy == 0 and frames == copied < 10  # the WAL holds the last commit only
+    assert checkpointer.restarts == 1
+    store.close()
+    with RecordingStore.open(tmp_path / "runs.sqlite") as reopened:
+        assert len(reopened.messages()) == 101

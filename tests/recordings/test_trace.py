@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from recordings import CALLS_COLUMNS, RecordingStore
+from recordings import trace as trace_module
 from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
 
 EXPECTED_CALL_COLUMNS = [
@@ -309,6 +310,25 @@ def test_group_refs_get_numbers_unique_in_their_scope_across_writers(tmp_path):
         rows = first.calls("r")
     by_seq = [(c["turn"], c["call_group"]) for c in sorted(rows, key=lambda c: c["seq"])]
     assert by_seq == [(0, 0), (0, 0), (0, 1), (0, 2), (0, 1), (0, 0), (0, 3), (1, 0)]
+
+
+def test_a_store_remembers_the_most_recently_written_group_refs_only(tmp_path, monkeypatch):
+    """The ref -> number memory is bounded (a sequential client opens a group per call): the least
+    recently written ref is forgotten first, and a forgotten ref that comes back opens a new group."""
+    monkeypatch.setattr(trace_module, "GROUP_REFS_KEPT", 2)
+    with RecordingStore.open(tmp_path / "runs.sqlite") as store:
+
+        def call(group):
+            return store.begin_call(tool="T", arguments={}, run_id="r", sample_id="s", group_ref=("a", group))
+
+        call(0)
+        call(1)
+        call(0)  # written again: now the most recent of the two kept
+        call(2)  # forgets ref 1, the least recently written
+        call(0)  # still known: same number
+        call(1)  # forgotten: a new number
+        groups = [c["call_group"] for c in sorted(store.calls("r"), key=lambda c: c["seq"])]
+    assert groups == [0, 1, 0, 2, 0, 3]
 
 
 def test_explicit_group_numbers_are_stored_as_given(store):
