@@ -138,9 +138,7 @@ def first_touch_per_tool(calls: dict[str, int] | None = None) -> list[dict[str, 
         wall: dict[str, list[float]] = {}
         cpu: dict[str, list[float]] = {}
         for spec in inventory:
-            calls_ = [
-                example_arguments(spec, sim.world, rng_seed=1000 + i, variant=i % 3) for i in range(k)
-            ]
+            calls_ = [example_arguments(spec, sim.world, rng_seed=1000 + i, variant=i % 3) for i in range(k)]
             for args in calls_:
                 w0, c0 = time.perf_counter(), time.thread_time()
                 sim.simulate(spec.name, args)
