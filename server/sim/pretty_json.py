@@ -19,7 +19,7 @@ import json.encoder
 from typing import Any
 
 _encode_str = json.encoder.encode_basestring  # the C encoder when the _json accelerator is present
-_make_c_encoder = json.encoder.c_make_encoder  # None without the accelerator: then Python walks all
+_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None: no accelerator, Python walks all
 _INFINITY = float("inf")
 # exact types only: a subclass (an IntEnum, a str subclass) takes the Python walk, as json's does
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -7,6 +7,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from functools import reduce
+from itertools import islice
 from operator import mul
 from typing import Any
 
@@ -83,19 +84,44 @@ class World:
                 raise ValueError(f"World: extra strategy code {code!r} must be 1-24 of A-Z, 0-9, _")
         self.clear_caches()
 
+    CACHE_LIMITS: dict[str, int] = {
+        "fund_ret": 2048,  # one fund's daily returns of one year (2 KiB)
+        "nav": 32,  # a fund's NAV series since setup (up to ~130 KiB)
+        "fund": 512,  # a full fund record (a few KiB)
+        "strategy_nav": 32,
+        "user": 32,  # a user with positions, orders and a profit calendar (up to ~170 KiB)
+    }
+    """Entries kept per kind of heavy entity; beyond it the oldest quarter is dropped. Every entity is a
+    function of the seed and its key, so a dropped one is rebuilt identically when named again (a long
+    run's memory stays flat instead of growing with every fund it has seen). Other kinds are small
+    (a float, a record per code) and are kept."""
+
     def clear_caches(self) -> None:
         """Forget every built entity (the world itself is unchanged: rebuilding gives the same data)."""
         self._universe: dict[str, FundStub] | None = None
         self._by_type: dict[str, list[str]] = {}
         self._cache: dict[tuple, Any] = {}
+        self._bounded: dict[str, dict[tuple, Any]] = {kind: {} for kind in self.CACHE_LIMITS}
 
     def memo(self, key: tuple, build: Callable[[], Any]) -> Any:
         """``build()`` once per key while the caches live (for data derived from this world's entities)."""
+        cache = self._bounded.get(key[0], self._cache)
         try:
-            return self._cache[key]
+            return cache[key]
         except KeyError:
-            value = self._cache[key] = build()
+            value = build()
+            if cache is not self._cache and len(cache) >= self.CACHE_LIMITS[key[0]]:
+                for old in list(islice(cache, max(1, len(cache) // 4))):  # oldest first
+                    cache.pop(old, None)
+            cache[key] = value
             return value
+
+    def cache_sizes(self) -> dict[str, int]:
+        """Entries held per kind of cached entity (for memory benchmarks and tests)."""
+        sizes: dict[str, int] = {}
+        for key in self._cache:
+            sizes[key[0]] = sizes.get(key[0], 0) + 1
+        return sizes | {kind: len(cache) for kind, cache in self._bounded.items()}
 
     # ------------------------------------------------------------------ funds
     def fund_universe(self) -> dict[str, FundStub]:
@@ -226,7 +252,7 @@ class World:
         if column == "yield_7d":
             if stub.fund_type != "货币型":
                 return None
-            return self.require_fund(stub.code).latest["yield_7d"]
+            return self.memo(("yield_7d", stub.code), lambda: self.require_fund(stub.code).latest["yield_7d"])
         months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
         return self.quick_return(stub.code, months)
 
