@@ -85,9 +85,9 @@ class World:
         self.clear_caches()
 
     CACHE_LIMITS: dict[str, int] = {
-        "fund_ret": 2048,  # one fund's daily returns of one year (2 KiB)
+        "fund_ret": 1024,  # one fund's daily returns of one year (2 KiB)
         "nav": 32,  # a fund's NAV series since setup (up to ~130 KiB)
-        "fund": 512,  # a full fund record (a few KiB)
+        "fund": 256,  # a full fund record (a few KiB)
         "strategy_nav": 32,
         "user": 32,  # a user with positions, orders and a profit calendar (up to ~170 KiB)
     }
