@@ -74,6 +74,8 @@ class Simulator:
         read the stock and bond universes and the index histories (``World.warm_shared``). Entities a
         call names directly (one fund's NAV, one user) stay lazy.
         """
+        from server.sim import schema_driven  # noqa: F401  (the first schema-driven call imports it)
+
         for code in self.world.strategy_codes():
             self.world.strategy(code)
         self.world.warm_shared()
