@@ -24,9 +24,9 @@ _KEYS = st.text(max_size=4) | _TRICKY | st.integers() | st.floats(allow_nan=Fals
 _ROWS = st.lists(st.dictionaries(_KEYS, _SCALARS, min_size=1, max_size=4), min_size=1, max_size=4)
 _VALUES = st.recursive(
     _SCALARS | _ROWS,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.tuples(inner, inner)
-    | st.dictionaries(_KEYS, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(_KEYS, inner, max_size=4)
+    ),
     max_leaves=30,
 )
 

@@ -6,7 +6,9 @@ from server.world import World
 
 
 def test_caches_stay_within_their_limits_and_rebuild_identically(monkeypatch) -> None:
-    monkeypatch.setattr(World, "CACHE_LIMITS", {"fund_ret": 8, "nav": 2, "fund": 2, "strategy_nav": 2, "user": 2})
+    monkeypatch.setattr(
+        World, "CACHE_LIMITS", {"fund_ret": 8, "nav": 2, "fund": 2, "strategy_nav": 2, "user": 2}
+    )
     world = World(0)
     codes = world.fund_codes()[::400][:6]
     first = {c: (world.require_fund(c).to_dict(), world.nav_history(c)) for c in codes}
