@@ -5,12 +5,19 @@ Targets (issue 3): p99 < 2 ms for a recorded lookup, < 20 ms for a simulation, o
 "repeat" calls find them cached; start-up warming builds the search indexes. The
 baseline measured in the same run is ``json.dumps`` of an already-built answer: the cost floor of
 producing the text at all.
+
+Issue 19 goal 3 (every tool's first touch p99 < 20 ms): ``sim_first_touch_per_tool`` calls every tool
+of both inventories ``FIRST_TOUCH_CALLS`` times on a warmed simulator, each call with fresh example
+arguments (new seeds: new funds, strategies, users), and reports the worst tool's p99 (wall clock and
+thread CPU time, which the other processes on a shared machine do not inflate) and how many tools
+miss the target.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -105,6 +112,60 @@ def run() -> list[dict[str, Any]]:
                 )
             rows.append(_memory(name, calls))
     rows += _heavy_qieman_calls()
+    rows += first_touch_per_tool()
+    return rows
+
+
+# calls per tool: every call names entities drawn with a new seed (qieman batch tools name 1-3 funds or
+# strategies, a strategy 10-25 funds). With fewer than 100 samples the p99 is the tool's slowest call.
+FIRST_TOUCH_CALLS = {"qieman79": 12, "fintool760": 4}
+FIRST_TOUCH_TARGET_MS = 20.0
+
+
+def first_touch_per_tool(calls: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """Per-tool p99 of first-touch calls, worst tools named; one row per inventory.
+
+    ``FINMCP_BENCH_FIRST_TOUCH=N`` overrides the calls per tool (both inventories).
+    """
+    per = dict(calls or FIRST_TOUCH_CALLS)
+    if os.environ.get("FINMCP_BENCH_FIRST_TOUCH"):
+        per = {name: int(os.environ["FINMCP_BENCH_FIRST_TOUCH"]) for name in per}
+    rows = []
+    for name, k in per.items():
+        inventory = load_inventory(name)
+        sim = Simulator(inventory, seed=0)
+        sim.warm()
+        wall: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
+        for spec in inventory:
+            calls_ = [example_arguments(spec, sim.world, rng_seed=1000 + i, variant=i % 3) for i in range(k)]
+            for args in calls_:
+                w0, c0 = time.perf_counter(), time.thread_time()
+                sim.simulate(spec.name, args)
+                cpu.setdefault(spec.name, []).append(time.thread_time() - c0)
+                wall.setdefault(spec.name, []).append(time.perf_counter() - w0)
+        p99_wall = {tool: _percentiles(s)["p99_ms"] for tool, s in wall.items()}
+        p99_cpu = {tool: _percentiles(s)["p99_ms"] for tool, s in cpu.items()}
+        worst = sorted(p99_wall, key=lambda t: -p99_wall[t])
+        worst_cpu = sorted(p99_cpu, key=lambda t: -p99_cpu[t])
+        every = [x for s in wall.values() for x in s]
+        rows.append(
+            {
+                "bench": "sim_first_touch_per_tool",
+                "inventory": name,
+                "tools": len(wall),
+                "calls_per_tool": k,
+                "all_calls_p99_ms": _percentiles(every)["p99_ms"],
+                "worst_tool": worst[0],
+                "worst_tool_p99_ms": p99_wall[worst[0]],
+                "worst_cpu_tool": worst_cpu[0],
+                "worst_tool_cpu_p99_ms": p99_cpu[worst_cpu[0]],
+                "tools_over_target": sum(1 for v in p99_wall.values() if v >= FIRST_TOUCH_TARGET_MS),
+                "tools_over_target_cpu": sum(1 for v in p99_cpu.values() if v >= FIRST_TOUCH_TARGET_MS),
+                "next_worst": {t: p99_wall[t] for t in worst[1:5]},
+                "target_p99_ms": FIRST_TOUCH_TARGET_MS,
+            }
+        )
     return rows
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,23 @@ def _agent(name: str, noise: str | None, seed: int) -> Any:
     return OracleAgent() if noise is None else NoisyAgent(NoiseRates.parse(noise), seed, name=name)
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    """Run the demo; prints the leaderboard and the report paths."""
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) a live process has used, from ``/proc/PID/stat`` (None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) -> int:
+    """Run the demo; prints the leaderboard and the report paths.
+
+    ``timings``, when given, receives where the time went: ``runs_s`` and ``scoring_s`` (wall clock),
+    ``calls`` (tools/call requests the agents sent), and the CPU seconds of the runs spent by the
+    server, the proxy and this process (the harness and its agents): ``server_cpu_s``, ``proxy_cpu_s``,
+    ``harness_cpu_s`` (``bench/bench_demo.py`` reports them beside the demo's calls/s).
+    """
     from evaluator.agents.history import RecordedOutputs
     from evaluator.harness.cli import write_report
     from evaluator.harness.runner import RunConfig, run_agent
@@ -65,9 +81,16 @@ def run_demo(args: argparse.Namespace) -> int:
         f"finmcp-eval demo: {len(bench.refs)} samples of finmcp-sim, agents {', '.join(n for n, _ in DEMO_AGENTS)}"
     )
     spawn = SpawnConfig(db=db, inventory=bench.inventory_name, recordings=bench.recordings, seed=args.seed)
+    cpu: dict[str, float | None] = {}
     try:
         with Stack(spawn) as stack:
             print(f"server {stack.server_url}  proxy {stack.proxy_base}/mcp  trace DB {db}")
+            pids = {
+                "server": stack.server.process if stack.server else None,
+                "proxy": stack.proxy.process if stack.proxy else None,
+            }
+            started_cpu = {k: process_cpu_seconds(p.pid) if p else None for k, p in pids.items()}
+            harness_cpu = time.process_time()
 
             async def all_runs() -> list[Any]:
                 summaries = []
@@ -85,7 +108,13 @@ def run_demo(args: argparse.Namespace) -> int:
                     )
                 return summaries
 
-            for summary in asyncio.run(all_runs()):
+            summaries = asyncio.run(all_runs())
+            cpu["harness"] = time.process_time() - harness_cpu
+            for kind, proc in pids.items():
+                now = process_cpu_seconds(proc.pid) if proc else None
+                was = started_cpu[kind]
+                cpu[kind] = None if now is None or was is None else now - was
+            for summary in summaries:
                 print(summary.line())
     except SpawnError as exc:
         raise EvalInputError(f"demo: could not start server and proxy: {exc}") from None
@@ -107,6 +136,16 @@ def run_demo(args: argparse.Namespace) -> int:
     print(
         f"demo finished in {time.monotonic() - start:.1f} s (runs {ran:.1f} s, scoring {time.monotonic() - start - ran:.1f} s)"
     )
+    if timings is not None:
+        timings.update(
+            runs_s=ran,
+            scoring_s=time.monotonic() - start - ran,
+            calls=sum(s.calls for s in summaries),
+            server_cpu_s=cpu.get("server"),
+            proxy_cpu_s=cpu.get("proxy"),
+            harness_cpu_s=cpu.get("harness"),
+            leaderboard=table,
+        )
     return 0
 
 

@@ -94,24 +94,25 @@ class McpHttpClient:
                 sent.set()
 
         try:
+            # the trace hook costs a callback per connection event: only calls that order others use it
             response = await self.http.post(
-                url, content=payload, headers=headers, extensions={"trace": trace}
+                url, content=payload, headers=headers, extensions={"trace": trace} if sent else None
             )
         except httpx2.HTTPError as exc:
             raise McpCallError(f"{method}: transport error: {type(exc).__name__}: {exc}") from None
         finally:
             if sent is not None:
                 sent.set()
-        text = response.text
         try:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
                 events = parse_events(response.content)
                 messages = [json.loads(e.data) for e in events if e.event == "message" and e.data]
             else:
-                messages = [json.loads(text)] if text.strip() else []
-        except json.JSONDecodeError:
+                body_bytes = response.content  # json.loads reads UTF-8 bytes: no decoded copy
+                messages = [json.loads(body_bytes)] if body_bytes.strip() else []
+        except (json.JSONDecodeError, UnicodeDecodeError):
             raise McpCallError(
-                f"{method}: HTTP {response.status_code}: unreadable body {text[:200]!r}"
+                f"{method}: HTTP {response.status_code}: unreadable body {response.text[:200]!r}"
             ) from None
         for message in messages:
             if isinstance(message, dict) and message.get("id") == rid:
@@ -123,7 +124,7 @@ class McpHttpClient:
                     )
                 return message.get("result")
         raise McpCallError(
-            f"{method}: HTTP {response.status_code}: no response for request {rid}: {text[:200]!r}"
+            f"{method}: HTTP {response.status_code}: no response for request {rid}: {response.text[:200]!r}"
         )
 
     async def list_tools(self, url: str) -> list[dict[str, Any]]:

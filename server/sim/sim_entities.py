@@ -17,8 +17,11 @@ separately.
 from __future__ import annotations
 
 import weakref
+from array import array
 from dataclasses import dataclass
 from datetime import date
+from itertools import accumulate, islice
+from typing import Any
 
 from recordings.plumbing.seeding import derive_seed, rng_for
 from server.world import World
@@ -126,12 +129,21 @@ class _WorldCache:
     def __init__(self) -> None:
         self.universes: dict[tuple[str, bool], tuple[Entity, ...]] = {}
         self.names: dict[tuple[str, str], str] = {}
-        self.chunks: dict[tuple[str, int], tuple[list[float], ...]] = {}
-        self.closes: dict[tuple[str, int], list[float]] = {}
+        self.chunks: dict[tuple[str, int], tuple[array, ...]] = {}
+        self.closes: dict[tuple[str, int], array] = {}
 
 
 _CACHES: weakref.WeakKeyDictionary[World, _WorldCache] = weakref.WeakKeyDictionary()
-_MAX_SERIES = 2048
+_MAX_YEARS = 512
+"""(symbol, year) chunks kept per cache (8 KiB of noise, 2 KiB of closes each); beyond it the oldest
+quarter is dropped (rebuilt identically when asked again)."""
+
+
+def _keep(cache: dict, key: tuple, value: Any) -> None:
+    if len(cache) >= _MAX_YEARS:
+        for old in list(islice(cache, len(cache) // 4)):
+            cache.pop(old, None)
+    cache[key] = value
 
 
 def _cache(world: World) -> _WorldCache:
@@ -262,7 +274,7 @@ def _year_bounds(year: int) -> tuple[int, int]:
     return cal.index_on_or_after(date(year, 1, 1)), cal.index_on_or_before(date(year, 12, 31)) + 1
 
 
-def _noise_year(world: World, key: str, year: int) -> tuple[list[float], ...]:
+def _noise_year(world: World, key: str, year: int) -> tuple[array, ...]:
     """(gap, wick_high, wick_low, volume_factor) for every trading day of ``year``."""
     cache = _cache(world)
     got = cache.chunks.get((key, year))
@@ -270,15 +282,14 @@ def _noise_year(world: World, key: str, year: int) -> tuple[list[float], ...]:
         return got
     lo, hi = _year_bounds(year)
     r = rng_for(world.seed, "sim_bar_noise", key, year).random
-    cols: tuple[list[float], ...] = ([], [], [], [])
-    for _ in range(hi - lo):
-        cols[0].append(r() - 0.5)
-        cols[1].append(r())
-        cols[2].append(r())
-        cols[3].append(0.5 + r())
-    if len(cache.chunks) > 8 * _MAX_SERIES:
-        cache.chunks.clear()
-    cache.chunks[(key, year)] = cols
+    draws = [r() for _ in range(4 * (hi - lo))]  # day by day: gap, wick high, wick low, volume
+    cols = (  # arrays: the same doubles in a quarter of a list's memory
+        array("d", [x - 0.5 for x in draws[0::4]]),
+        array("d", draws[1::4]),
+        array("d", draws[2::4]),
+        array("d", [0.5 + x for x in draws[3::4]]),
+    )
+    _keep(cache.chunks, (key, year), cols)
     return cols
 
 
@@ -290,7 +301,7 @@ def _anchor(world: World, key: str, level: float, year: int) -> float:
     return level * (0.6 + 0.8 * u)
 
 
-def _year_closes(world: World, key: str, level: float, year: int) -> list[float]:
+def _year_closes(world: World, key: str, level: float, year: int) -> array:
     """Closes of one year: a bridge from this year's anchor to the next one (or to ``level`` at as-of).
 
     Each year depends only on its own draws and two anchors, so any day costs O(one year) to build.
@@ -306,20 +317,18 @@ def _year_closes(world: World, key: str, level: float, year: int) -> list[float]
     a0 = _anchor(world, key, level, year)
     a1 = level if last_year else _anchor(world, key, level, year + 1)
     r = rng_for(world.seed, "sim_returns", key, year).random
-    walk = [0.0]
-    for _ in range(n):
-        walk.append(walk[-1] + (r() - 0.5) * 0.04)
+    walk = list(accumulate([(r() - 0.5) * 0.04 for _ in range(n)], initial=0.0))  # walk[t-1] + step
     total = walk[-1] if last_year else walk[n]
     span = (n - 1) if last_year else n
-    out = []
-    for t in range(n):
-        frac = t / span if span else 1.0
-        bridge = walk[t] - frac * total
-        out.append((a0 + (a1 - a0) * frac) * (1.0 + max(-0.5, bridge)))
-    if len(cache.closes) > 8 * _MAX_SERIES:
-        cache.closes.clear()
-    cache.closes[(key, year)] = out
-    return out
+    closes = array(
+        "d",
+        [
+            (a0 + (a1 - a0) * frac) * (1.0 + max(-0.5, walk[t] - frac * total))
+            for t, frac in ((t, t / span if span else 1.0) for t in range(n))
+        ],
+    )
+    _keep(cache.closes, (key, year), closes)
+    return closes
 
 
 def _close(world: World, key: str, level: float, g: int) -> float:

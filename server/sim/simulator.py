@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import json
 from typing import Any
 
 from recordings.canonical import canonical_arguments
+from server.sim.pretty_json import dumps_indent2
 from server.sim.registry import QIEMAN_BUILDERS, BuildContext, ToolInputError
 from server.world import World
 from tool_specs.inventory import Inventory
@@ -41,8 +41,11 @@ def _load_builders() -> None:
 
 
 def render_text(value: Any) -> str:
-    """The text the real server prints: pretty JSON, 2-space indent, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    """The text the real server prints: pretty JSON, 2-space indent, non-ASCII kept.
+
+    Exactly ``json.dumps(value, ensure_ascii=False, indent=2)``, written by :func:`dumps_indent2`.
+    """
+    return dumps_indent2(value)
 
 
 def error_result(message: str) -> dict[str, Any]:
@@ -67,10 +70,26 @@ class Simulator:
         """Build the shared indexes that searches scan (start-up work, not per-call work).
 
         Strategy search scans every strategy's name; fund search sorted by return reads every fund's
-        recent return. Entities a call names directly (one fund's NAV, one user) stay lazy.
+        recent return; fund performance ranks among a fixed peer sample; holdings, diagnoses and quotes
+        read the stock and bond universes and the index histories (``World.warm_shared``). Entities a
+        call names directly (one fund's NAV, one user) stay lazy.
         """
+        from server.sim import schema_driven  # noqa: F401  (the first schema-driven call imports it)
+
         for code in self.world.strategy_codes():
             self.world.strategy(code)
+        self.world.warm_shared()
+        if "GetBatchFundPerformance" in self.inventory:  # ranks every fund among a fixed peer sample
+            from server.sim.qieman.fund_history import PEER_WINDOWS, peer_codes
+
+            for fund_type in self.world.fund_types():
+                for code in peer_codes(self.world, fund_type):
+                    for months in PEER_WINDOWS:
+                        self.world.quick_return(code, months)
+        if "BatchGetFundNavHistory" in self.inventory:
+            from server.sim.qieman.common import cn_trading_dates
+
+            cn_trading_dates()
         if "SearchFunds" in self.inventory:
             for column in ("近一年收益", "七日年化收益率"):
                 self.simulate("SearchFunds", {"sortColumn": column, "size": 1})

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from copy import deepcopy
+from dataclasses import asdict, dataclass, field, fields
 from datetime import date, timedelta
 from itertools import accumulate
 from operator import mul
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recordings.plumbing.seeding import rng_for
 
 from . import trading_calendar as cal
 from . import vocab as v
 from .dates import last_quarter_end
-from .navs import NavSeries, light_noise, performance, year_bounds
+from .navs import SQRT6, NavSeries, Rounded, performance, year_bounds
 from .rng import money, pick, ratio, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
     from .world import World
 
 N_PRODUCTS = 1800
+_ONE = 1.0
 _LEGACY_PREFIXES = (
     "110",
     "161",
@@ -241,10 +243,17 @@ def fund_returns_year(world: World, stub: FundStub, year: int) -> list[float]:
             )
             out.append(y / 365 * gap)
         return out
-    drift, beta, vol, factor = product_params(world.seed, stub)
+    drift, beta, vol, factor = world.memo(
+        ("fund_params", stub.code), lambda: product_params(world.seed, stub)
+    )
     f = world.factor_year(factor, year)
-    idio = light_noise(rng, hi - lo, drift / 250 - _class_fee_drag(stub), vol)
-    return [a + beta * b for a, b in zip(idio, f, strict=True)]
+    if len(f) != hi - lo:
+        raise ValueError(f"factor {factor!r} {year}: {len(f)} days, the calendar has {hi - lo}")
+    # idiosyncratic noise mu + vol * z, z triangular (sum of 2 uniforms, unit variance), plus beta * factor
+    r = rng.random
+    mu = drift / 250 - _class_fee_drag(stub)
+    s = vol * SQRT6
+    return [mu + (r() + r() - 1.0) * s + beta * b for b in f]
 
 
 def dividend_plan(seed: int, stub: FundStub) -> list[tuple[date, float]]:
@@ -280,7 +289,13 @@ def split_plan(seed: int, stub: FundStub) -> list[tuple[date, float]]:
 
 
 def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict], list[dict]]:
-    """The fund's full daily series from setup to ``as_of`` plus its dividend and split records."""
+    """The fund's full daily series from setup to ``as_of`` plus its dividend and split records.
+
+    The unit value runs as a cumulative product of ``1 + r`` (``itertools.accumulate``, one segment per
+    split or ex-dividend day, where the event changes it); the unit and accumulated NAV are those values
+    rounded to 4 decimals when read (:class:`Rounded`): the same numbers, in the same order of operations,
+    as the day-by-day loop this replaced.
+    """
     days = cal.all_trading_days()
     s = cal.index_on_or_after(stub.setup_date)
     e = cal.index_on_or_before(world.as_of)
@@ -293,7 +308,13 @@ def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict
         a, b = max(s, lo) - lo, min(e + 1, hi) - lo
         rets.extend(chunk[a:b])
     rets[0] = 0.0
-    is_money = stub.fund_type == "货币型"
+    n = len(rets)
+    dates = cal.all_trading_day_strings()[s : e + 1]
+    factors = list(map(_ONE.__add__, rets))  # 1.0 + r
+    adj = array("d", accumulate(factors, mul))
+    if stub.fund_type == "货币型":
+        flat = array("d", [1.0]) * n
+        return NavSeries(s, dates, flat, flat, adj), [], []
     divs = {
         cal.index_on_or_after(d) - s: r
         for d, r in dividend_plan(world.seed, stub)
@@ -304,50 +325,64 @@ def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict
         for d, r in split_plan(world.seed, stub)
         if s < cal.index_on_or_after(d) <= e
     }
-    adj = array("d", accumulate([1.0 + r for r in rets], mul))
+    if not divs and not splits:
+        nav = Rounded(adj, 4)
+        return NavSeries(s, dates, nav, nav, adj), [], []
     div_rows: list[dict] = []
     split_rows: list[dict] = []
-    if is_money:
-        nav = [1.0] * len(adj)
-        acc = nav
-    elif not divs and not splits:
-        nav = [round(x, 4) for x in adj]
-        acc = nav
-    else:
-        unit_v, cum = 1.0, 0.0
-        nav, acc = [], []
-        for i, r in enumerate(rets):
-            unit_v *= 1.0 + r
-            if i in splits:
-                ratio_ = splits[i]
-                unit_v /= ratio_
-                cum /= ratio_
-                split_rows.append({"date": days[s + i].isoformat(), "ratio": ratio_, "type": "份额拆分"})
-            if i in divs and unit_v > 1.02:
-                cash = round(unit_v * divs[i], 4)
-                unit_v -= cash
-                cum += cash
-                div_rows.append(
-                    {
-                        "ex_date": days[s + i].isoformat(),
-                        "record_date": days[s + i - 1].isoformat(),
-                        "cash_per_unit": cash,
-                        "pay_date": days[min(s + i + 2, len(days) - 1)].isoformat(),
-                    }
-                )
-            nav.append(round(unit_v, 4))
-            acc.append(round(unit_v + cum, 4))
-    dates = cal.all_trading_day_strings()[s : e + 1]
-    nav_a = array("d", nav)
-    return NavSeries(s, dates, nav_a, nav_a if acc is nav else array("d", acc), adj), div_rows, split_rows
+    unit = array("d")  # unit value after each day's events
+    acc = array("d")  # unit value plus the dividends paid per unit so far
+    unit_v, cum, pos = 1.0, 0.0, 0
+    for i in sorted(divs.keys() | splits.keys()):
+        segment = list(accumulate(factors[pos : i + 1], mul, initial=unit_v))
+        del segment[0]
+        before = cum
+        unit_v = segment[-1]
+        if i in splits:
+            ratio_ = splits[i]
+            unit_v /= ratio_
+            cum /= ratio_
+            split_rows.append({"date": days[s + i].isoformat(), "ratio": ratio_, "type": "份额拆分"})
+        if i in divs and unit_v > 1.02:
+            cash = round(unit_v * divs[i], 4)
+            unit_v -= cash
+            cum += cash
+            div_rows.append(
+                {
+                    "ex_date": days[s + i].isoformat(),
+                    "record_date": days[s + i - 1].isoformat(),
+                    "cash_per_unit": cash,
+                    "pay_date": days[min(s + i + 2, len(days) - 1)].isoformat(),
+                }
+            )
+        segment[-1] = unit_v
+        unit.extend(segment)
+        del segment[-1]
+        acc.extend(segment if before == 0.0 else map(before.__add__, segment))  # x + 0.0 is x
+        acc.append(unit_v + cum)
+        pos = i + 1
+    segment = list(accumulate(factors[pos:], mul, initial=unit_v))
+    del segment[0]
+    unit.extend(segment)
+    acc.extend(segment if cum == 0.0 else map(cum.__add__, segment))
+    return NavSeries(s, dates, Rounded(unit, 4), Rounded(acc, 4), adj), div_rows, split_rows
 
 
 # ---------------------------------------------------------------- full record
 
 
+# Fund fields read from the NAV series: filled on first read (``Fund.__getattr__``), so a tool that
+# reads a fund's fees, trade rules or holdings never builds its 20-year history.
+_SERIES_FIELDS = frozenset({"managers", "dividends", "splits", "latest", "performance"})
+
+
 @dataclass
 class Fund:
-    """A fund with everything the fund tools answer from (dates ISO, money 2 decimals, ratios 4)."""
+    """A fund with everything the fund tools answer from (dates ISO, money 2 decimals, ratios 4).
+
+    ``managers`` (their tenure returns), ``dividends``, ``splits``, ``latest`` and ``performance`` come
+    from the NAV series and are computed when first read; every other field is built with the record.
+    """
 
     code: str
     name: str
@@ -364,7 +399,7 @@ class Fund:
     index_code: str | None
     index_name: str | None
     benchmark: str
-    managers: list[dict]
+    managers: list[dict] = field(init=False)
     net_asset: float
     net_asset_date: str
     fees: dict
@@ -372,13 +407,59 @@ class Fund:
     holdings: dict
     asset_allocation: list[dict]
     industry_allocation: list[dict]
-    dividends: list[dict]
-    splits: list[dict]
-    latest: dict
-    performance: dict = field(default_factory=dict)
+    dividends: list[dict] = field(init=False)
+    splits: list[dict] = field(init=False)
+    latest: dict = field(init=False)
+    performance: dict = field(init=False)
+    series_source: SeriesSource | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for a field not set yet: fill it from the series (idempotent, so two threads
+        # reading the same new fund at once both get the same values)
+        source = self.__dict__.get("series_source")
+        if name not in _SERIES_FIELDS or source is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if name == "performance":
+            self.performance = performance(source.series())
+        else:
+            self.__dict__.update(source.fields())
+        return self.__dict__[name]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # asdict() without the series source (it would deep-copy the world)
+        return {f.name: deepcopy(getattr(self, f.name)) for f in fields(self) if f.name != "series_source"}
+
+
+@dataclass(frozen=True, eq=False)
+class SeriesSource:
+    """What a fund's series-derived fields are computed from: its world, stub and managers' start days."""
+
+    world: World
+    stub: FundStub
+    managers: tuple[tuple[dict, date], ...]  # (manager record, start date) in pool order
+
+    def series(self) -> NavSeries:
+        """The fund's NAV series (cached by the world)."""
+        return self.world.fund_nav_series(self.stub.code)[0]
+
+    def fields(self) -> dict[str, Any]:
+        """``managers``, ``dividends``, ``splits`` and ``latest`` of the fund."""
+        series, div_rows, split_rows = self.world.fund_nav_series(self.stub.code)
+        managers = [
+            {
+                **m,
+                "start_date": start.isoformat(),
+                "tenure_years": round((self.world.as_of - start).days / 365, 1),
+                "tenure_return": _tenure_return(series, start),
+            }
+            for m, start in self.managers
+        ]
+        return {
+            "managers": managers,
+            "dividends": div_rows,
+            "splits": split_rows,
+            "latest": _latest(series, self.stub, self.world),
+        }
 
 
 def _tiers(bounds: list[float | None], rates: list[float], fixed: float | None) -> list[dict]:
@@ -465,10 +546,9 @@ def asset_mix(seed: int, stub: FundStub) -> tuple[float, float, float, float]:
 
 
 def build_fund(world: World, stub: FundStub) -> Fund:
-    """The full record of one fund (builds its NAV series through the world cache)."""
+    """The full record of one fund; its series-derived fields are computed when first read (:class:`Fund`)."""
     seed = world.seed
     rng = rng_for(seed, "fund_detail", stub.code)
-    series, div_rows, split_rows = world.fund_nav_series(stub.code)
     report_date = last_quarter_end(world.as_of)
     company_idx = next(i for i, c in enumerate(v.COMPANIES) if c[0] == stub.company)
     pool = sample(
@@ -488,14 +568,7 @@ def build_fund(world: World, stub: FundStub) -> Fund:
                 )
             )
         ]
-        managers.append(
-            {
-                **m,
-                "start_date": start.isoformat(),
-                "tenure_years": round((world.as_of - start).days / 365, 1),
-                "tenure_return": _tenure_return(series, start),
-            }
-        )
+        managers.append((m, start))
     fees = build_fees(rng, stub)
     stock_ratio, bond_ratio, cash_ratio, other = asset_mix(seed, stub)
     net_asset = money(stub.size_yi * 1e8)
@@ -526,7 +599,6 @@ def build_fund(world: World, stub: FundStub) -> Fund:
             stub.fund_type, "沪深300指数收益率*60%+中债综合指数收益率*40%"
         )
     )
-    latest = _latest(series, stub, world)
     min_buy = 0.01 if stub.fund_type == "货币型" else pick(rng, (1.0, 10.0, 10.0, 100.0))
     large = (
         None
@@ -563,7 +635,6 @@ def build_fund(world: World, stub: FundStub) -> Fund:
         idx_code,
         idx_name,
         benchmark,
-        managers,
         net_asset,
         report_date.isoformat(),
         fees,
@@ -571,10 +642,7 @@ def build_fund(world: World, stub: FundStub) -> Fund:
         holdings,
         alloc,
         industry_alloc,
-        div_rows,
-        split_rows,
-        latest,
-        performance(series),
+        series_source=SeriesSource(world, stub, tuple(managers)),
     )
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import random
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import overload
 
 from recordings.plumbing.seeding import rng_for
 
@@ -20,7 +21,7 @@ from .dates import shift_months
 from .quant import RISK_FREE, TRADING_DAYS_PER_YEAR, level_volatility, max_drawdown
 
 _SQRT3 = 1.7320508075688772
-_SQRT6 = 2.449489742783178
+SQRT6 = 2.449489742783178  # sqrt(6): scales a sum of 2 uniforms minus 1 to unit variance
 
 
 @lru_cache(maxsize=64)
@@ -36,19 +37,42 @@ def noisy_returns(rng: random.Random, n: int, mu: float, vol: float) -> list[flo
     return [mu + (r() + r() + r() + r() - 2.0) * s for _ in range(n)]
 
 
-def light_noise(rng: random.Random, n: int, mu: float, vol: float) -> list[float]:
-    """Cheaper idiosyncratic noise: ``mu + vol * z`` with z triangular (sum of 2 uniforms, unit variance)."""
-    r = rng.random
-    s = vol * _SQRT6
-    return [mu + (r() + r() - 1.0) * s for _ in range(n)]
-
-
 def factor_year(seed: int, factor: str, year: int, vol: float, drift: float) -> array:
     """Daily returns of a shared market factor for every trading day of ``year``."""
     lo, hi = year_bounds(year)
     return array(
         "d", noisy_returns(rng_for(seed, "factor", factor, year), hi - lo, drift / TRADING_DAYS_PER_YEAR, vol)
     )
+
+
+class Rounded(Sequence[float]):
+    """``round(x, digits)`` of each value of an unrounded series, computed when read.
+
+    A fund's unit NAV is its unrounded unit value rounded to 4 decimals; rounding all of a 20-year
+    history up front cost more than building it, and most calls read one day or one window of it.
+    """
+
+    __slots__ = ("_raw", "_digits")
+
+    def __init__(self, raw: Sequence[float], digits: int) -> None:
+        self._raw = raw
+        self._digits = digits
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[float]: ...
+    def __getitem__(self, i: int | slice) -> float | list[float]:
+        if isinstance(i, slice):
+            return [round(x, self._digits) for x in self._raw[i]]
+        return round(self._raw[i], self._digits)
+
+    def __iter__(self) -> Iterator[float]:
+        digits = self._digits
+        return (round(x, digits) for x in self._raw)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import accumulate
+from operator import truediv
 from typing import TypedDict
 
 TRADING_DAYS_PER_YEAR = 250
@@ -41,6 +43,13 @@ def levels_from_returns(returns: Sequence[float]) -> list[float]:
 def max_drawdown(levels: Sequence[float], lo: int = 0, hi: int | None = None) -> float:
     """Largest peak-to-trough fall of ``levels[lo:hi+1]`` (default: the whole series), a positive fraction."""
     end = len(levels) - 1 if hi is None else hi
+    if levels[lo] > 0:
+        # every running peak is positive: the worst of 1 - x / peak is 1 - the least x / peak (rounding
+        # is monotonic), found in C over the running maxima; the loop below gives the same float
+        window = levels[lo : end + 1]
+        if not window:
+            return 0.0
+        return max(0.0, 1.0 - min(map(truediv, window, accumulate(window, max))))
     peak, worst = levels[lo], 0.0
     for x in levels[lo : end + 1]:
         if x > peak:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
+from operator import add
 from typing import TYPE_CHECKING, TypedDict
 
 from recordings.plumbing.seeding import rng_for
@@ -172,12 +173,14 @@ def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dic
         first = max(s, cal.index_on_or_after(stub.setup_date)) + 1  # a fund's first day has no return
         if first > e:
             continue
+        as_float = float(weight)  # int * float and float + int convert the int exactly like this
         for year in range(days[first].year, days[e].year + 1):
             lo, hi = year_bounds(year)
             chunk = world.fund_returns_year(stub, year)
-            for g in range(max(first, lo), min(e + 1, hi)):
-                num[g - s] += weight * chunk[g - lo]
-                den[g - s] += weight
+            a, b = max(first, lo), min(e + 1, hi)
+            # num[g] += weight * r[g] and den[g] += weight over the year's days, a slice at a time
+            num[a - s : b - s] = map(add, num[a - s : b - s], map(as_float.__mul__, chunk[a - lo : b - lo]))
+            den[a - s : b - s] = map(as_float.__add__, den[a - s : b - s])
     x = 1.0
     adj = []
     for total, weights in zip(num, den, strict=True):

@@ -6,6 +6,9 @@ import re
 from array import array
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date
+from functools import reduce
+from itertools import islice
+from operator import mul
 from typing import Any
 
 from recordings.plumbing.seeding import derive_seed
@@ -18,6 +21,7 @@ from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe,
 from .navs import NavSeries, factor_year, year_bounds
 from .people import build_manager
 
+_ONE = 1.0
 _FUND_CODE_RE = re.compile(r"^\d{6}$")
 _STRATEGY_CODE_RE = re.compile(r"^[A-Z0-9_]{1,24}$")
 _SORT_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -80,19 +84,44 @@ class World:
                 raise ValueError(f"World: extra strategy code {code!r} must be 1-24 of A-Z, 0-9, _")
         self.clear_caches()
 
+    CACHE_LIMITS: dict[str, int] = {
+        "fund_ret": 1024,  # one fund's daily returns of one year (2 KiB)
+        "nav": 32,  # a fund's NAV series since setup (up to ~130 KiB)
+        "fund": 256,  # a full fund record (a few KiB)
+        "strategy_nav": 32,
+        "user": 32,  # a user with positions, orders and a profit calendar (up to ~170 KiB)
+    }
+    """Entries kept per kind of heavy entity; beyond it the oldest quarter is dropped. Every entity is a
+    function of the seed and its key, so a dropped one is rebuilt identically when named again (a long
+    run's memory stays flat instead of growing with every fund it has seen). Other kinds are small
+    (a float, a record per code) and are kept."""
+
     def clear_caches(self) -> None:
         """Forget every built entity (the world itself is unchanged: rebuilding gives the same data)."""
         self._universe: dict[str, FundStub] | None = None
         self._by_type: dict[str, list[str]] = {}
         self._cache: dict[tuple, Any] = {}
+        self._bounded: dict[str, dict[tuple, Any]] = {kind: {} for kind in self.CACHE_LIMITS}
 
     def memo(self, key: tuple, build: Callable[[], Any]) -> Any:
         """``build()`` once per key while the caches live (for data derived from this world's entities)."""
+        cache = self._bounded.get(key[0], self._cache)
         try:
-            return self._cache[key]
+            return cache[key]
         except KeyError:
-            value = self._cache[key] = build()
+            value = build()
+            if cache is not self._cache and len(cache) >= self.CACHE_LIMITS[key[0]]:
+                for old in list(islice(cache, max(1, len(cache) // 4))):  # oldest first
+                    cache.pop(old, None)
+            cache[key] = value
             return value
+
+    def cache_sizes(self) -> dict[str, int]:
+        """Entries held per kind of cached entity (for memory benchmarks and tests)."""
+        sizes: dict[str, int] = {}
+        for key in self._cache:
+            sizes[key[0]] = sizes.get(key[0], 0) + 1
+        return sizes | {kind: len(cache) for kind, cache in self._bounded.items()}
 
     # ------------------------------------------------------------------ funds
     def fund_universe(self) -> dict[str, FundStub]:
@@ -196,6 +225,9 @@ class World:
 
     def quick_return(self, code: str, months: int) -> float | None:
         """Trailing return over ``months`` ending at as_of from the yearly return chunks only (no full series)."""
+        return self.memo(("quick", code, months), lambda: self._quick_return(code, months))
+
+    def _quick_return(self, code: str, months: int) -> float | None:
         stub = self.fund_stub(code)
         days = cal.all_trading_days()
         end_g = cal.index_on_or_before(self.as_of)
@@ -207,8 +239,8 @@ class World:
         for year in range(days[base_g + 1].year, days[end_g].year + 1):
             lo, hi = year_bounds(year)
             chunk = self.fund_returns_year(stub, year)
-            for r in chunk[max(base_g + 1, lo) - lo : min(end_g + 1, hi) - lo]:
-                x *= 1.0 + r
+            # x *= 1.0 + r for each day, in order
+            x = reduce(mul, map(_ONE.__add__, chunk[max(base_g + 1, lo) - lo : min(end_g + 1, hi) - lo]), x)
         return round(x - 1.0, 6)
 
     def sort_value(self, stub: FundStub, column: str) -> Any:
@@ -220,9 +252,9 @@ class World:
         if column == "yield_7d":
             if stub.fund_type != "货币型":
                 return None
-            return self.require_fund(stub.code).latest["yield_7d"]
+            return self.memo(("yield_7d", stub.code), lambda: self.require_fund(stub.code).latest["yield_7d"])
         months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
-        return self.memo(("quick", stub.code, months), lambda: self.quick_return(stub.code, months))
+        return self.quick_return(stub.code, months)
 
     def search_funds(
         self,
@@ -282,13 +314,16 @@ class World:
         """A stable 'popular' list: large open funds, lightly shuffled by the seed."""
         if size < 1:
             raise ValueError(f"GetPopularFund: size must be >= 1, got {size}")
+        return [self.require_stub(c).to_dict() for c in self.memo(("popular",), self._popular_ranking)[:size]]
+
+    def _popular_ranking(self) -> list[str]:
         scored = [
             (s.size_yi * (0.5 + (derive_seed(self.seed, "popular", s.code) % 1000) / 1000), s.code)
             for s in self.fund_universe().values()
             if s.status == "0" and s.fund_type != "货币型"
         ]
         scored.sort(key=lambda t: (-t[0], t[1]))
-        return [self.require_stub(c).to_dict() for _, c in scored[:size]]
+        return [c for _, c in scored]
 
     def guess_fund_code(self, name_or_code: str, limit: int = 10) -> list[dict]:
         """Best-matching funds for a code or (partial, possibly inexact) name; best first."""
@@ -300,20 +335,37 @@ class World:
             return [{"code": q, "name": uni[q].name}]
         scored = []
         qs = set(q)
-        for s in uni.values():
-            if s.name == q:
+        names = self.memo(
+            ("name_chars",), lambda: [(s.name, frozenset(s.name), s.code) for s in uni.values()]
+        )
+        for name, chars, code in names:
+            if name == q:
                 score = 3.0
-            elif q in s.name:
-                score = 2.0 + len(q) / len(s.name)
-            elif s.name in q:
-                score = 1.5 + len(s.name) / len(q)
+            elif q in name:
+                score = 2.0 + len(q) / len(name)
+            elif name in q:
+                score = 1.5 + len(name) / len(q)
             else:
-                score = len(qs & set(s.name)) / max(len(qs), 1)
+                score = len(qs & chars) / max(len(qs), 1)
                 if score < 0.6:
                     continue
-            scored.append((-score, s.code))
+            scored.append((-score, code))
         scored.sort()
         return [{"code": c, "name": uni[c].name} for _, c in scored[:limit]]
+
+    def fund_types(self) -> tuple[str, ...]:
+        """The fund types (股票型, 混合型, ...), in the vocabulary's order."""
+        return tuple(v.FUND_TYPES)
+
+    def warm_shared(self) -> None:
+        """Build what many calls share, once: stock, bond and index data, the popular ranking, name index."""
+        self.stocks()
+        self.stock("")
+        self.bonds()
+        for code in self.index_codes():
+            self.valuation(code)
+        self.popular_funds(1)
+        self.guess_fund_code("基金", 1)
 
     # ----------------------------------------------------------------- market
     def stocks(self) -> list[dict]:

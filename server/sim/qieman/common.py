@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Any
 
 from recordings.canonical import canonical_json
@@ -54,6 +55,12 @@ def cn_date(value: str | date | None) -> str | None:
         return None
     d = date.fromisoformat(value) if isinstance(value, str) else value
     return f"{d.year}年{d.month:02d}月{d.day:02d}日"
+
+
+@lru_cache(maxsize=1)
+def cn_trading_dates() -> tuple[str, ...]:
+    """:func:`cn_date` of every trading day of the calendar, by global trading-day index."""
+    return tuple(f"{d[:4]}年{d[5:7]}月{d[8:10]}日" for d in cal.all_trading_day_strings())
 
 
 def pct_text(fraction: float | None, digits: int = 2) -> str | None:

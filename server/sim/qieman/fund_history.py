@@ -6,9 +6,10 @@ from datetime import date
 from typing import Any
 
 from recordings.plumbing.seeding import rng_for
-from server.sim.qieman.common import choice_arg, cn_date, pct_text
+from server.sim.qieman.common import choice_arg, cn_trading_dates
 from server.sim.qieman.fund_batch import batch, batch_tool
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from server.world import World
 from server.world.dates import shift_months
 from server.world.funds import Fund
 
@@ -58,22 +59,25 @@ def build_nav_history(ctx: BuildContext, args: dict[str, Any]) -> list[dict[str,
         raise ToolInputError(f"{tool}: isDesc must be true or false, got {desc!r}")
 
     def data(c: BuildContext, fund: Fund) -> dict[str, Any]:
-        rows = c.world.nav_history(fund.code) or []
+        series = c.world.fund_nav_series(fund.code)[0]
         valid = {d: False for d in DIMENSIONS}
         current = dimension
-        if rows:
-            first, last = date.fromisoformat(rows[0]["date"]), date.fromisoformat(rows[-1]["date"])
+        window = range(0)
+        if series.dates:
+            first, last = date.fromisoformat(series.dates[0]), date.fromisoformat(series.dates[-1])
             for d in DIMENSIONS:
                 start = _window_start(d, last)
                 valid[d] = start is None or first <= start
             if not valid[dimension]:
                 current = "setupDay"
-            start = _window_start(current, last)
-            if start is not None:
-                rows = [r for r in rows if r["date"] >= start.isoformat()]
+            window = series.positions(_window_start(current, last), None)  # only the days it prints
+        # the rows column by column: cn_date of each day, the rounded NAV, pct_text of the rounded return
+        adj, lo, hi = series.adj, window.start, window.stop
+        days = cn_trading_dates()[series.start_index + lo : series.start_index + hi]
+        returns = [None if i <= 0 else f"{round(adj[i] / adj[i - 1] - 1.0, 6) * 100:.2f}%" for i in window]
         points = [
-            {"navDate": cn_date(r["date"]), "nav": r["nav"], "dailyReturn": pct_text(r["daily_return"])}
-            for r in rows
+            {"navDate": d, "nav": n, "dailyReturn": r}
+            for d, n, r in zip(days, series.nav[lo:hi], returns, strict=True)
         ]
         if desc:
             points.reverse()
@@ -102,11 +106,13 @@ _PERIODS = (
 
 
 PEER_SAMPLE = 24
+PEER_WINDOWS = tuple(months for _, _, months in _PERIODS if months is not None)
 
 
-def _peer_codes(ctx: BuildContext, fund_type: str) -> list[str]:
-    codes = ctx.world.codes_by_type(fund_type)
-    rng = rng_for(ctx.world.seed, "peer_sample", fund_type)
+def peer_codes(world: World, fund_type: str) -> list[str]:
+    """The seeded sample of funds of ``fund_type`` that GetBatchFundPerformance ranks a fund among."""
+    codes = world.codes_by_type(fund_type)
+    rng = rng_for(world.seed, "peer_sample", fund_type)
     if len(codes) <= PEER_SAMPLE:
         return list(codes)
     return sorted(rng.sample(sorted(codes), PEER_SAMPLE))
@@ -130,7 +136,7 @@ def _clip_score(x: float) -> float:
 def fund_performance(ctx: BuildContext, fund: Fund) -> dict[str, Any]:
     """Window returns with peer averages and ranks (peers: a seeded sample of the same fund type)."""
     perf = fund.performance
-    peers = [c for c in _peer_codes(ctx, fund.fund_type) if c != fund.code]
+    peers = [c for c in peer_codes(ctx.world, fund.fund_type) if c != fund.code]
     periods = []
     one_year_pct = None
     for period, label, months in _PERIODS:

@@ -1,0 +1,58 @@
+"""The whole loop (issue 19 goal 5): ``finmcp-eval demo`` calls/s beside its parts, in the same run.
+
+The demo (3 agents x 613 finmcp-sim samples through finmcp-proxy and finmcp-server, then scoring) runs
+in this process as ``finmcp-eval demo`` runs it; its parts are measured inside that same run: the CPU
+seconds the server, the proxy and this process (the harness with its agents and HTTP client) spent
+during the runs, and the scoring's wall clock. With one machine's cores shared by three processes, the
+runs' wall clock is at least the largest part and at most their sum. The leaderboard must stay the
+demo's (oracle 1.000, noisy-light TF1 0.904, noisy-heavy 0.683).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evaluator.harness.demo import add_arguments, run_demo
+
+EXPECTED_TF1 = {"oracle": "1.000", "noisy-light": "0.904", "noisy-heavy": "0.683"}
+
+
+def run() -> list[dict[str, Any]]:
+    """One row: demo calls/s, the parts' CPU seconds (and calls per CPU second), scoring seconds."""
+    with tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        args = parser.parse_args(["--out", str(Path(tmp) / "demo"), "--no-progress"])
+        timings: dict[str, Any] = {}
+        with contextlib.redirect_stdout(io.StringIO()):
+            if run_demo(args, timings) != 0:
+                raise RuntimeError("finmcp-eval demo failed")
+    table = timings.pop("leaderboard")
+    tf1 = {line.split("|")[1].strip(): line.split("|")[3].split()[0] for line in table.splitlines()[2:]}
+    if tf1 != EXPECTED_TF1:
+        raise RuntimeError(f"demo leaderboard changed: TF1 {tf1}, expected {EXPECTED_TF1}")
+    calls, runs = timings["calls"], timings["runs_s"]
+    parts = {k: timings[f"{k}_cpu_s"] for k in ("server", "proxy", "harness")}
+    row: dict[str, Any] = {
+        "bench": "demo_whole_loop",
+        "calls": calls,
+        "runs_s": round(runs, 2),
+        "calls_per_s": round(calls / runs, 1),
+        "scoring_s": round(timings["scoring_s"], 2),
+        "total_s": round(runs + timings["scoring_s"], 2),
+    }
+    for kind, cpu in parts.items():
+        row[f"{kind}_cpu_s"] = None if cpu is None else round(cpu, 2)
+        row[f"{kind}_calls_per_cpu_s"] = round(calls / cpu, 1) if cpu else None
+    known = [c for c in parts.values() if c is not None]
+    row["parts_cpu_sum_s"] = round(sum(known), 2)
+    row["harness_share_of_cpu"] = (
+        round(parts["harness"] / sum(known), 3) if known and parts["harness"] else None
+    )
+    row["leaderboard_tf1"] = tf1
+    return [row]
