@@ -1,4 +1,9 @@
-"""Running the server: stdio, or HTTP (Streamable HTTP / legacy SSE) under uvicorn on a bound socket."""
+"""Running the server: stdio, or HTTP (Streamable HTTP / legacy SSE) under uvicorn on a bound socket.
+
+HTTP runs on uvloop when installed (:mod:`recordings.plumbing.eventloop`, as the proxy does) and
+uvicorn's ``http="auto"`` picks the compiled ``httptools`` parser (a dependency) over h11: both
+measured in docs/server.md (Performance).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
+
+from recordings.plumbing import eventloop
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -61,5 +68,5 @@ def run_http(
         finally:
             watcher.cancel()
 
-    asyncio.run(main())
+    eventloop.run(main())
     sys.stderr.flush()
