@@ -78,10 +78,8 @@ class RawClient:
         self.next_id += 1
         extra = b""
         if self.stateless:
-            params = {
-                **params,
-                "_meta": {"io.modelcontextprotocol/protocolVersion": self.version, **CLIENT_META},
-            }
+            envelope = {"io.modelcontextprotocol/protocolVersion": self.version, **CLIENT_META}
+            params = {**params, "_meta": {**params.get("_meta", {}), **envelope}}
             extra = b"mcp-protocol-version: %s\r\nmcp-method: %s\r\n" % (
                 self.version.encode(),
                 method.encode(),

@@ -352,9 +352,10 @@ class HttpApp:
         }
 
     def health_payload(self) -> dict[str, Any]:
-        """``/healthz`` body: status, inventories, endpoints and call counters."""
+        """``/healthz`` body: status, inventories, endpoints, call counters and the fast path's count."""
         stats = {name: dict(s.stats.counts) for name, s in self.services.items()}
-        return {**self.health, "calls": stats}
+        fast = {fast.service.name: fast.answered for fast in self.fast.values()}
+        return {**self.health, "calls": stats, "fast_path_calls": fast}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

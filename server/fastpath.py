@@ -131,6 +131,7 @@ class FastCalls:
         self.sessions = sessions
         self.manager = manager
         self.max_body = max_body
+        self.answered = 0  # calls answered here (shown by /healthz)
 
     async def try_answer(self, scope: Scope, body: bytes, complete: bool, send: Send) -> bool:
         """Answer the POST (``body`` read whole when ``complete``) here when it qualifies."""
@@ -196,12 +197,12 @@ class FastCalls:
         schema = self.service.input_schema(name)
         return schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None
 
-    @staticmethod
-    async def _json(request: Request, body: dict[str, Any], status: int, send: Send) -> None:
+    async def _json(self, request: Request, body: dict[str, Any], status: int, send: Send) -> None:
         response = Response(
             json.dumps(body, separators=(",", ":")), status_code=status, media_type="application/json"
         )
         await response(request.scope, request.receive, send)
+        self.answered += 1
 
     # ---------------------------------------------------------------- handshake era
 
@@ -248,6 +249,7 @@ class FastCalls:
         event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
         await send({"type": "http.response.body", "body": event, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self.answered += 1
         return True
 
     # ---------------------------------------------------------------- shared
