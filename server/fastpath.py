@@ -46,7 +46,6 @@ from mcp.shared.inbound import (
     MCP_PARAM_HEADER_PREFIX,
     InboundLadderRejection,
     classify_inbound_request,
-    find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data, progress_token_from_params
@@ -77,6 +76,10 @@ _SSE_HEADERS = (
     (b"connection", b"keep-alive"),
     (b"content-type", b"text/event-stream"),
 )
+
+
+_RESPONSE_HEAD = '{"jsonrpc":"2.0","id":0,"result":'
+_TEXTS_KEPT = 4096
 
 
 def enabled_by_environment() -> bool:
@@ -132,15 +135,21 @@ class FastCalls:
         self.manager = manager
         self.max_body = max_body
         self.answered = 0  # calls answered here (shown by /healthz)
+        self._annotated: dict[str, bool] = {}  # tool -> its input schema uses x-mcp-header
+        self._stamp: dict[str, Any] | None = None
+        self._texts: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
 
     async def try_answer(self, scope: Scope, body: bytes, complete: bool, send: Send) -> bool:
         """Answer the POST (``body`` read whole when ``complete``) here when it qualifies."""
         if not complete or len(body) > self.max_body or b'"tools/call"' not in body or "user" in scope:
             return False
-        request = Request(scope)
-        headers = request.headers
+        raw = scope["headers"]
+        headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in raw}
+        if len(headers) != len(raw):  # a repeated header: the SDK's checks read the raw list
+            return False
         if headers.get("content-type", "").strip().lower() != "application/json":
             return False
+        request = Request(scope)
         has_json, has_sse = check_accept_headers(request)
         if not (has_json and has_sse):
             return False
@@ -148,12 +157,12 @@ class FastCalls:
         if version is None:
             return False
         if version in HANDSHAKE_PROTOCOL_VERSIONS:
-            return await self._handshake(request, version, body, send)
-        return await self._stateless(request, body, send)
+            return await self._handshake(headers, version, body, send)
+        return await self._stateless(request, headers, body, send)
 
     # ---------------------------------------------------------------- 2026-07-28 and later
 
-    async def _stateless(self, request: Request, body: bytes, send: Send) -> bool:
+    async def _stateless(self, request: Request, headers: dict[str, str], body: bytes, send: Send) -> bool:
         try:
             decoded = json.loads(body)
         except (ValueError, RecursionError):
@@ -164,10 +173,8 @@ class FastCalls:
             req = JSONRPCRequest.model_validate(decoded)
         except ValidationError:
             return False
-        headers = request.headers
-        if find_duplicated_routing_header(headers.items()) is not None:
-            return False
-        verdict = classify_inbound_request(decoded, headers=dict(headers))
+        # no header repeats (checked above), so the SDK's find_duplicated_routing_header finds none
+        verdict = classify_inbound_request(decoded, headers=headers)
         if isinstance(verdict, InboundLadderRejection):
             return False
         params = req.params or {}
@@ -177,37 +184,38 @@ class FastCalls:
             return False
         name, arguments, meta = call
         try:
-            result = self._shape(version, await self.answer(version, name, arguments, meta, None))
+            result = await self.answer(version, name, arguments, meta, None)
+            text = '{"jsonrpc":"2.0","id":' + json.dumps(req.id) + ',"result":'
+            text += self._result_text("json", version, result) + "}"
+            status = 200
         except Exception as exc:  # as the SDK's modern entry maps a failing handler
             error = JSONRPCError(jsonrpc="2.0", id=req.id, error=modern_error_data(exc))
             status = ERROR_CODE_HTTP_STATUS.get(error.error.code, 200)
-            await self._json(
-                request, error.model_dump(mode="json", by_alias=True, exclude_none=True), status, send
-            )
-            return True
-        response = JSONRPCResponse(jsonrpc="2.0", id=req.id, result=result)
-        await self._json(
-            request, response.model_dump(mode="json", by_alias=True, exclude_none=True), 200, send
-        )
+            dumped = error.model_dump(mode="json", by_alias=True, exclude_none=True)
+            text = json.dumps(dumped, separators=(",", ":"))
+        response = Response(text, status_code=status, media_type="application/json")
+        await response(request.scope, request.receive, send)
+        self.answered += 1
         return True
 
-    def _param_headers_refused(self, headers: Any, name: str, arguments: Mapping[str, Any]) -> bool:
+    def _param_headers_refused(
+        self, headers: dict[str, str], name: str, arguments: Mapping[str, Any]
+    ) -> bool:
+        """The SDK's ``Mcp-Param-*`` check (``_mcp_param_rejection``) refuses the call."""
         if not arguments and not any(header.startswith(_PARAM_PREFIX) for header in headers):
             return False
         schema = self.service.input_schema(name)
-        return schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None
-
-    async def _json(self, request: Request, body: dict[str, Any], status: int, send: Send) -> None:
-        response = Response(
-            json.dumps(body, separators=(",", ":")), status_code=status, media_type="application/json"
-        )
-        await response(request.scope, request.receive, send)
-        self.answered += 1
+        if schema is None:
+            return False
+        annotated = self._annotated.get(name)
+        if annotated is None:  # without the keyword no property is annotated: nothing to compare
+            annotated = self._annotated[name] = "x-mcp-header" in json.dumps(schema)
+        return annotated and validate_mcp_param_headers(schema, arguments, headers) is not None
 
     # ---------------------------------------------------------------- handshake era
 
-    async def _handshake(self, request: Request, version: str, body: bytes, send: Send) -> bool:
-        session_id = request.headers.get("mcp-session-id")
+    async def _handshake(self, headers: dict[str, str], version: str, body: bytes, send: Send) -> bool:
+        session_id = headers.get("mcp-session-id")
         if not session_id or self.sessions.version(session_id) != version:
             return False
         transport = self.manager._server_instances.get(session_id)  # the SDK's live sessions
@@ -228,24 +236,23 @@ class FastCalls:
             return False
         name, arguments, meta = call
         try:
-            message: JSONRPCResponse | JSONRPCError = JSONRPCResponse(
-                jsonrpc="2.0",
-                id=req.id,
-                result=self._shape(version, await self.answer(version, name, arguments, meta, session_id)),
-            )
+            result = await self.answer(version, name, arguments, meta, session_id)
+            data = '{"jsonrpc":"2.0","id":' + pydantic_core.to_json(req.id).decode() + ',"result":'
+            data += self._result_text("sse", version, result) + "}"
         except Exception as exc:  # as the SDK's dispatcher answers a failing handler
             error = handler_exception_to_error_data(exc)
             if error is None:
                 logger.exception("handler for 'tools/call' raised")
                 error = ErrorData(code=0, message=str(exc))
-            message = JSONRPCError(jsonrpc="2.0", id=req.id, error=error)
-        data = message.model_dump_json(by_alias=True, exclude_unset=True)
-        headers = [
+            data = JSONRPCError(jsonrpc="2.0", id=req.id, error=error).model_dump_json(
+                by_alias=True, exclude_unset=True
+            )
+        head = [
             *_SSE_HEADERS,
             (b"mcp-session-id", session_id.encode("latin-1")),
             (b"x-accel-buffering", b"no"),
         ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.start", "status": 200, "headers": head})
         event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
         await send({"type": "http.response.body", "body": event, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -273,6 +280,32 @@ class FastCalls:
         meta = params.get("_meta")
         return name, arguments or {}, meta if isinstance(meta, Mapping) else None
 
+    def _result_text(self, kind: str, version: str, result: dict[str, Any]) -> str:
+        """The JSON text of a result as the SDK writes it inside its response: ``json`` (the 2026 entry:
+        ``json.dumps`` of ``model_dump``) or ``sse`` (the handshake transport: ``model_dump_json``).
+
+        Memoised by the identity of the result's values: a replayed answer is the service's cached,
+        never-mutated objects (the memo holds them, so their ids stay theirs), and its wire text is a
+        pure function of them and the version.
+        """
+        key = (kind, version, tuple((name, id(value)) for name, value in result.items()))
+        known = self._texts.get(key)
+        if known is not None:
+            return known[0]
+        response = JSONRPCResponse(jsonrpc="2.0", id=0, result=self._shape(version, result))
+        if kind == "json":
+            dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+            whole = json.dumps(dumped, separators=(",", ":"))
+        else:
+            whole = response.model_dump_json(by_alias=True, exclude_unset=True)
+        if not (whole.startswith(_RESPONSE_HEAD) and whole.endswith("}")):
+            raise RuntimeError(f"unexpected response serialisation: {whole[:80]!r}")
+        text = whole[len(_RESPONSE_HEAD) : -1]
+        self._texts[key] = (text, list(result.values()))
+        if len(self._texts) > _TEXTS_KEPT:
+            self._texts.pop(next(iter(self._texts)))
+        return text
+
     def _shape(self, version: str, result: dict[str, Any]) -> dict[str, Any]:
         """The SDK runner's shaping of a ``tools/call`` result for the wire (``ServerRunner._serialize``)."""
         hint = self.server.cache_hints.get("tools/call")
@@ -292,8 +325,10 @@ class FastCalls:
             if dumped.get("resultType") is None:
                 dumped["resultType"] = "complete"
             meta = dumped.get("_meta")
+            if self._stamp is None:  # the server's name, title and version: serialised at once, never kept
+                self._stamp = self.server.server_info_stamp
             if meta is None:
-                dumped["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                dumped["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
             elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
-                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
         return dumped
