@@ -42,6 +42,20 @@ from tool_specs.inventory import load_inventory
 
 ROUNDS = 2
 RAW_ROUNDS = 3
+RAW_CALLS = {1: 600, 8: 1600}
+"""Calls timed per raw measurement: more than the SDK client's, as each costs the client far less."""
+VARIANTS = {
+    "finmcp-before": {
+        "FINMCP_SERVER_FAST_PATH": "0",
+        "FINMCP_SERVER_LOOP": "asyncio",
+        "FINMCP_SERVER_HTTP": "h11",
+    },
+    "finmcp-uvloop": {"FINMCP_SERVER_FAST_PATH": "0", "FINMCP_SERVER_HTTP": "h11"},
+    "finmcp-uvloop-httptools": {"FINMCP_SERVER_FAST_PATH": "0"},
+}
+"""finmcp-server with this round's changes switched off one by one, in the order they landed
+(docs/server.md, Performance): asyncio's loop, h11 and the SDK's path for every call, as it ran before;
+then uvloop; then the httptools parser; ``finmcp`` itself adds the tools/call fast path."""
 LIST_REPEATS = 10
 
 
@@ -163,7 +177,7 @@ def _raw_rows(targets: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     rows = []
     for era, _ in ERAS:
         for concurrency in (1, 8):
-            total = CALLS_PER_RUN[concurrency]
+            total = RAW_CALLS[concurrency]
             best: dict[str, tuple[float, list[float]]] = {}
             for _ in range(RAW_ROUNDS):
                 for kind, urls in targets.items():
@@ -204,7 +218,8 @@ def _recorder_peers(stack: ExitStack, ours_url: str, tmp: Path) -> dict[str, str
         if initialize is not None:
             request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(era)}
             opening = (request, initialize)
-        write_cassette(cassette, ours_url, opening, answers, sse, request_for)
+        per_code = RAW_ROUNDS * sum(c + -(-RAW_CALLS[c] // len(CODES)) for c in RAW_CALLS) + 8
+        write_cassette(cassette, ours_url, opening, answers, sse, request_for, per_code)
         peer = stack.enter_context(
             RecorderProcess(["--cassette", str(cassette)], module="bench.recorder_peer")
         )
@@ -263,6 +278,10 @@ def run() -> list[dict[str, Any]]:
                 "finmcp": {era: ours.url for era, _ in ERAS},
                 "baseline": {era: base.url for era, _ in ERAS},
             }
+            if os.environ.get("FINMCP_BENCH_SERVER_VARIANTS", "1") != "0":
+                for kind, env in VARIANTS.items():
+                    variant = stack.enter_context(ServerProcess(ours_args, env=env))
+                    raw_targets[kind] = {era: variant.url for era, _ in ERAS}
             if recorder_available():
                 raw_targets["mcp-recorder"] = _recorder_peers(stack, ours.url, Path(tmp))
             rows += _raw_rows(raw_targets)
@@ -293,6 +312,11 @@ def run() -> list[dict[str, Any]]:
             )
     ratios = _ratio_rows(rows, "server_vs_baseline", "finmcp", "baseline", {"http", "http-raw", "stdio"})
     ratios += _ratio_rows(rows, "replay_vs_mcp_recorder", "finmcp", "mcp-recorder", {"http-raw"})
+    steps = [*VARIANTS, "finmcp"]
+    for before, after in zip(steps, steps[1:], strict=False):  # what each change saved, same run
+        ratios += _ratio_rows(rows, f"step_{after}_vs_{before}", after, before, {"http-raw"})
+    for kind in VARIANTS:
+        ratios += _ratio_rows(rows, f"{kind}_vs_baseline", kind, "baseline", {"http-raw"})
     return [{"bench": "server_calls", **row} for row in rows] + ratios + listing
 
 

@@ -23,9 +23,6 @@ from typing import Any
 
 from recordings.plumbing.launch import LaunchSpec, LoopbackProcess, announce_ready
 
-COPIES = 250
-"""Copies of each interaction in a cassette: mcp-recorder's matcher consumes one per matching request."""
-
 
 class RecorderProcess(LoopbackProcess):
     """``python -m bench.recorder_peer --cassette FILE`` on 127.0.0.1 and a free port."""
@@ -45,14 +42,15 @@ def write_cassette(
     answers: dict[str, dict[str, Any]],
     sse: bool,
     request_for: Any,
+    copies: int,
 ) -> None:
-    """A cassette with :data:`COPIES` of ``initialize`` (request, response; when given) and of each code's
-    call and answer.
+    """A cassette with ``copies`` of ``initialize`` (request, response; when given) and of each code's
+    call and answer (mcp-recorder's matcher consumes one recorded interaction per matching request).
 
     ``request_for(code)`` is the JSON-RPC request the answer belongs to (its ``_meta`` is not matched).
     """
     interactions: list[dict[str, Any]] = []
-    for _ in range(COPIES):
+    for _ in range(copies):
         if initialize is not None:
             interactions.append(_interaction(*initialize, sse))
         for code, answer in answers.items():

@@ -8,6 +8,7 @@ measured in docs/server.md (Performance).
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 from collections.abc import Callable
@@ -43,8 +44,11 @@ def run_http(
 
     ``tls``: ``(certificate file, key file)`` to serve HTTPS (PEM; checked by the caller).
     """
+    # measurement switches (docs/server.md, Performance): the event loop and uvicorn's HTTP parser
+    loop = os.environ.get("FINMCP_SERVER_LOOP", "auto")
     config = uvicorn.Config(
         app,
+        http=os.environ.get("FINMCP_SERVER_HTTP", "auto"),
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
         log_level="warning",
@@ -68,5 +72,5 @@ def run_http(
         finally:
             watcher.cancel()
 
-    eventloop.run(main())
+    eventloop.run(main(), loop)
     sys.stderr.flush()
