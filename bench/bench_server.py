@@ -1,15 +1,19 @@
-"""finmcp-server against a minimal SDK server, measured in the same run on this machine.
+"""finmcp-server against a minimal SDK server and mcp-recorder's replay server, in the same run.
 
-Replayed ``tools/call`` throughput (calls/s) and client-side p50/p99 latency at 1 and 8 concurrent
-clients, over stdio and Streamable HTTP, in both protocol eras; and ``tools/list`` time for 760 tools.
+Replayed ``tools/call`` throughput (calls/s) and client-side p50/p99 at 1 and 8 concurrent clients,
+in both protocol eras, under two loads: a raw HTTP client (``bench/raw_http.py``: prebuilt requests,
+no SDK, so the servers' cost shows) and the SDK ``Client`` (HTTP and stdio); plus ``tools/list``
+time for 760 tools.
 
-The baseline is the SDK's low-level ``Server`` with trivial handlers that return prebuilt answers:
-the same tool list and the same result bytes as the replay, served by ``streamable_http_app()`` (HTTP)
-or ``stdio_server()``. So the ratio isolates finmcp's own per-call work (validation, canonical key,
-replay cache, latency/fault checks, routing and security middleware). Over HTTP, 8 concurrent
-clients are 8 sessions; over stdio (one connection per process) they are 8 requests in flight on
-one session. ``python -m bench.bench_server --baseline http|stdio --inventory NAME`` runs the
-baseline server by itself.
+The baseline is what issue 19 names: the SDK's low-level ``Server`` with one trivial tool returning
+prebuilt answers (the same tool list and result bytes as the replay), ``streamable_http_app()``,
+started with ``uvicorn.run`` and its defaults (over stdio: ``stdio_server()``). The replay peer is
+mcp-recorder 0.5's replay server (``bench/recorder_peer.py``, the ``bench`` extra) serving a
+cassette of finmcp-server's own answers; the variants are finmcp-server with this round's changes
+switched off one by one (docs/server.md, Performance). Over the SDK client's HTTP, 8 concurrent
+clients are 8 sessions; over stdio (one connection per process) they are 8 requests in flight on one
+session. ``python -m bench.bench_server --baseline http|stdio --inventory NAME`` runs the baseline
+server by itself.
 """
 
 from __future__ import annotations
