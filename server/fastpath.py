@@ -254,8 +254,9 @@ class FastCalls:
         ]
         await send({"type": "http.response.start", "status": 200, "headers": head})
         event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
-        await send({"type": "http.response.body", "body": event, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        # the same bytes as the SDK's event then its empty closing body (one chunk, then the last-chunk
+        # marker), written at once: the client reads one segment instead of two
+        await send({"type": "http.response.body", "body": event, "more_body": False})
         self.answered += 1
         return True
 
