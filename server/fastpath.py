@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import pydantic_core
 from mcp.server.lowlevel import Server
 from mcp.server.runner import modern_error_data
@@ -235,30 +237,60 @@ class FastCalls:
         if call is None:
             return False
         name, arguments, meta = call
+        # As the transport's handle_request does: a request in flight holds the session (its idle
+        # countdown stops), and the countdown restarts when the last one completes.
+        idle, timeout = transport.idle_scope, transport._idle_timeout
+        countdown = (idle, timeout) if idle is not None and timeout is not None else None
+        if countdown is not None and countdown[0].cancel_called:  # the session is ending: the SDK answers
+            return False
+        if countdown is not None:
+            transport._requests_in_flight += 1
+            countdown[0].deadline = math.inf
+        try:
+            data = await self._handshake_data(req, version, name, arguments, meta, session_id)
+            await self._send_event(send, session_id, data)
+        finally:
+            if countdown is not None:
+                transport._requests_in_flight -= 1
+                if not transport._requests_in_flight:
+                    countdown[0].deadline = anyio.current_time() + countdown[1]
+        self.answered += 1
+        return True
+
+    async def _handshake_data(
+        self,
+        req: JSONRPCRequest,
+        version: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        meta: Mapping[str, Any] | None,
+        session_id: str,
+    ) -> str:
+        """The JSON-RPC answer as the SDK's dispatcher and transport write it (``model_dump_json``)."""
         try:
             result = await self.answer(version, name, arguments, meta, session_id)
             data = '{"jsonrpc":"2.0","id":' + pydantic_core.to_json(req.id).decode() + ',"result":'
-            data += self._result_text("sse", version, result) + "}"
+            return data + self._result_text("sse", version, result) + "}"
         except Exception as exc:  # as the SDK's dispatcher answers a failing handler
             error = handler_exception_to_error_data(exc)
             if error is None:
                 logger.exception("handler for 'tools/call' raised")
                 error = ErrorData(code=0, message=str(exc))
-            data = JSONRPCError(jsonrpc="2.0", id=req.id, error=error).model_dump_json(
+            return JSONRPCError(jsonrpc="2.0", id=req.id, error=error).model_dump_json(
                 by_alias=True, exclude_unset=True
             )
+
+    async def _send_event(self, send: Send, session_id: str, data: str) -> None:
         head = [
             *_SSE_HEADERS,
             (b"mcp-session-id", session_id.encode("latin-1")),
             (b"x-accel-buffering", b"no"),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": head})
-        event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
         # the same bytes as the SDK's event then its empty closing body (one chunk, then the last-chunk
         # marker), written at once: the client reads one segment instead of two
+        event = f"event: message\r\ndata: {data}\r\n\r\n".encode()
         await send({"type": "http.response.body", "body": event, "more_body": False})
-        self.answered += 1
-        return True
 
     # ---------------------------------------------------------------- shared
 
