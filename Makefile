@@ -23,7 +23,12 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not real_model"
 
-bench: $(STAMP)
+# the bench extra: peers measured beside finmcp in the same run (mcp-recorder's replay server)
+$(VENV)/.bench-installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench
 
 lint: $(STAMP)

@@ -1,24 +1,32 @@
-"""finmcp-server against a minimal SDK server, measured in the same run on this machine.
+"""finmcp-server against a minimal SDK server and mcp-recorder's replay server, in the same run.
 
-Replayed ``tools/call`` throughput (calls/s) and client-side p50/p99 latency at 1 and 8 concurrent
-clients, over stdio and Streamable HTTP, in both protocol eras; and ``tools/list`` time for 760 tools.
+Replayed ``tools/call`` throughput (calls/s) and client-side p50/p99 at 1 and 8 concurrent clients,
+in both protocol eras, under two loads: a raw HTTP client (``bench/raw_http.py``: prebuilt requests,
+no SDK, so the servers' cost shows) and the SDK ``Client`` (HTTP and stdio); plus ``tools/list``
+time for 760 tools.
 
-The baseline is the SDK's low-level ``Server`` with trivial handlers that return prebuilt answers:
-the same tool list and the same result bytes as the replay, served by ``streamable_http_app()`` (HTTP)
-or ``stdio_server()``. So the ratio isolates finmcp's own per-call work (validation, canonical key,
-replay cache, latency/fault checks, routing and security middleware). Over HTTP, 8 concurrent
-clients are 8 sessions; over stdio (one connection per process) they are 8 requests in flight on
-one session. ``python -m bench.bench_server --baseline http|stdio --inventory NAME`` runs the
-baseline server by itself.
+The baseline is what issue 19 names: the SDK's low-level ``Server`` with one trivial tool returning
+prebuilt answers (the same tool list and result bytes as the replay), ``streamable_http_app()``,
+started with ``uvicorn.run`` and its defaults (over stdio: ``stdio_server()``). The replay peer is
+mcp-recorder 0.5's replay server (``bench/recorder_peer.py``, the ``bench`` extra) serving a
+cassette of finmcp-server's own answers; the variants are finmcp-server with this round's changes
+switched off one by one (docs/server.md, Performance). Over the SDK client's HTTP, 8 concurrent
+clients are 8 sessions; over stdio (one connection per process) they are 8 requests in flight on one
+session. ``python -m bench.bench_server --baseline http|stdio --inventory NAME`` runs the baseline
+server by itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +35,31 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recorded_result
+from bench.raw_http import capture, drive_raw, initialize_params
+from bench.recorder_peer import RecorderProcess, write_cassette
+from bench.recorder_peer import available as recorder_available
 from recordings import RecordingStore
+from recordings.plumbing import eventloop
 from recordings.plumbing.launch import announce_ready
 from server.testing import ServerProcess
 from tool_specs.inventory import load_inventory
 
 ROUNDS = 2
+RAW_ROUNDS = 3
+RAW_CALLS = {1: 600, 8: 1600}
+"""Calls timed per raw measurement: more than the SDK client's, as each costs the client far less."""
+VARIANTS = {
+    "finmcp-before": {
+        "FINMCP_SERVER_FAST_PATH": "0",
+        "FINMCP_SERVER_LOOP": "asyncio",
+        "FINMCP_SERVER_HTTP": "h11",
+    },
+    "finmcp-uvloop": {"FINMCP_SERVER_FAST_PATH": "0", "FINMCP_SERVER_HTTP": "h11"},
+    "finmcp-uvloop-httptools": {"FINMCP_SERVER_FAST_PATH": "0"},
+}
+"""finmcp-server with this round's changes switched off one by one, in the order they landed
+(docs/server.md, Performance): asyncio's loop, h11 and the SDK's path for every call, as it ran before;
+then uvloop; then the httptools parser; ``finmcp`` itself adds the tools/call fast path."""
 LIST_REPEATS = 10
 
 
@@ -66,6 +93,17 @@ def _baseline_server(inventory_name: str) -> Any:
     return server
 
 
+def _announce_when_listening(host: str, port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                announce_ready("finmcp-server", f"http://{host}:{port}", "baseline")
+                return
+        except OSError:
+            time.sleep(0.02)
+
+
 def _serve_baseline(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_server")
     parser.add_argument("--baseline", choices=("http", "stdio"), required=True)
@@ -79,11 +117,7 @@ def _serve_baseline(argv: list[str]) -> int:
 
         run_stdio(server)
         return 0
-    from recordings.plumbing.listener import bind_socket
-    from server.transports import run_http
-
-    sock = bind_socket(args.host, args.port, blocking=True, inheritable=True)
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    import uvicorn
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
@@ -91,7 +125,15 @@ def _serve_baseline(argv: list[str]) -> int:
         return JSONResponse({"status": "ok"})
 
     app = server.streamable_http_app(host=args.host, custom_starlette_routes=[Route("/healthz", healthz)])
-    run_http(app, sock, lambda: announce_ready("finmcp-server", base, "baseline"))
+    port = args.port
+    if port == 0:  # uvicorn.run binds by itself: take a free port first
+        with socket.socket() as probe:
+            probe.bind((args.host, 0))
+            port = probe.getsockname()[1]
+    threading.Thread(target=_announce_when_listening, args=(args.host, port), daemon=True).start()
+    # as a minimal SDK server is started: uvicorn.run and its defaults (uvloop and httptools when
+    # installed, the access log on stdout, which the launcher sends to /dev/null)
+    uvicorn.run(app, host=args.host, port=port)
     return 0
 
 
@@ -134,8 +176,95 @@ async def _list_times(url: str) -> list[float]:
     return times[1:]
 
 
+def _raw_rows(targets: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Each server (kind -> era -> URL) under the raw HTTP load, interleaved, best of ``RAW_ROUNDS``."""
+    rows = []
+    for era, _ in ERAS:
+        for concurrency in (1, 8):
+            total = RAW_CALLS[concurrency]
+            best: dict[str, tuple[float, list[float]]] = {}
+            for _ in range(RAW_ROUNDS):
+                for kind, urls in targets.items():
+                    measured = eventloop_run(drive_raw(urls[era], era, concurrency, total))
+                    if kind not in best or measured[0] < best[kind][0]:
+                        best[kind] = measured
+            for kind, (elapsed, lat) in best.items():
+                rows.append(call_row(kind, "http-raw", era, concurrency, elapsed, lat))
+    return rows
+
+
+def eventloop_run(main: Any) -> Any:
+    """Run a coroutine on uvloop (when installed): the raw client's own cost stays small."""
+    result: list[Any] = []
+
+    async def keep() -> None:
+        result.append(await main)
+
+    eventloop.run(keep())
+    return result[0]
+
+
+def _recorder_peers(stack: ExitStack, ours_url: str, tmp: Path) -> dict[str, str]:
+    """mcp-recorder replay servers (one per era: its matcher cannot tell eras apart), era -> URL.
+
+    Each serves a cassette of finmcp-server's own answers to the benchmark's calls in that era.
+    """
+    urls = {}
+    for era, _ in ERAS:
+        initialize, answers, sse = eventloop_run(capture(ours_url, era))
+
+        def request_for(code: str) -> dict[str, Any]:
+            params = {"name": TOOL, "arguments": {"fundNameOrCode": code}}
+            return {"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": params}
+
+        cassette = tmp / f"cassette-{era}.json"
+        opening = None
+        if initialize is not None:
+            request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(era)}
+            opening = (request, initialize)
+        per_code = RAW_ROUNDS * sum(c + -(-RAW_CALLS[c] // len(CODES)) for c in RAW_CALLS) + 8
+        write_cassette(cassette, ours_url, opening, answers, sse, request_for, per_code)
+        peer = stack.enter_context(
+            RecorderProcess(["--cassette", str(cassette)], module="bench.recorder_peer")
+        )
+        urls[era] = f"{peer.base}/mcp"
+    return urls
+
+
+def _ratio_rows(
+    rows: list[dict[str, Any]], bench: str, ours: str, theirs: str, transports: set[str]
+) -> list[dict[str, Any]]:
+    """``ours`` calls/s over ``theirs`` for each (transport, era, concurrency) both were measured at."""
+    out = []
+    for row in rows:
+        if row["server"] != ours or row["transport"] not in transports:
+            continue
+        twin = next(
+            (
+                r
+                for r in rows
+                if r["server"] == theirs and all(r[k] == row[k] for k in ("transport", "era", "concurrency"))
+            ),
+            None,
+        )
+        if twin is None:
+            continue
+        out.append(
+            {
+                "bench": bench,
+                "transport": row["transport"],
+                "era": row["era"],
+                "concurrency": row["concurrency"],
+                "ratio_calls_per_s": round(row["calls_per_s"] / twin["calls_per_s"], 3),
+                f"{ours}_p50_ms": row["p50_ms"],
+                f"{theirs}_p50_ms": twin["p50_ms"],
+            }
+        )
+    return out
+
+
 def run() -> list[dict[str, Any]]:
-    """Rows for finmcp-server and the baseline, plus ratio rows (finmcp / baseline calls/s)."""
+    """Rows for finmcp-server, the baseline and mcp-recorder, plus ratio rows (finmcp / other calls/s)."""
     with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
         db = Path(tmp) / "recordings.sqlite"
         with RecordingStore.open(db) as store:
@@ -146,51 +275,53 @@ def run() -> list[dict[str, Any]]:
         ours_args = ["--miss", "strict", "--recordings", str(db), "--latency", "none"]
         py = sys.executable
         rows: list[dict[str, Any]] = []
-        with (
-            ServerProcess(ours_args) as ours,
-            ServerProcess(["--baseline", "http"], module="bench.bench_server") as base,
-        ):
-            ours_stdio = StdioServerParameters(
-                command=py, args=["-m", "server", "--transport", "stdio", *ours_args]
-            )
-            base_stdio = StdioServerParameters(
-                command=py, args=["-m", "bench.bench_server", "--baseline", "stdio"]
-            )
-            rows += _call_rows({"finmcp": (ours.url, ours_stdio), "baseline": (base.url, base_stdio)})
-        with (
-            ServerProcess(["--inventory", "fintool760", *ours_args]) as ours,
-            ServerProcess(
-                ["--baseline", "http", "--inventory", "fintool760"], module="bench.bench_server"
-            ) as base,
-        ):
-            ours_list, base_list = anyio.run(_list_times, ours.url), anyio.run(_list_times, base.url)
-    ratios = []
-    for row in rows:
-        if row["server"] != "finmcp":
-            continue
-        twin = next(
-            r
-            for r in rows
-            if r["server"] == "baseline" and all(r[k] == row[k] for k in ("transport", "era", "concurrency"))
-        )
-        ratios.append(
-            {
-                "bench": "server_vs_baseline",
-                "transport": row["transport"],
-                "era": row["era"],
-                "concurrency": row["concurrency"],
-                "ratio_calls_per_s": round(row["calls_per_s"] / twin["calls_per_s"], 3),
-                "finmcp_p50_ms": row["p50_ms"],
-                "baseline_p50_ms": twin["p50_ms"],
+        with ExitStack() as stack:
+            ours = stack.enter_context(ServerProcess(ours_args))
+            base = stack.enter_context(ServerProcess(["--baseline", "http"], module="bench.bench_server"))
+            raw_targets = {
+                "finmcp": {era: ours.url for era, _ in ERAS},
+                "baseline": {era: base.url for era, _ in ERAS},
             }
-        )
-    listing = {
-        "bench": "tools_list_760",
-        "finmcp_median_ms": round(statistics.median(ours_list) * 1000, 2),
-        "baseline_median_ms": round(statistics.median(base_list) * 1000, 2),
-        "ratio_time": round(statistics.median(ours_list) / statistics.median(base_list), 3),
-    }
-    return [{"bench": "server_calls", **row} for row in rows] + ratios + [listing]
+            if os.environ.get("FINMCP_BENCH_SERVER_VARIANTS", "1") != "0":
+                for kind, env in VARIANTS.items():
+                    variant = stack.enter_context(ServerProcess(ours_args, env=env))
+                    raw_targets[kind] = {era: variant.url for era, _ in ERAS}
+            if recorder_available():
+                raw_targets["mcp-recorder"] = _recorder_peers(stack, ours.url, Path(tmp))
+            rows += _raw_rows(raw_targets)
+            if os.environ.get("FINMCP_BENCH_SERVER_RAW_ONLY") != "1":
+                ours_stdio = StdioServerParameters(
+                    command=py, args=["-m", "server", "--transport", "stdio", *ours_args]
+                )
+                base_stdio = StdioServerParameters(
+                    command=py, args=["-m", "bench.bench_server", "--baseline", "stdio"]
+                )
+                rows += _call_rows({"finmcp": (ours.url, ours_stdio), "baseline": (base.url, base_stdio)})
+        listing: list[dict[str, Any]] = []
+        if os.environ.get("FINMCP_BENCH_SERVER_RAW_ONLY") != "1":
+            with (
+                ServerProcess(["--inventory", "fintool760", *ours_args]) as ours,
+                ServerProcess(
+                    ["--inventory", "fintool760", "--baseline", "http"], module="bench.bench_server"
+                ) as base,
+            ):
+                ours_list, base_list = anyio.run(_list_times, ours.url), anyio.run(_list_times, base.url)
+            listing.append(
+                {
+                    "bench": "tools_list_760",
+                    "finmcp_median_ms": round(statistics.median(ours_list) * 1000, 2),
+                    "baseline_median_ms": round(statistics.median(base_list) * 1000, 2),
+                    "ratio_time": round(statistics.median(ours_list) / statistics.median(base_list), 3),
+                }
+            )
+    ratios = _ratio_rows(rows, "server_vs_baseline", "finmcp", "baseline", {"http", "http-raw", "stdio"})
+    ratios += _ratio_rows(rows, "replay_vs_mcp_recorder", "finmcp", "mcp-recorder", {"http-raw"})
+    steps = [*VARIANTS, "finmcp"]
+    for before, after in zip(steps, steps[1:], strict=False):  # what each change saved, same run
+        ratios += _ratio_rows(rows, f"step_{after}_vs_{before}", after, before, {"http-raw"})
+    for kind in VARIANTS:
+        ratios += _ratio_rows(rows, f"{kind}_vs_baseline", kind, "baseline", {"http-raw"})
+    return [{"bench": "server_calls", **row} for row in rows] + ratios + listing
 
 
 if __name__ == "__main__":

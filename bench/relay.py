@@ -12,7 +12,7 @@ import argparse
 import asyncio
 from urllib.parse import urlsplit
 
-from proxy import eventloop
+from recordings.plumbing import eventloop
 from recordings.plumbing.launch import announce_ready
 
 

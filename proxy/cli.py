@@ -27,8 +27,8 @@ import shlex
 import sys
 from typing import Any
 
-from proxy.eventloop import LOOPS
 from proxy.tags import TagError, Tags
+from recordings.plumbing.eventloop import LOOPS
 from recordings.plumbing.flags import (
     DeprecatedAlias,
     add_listener_options,

@@ -27,13 +27,13 @@ import ssl
 import time
 from dataclasses import dataclass
 
-from proxy.eventloop import loop_name
 from proxy.http_exchange import Exchange
 from proxy.http_types import Request, Settings
 from proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
 from proxy.upstream_http import UpstreamError
+from recordings.plumbing.eventloop import loop_name
 from recordings.plumbing.listener import PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from proxy import eventloop
 from proxy.capture import Recorder, Tracer
 from proxy.exports.live import LiveOtlp
 from proxy.http_proxy import ProxyServer, serve
@@ -25,6 +24,7 @@ from proxy.upstream_http import Target
 from proxy.upstream_tls import client_context
 from proxy.writer import TraceWriter
 from recordings.outbox import install_outbox, is_outbox
+from recordings.plumbing import eventloop
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
 from recordings.plumbing.tls import server_context

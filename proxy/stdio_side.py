@@ -18,11 +18,11 @@ import threading
 import time
 from typing import Any
 
-from proxy import eventloop
 from proxy.capture import PendingCall, Session, Tracer
 from proxy.jsonrpc import error_message, parse_body
 from proxy.tags import Tags
 from proxy.upstreams import Upstream, make_upstream
+from recordings.plumbing import eventloop
 from recordings.plumbing.launch import announce_ready
 from recordings.results import utf8
 

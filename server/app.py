@@ -33,9 +33,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from recordings.plumbing.listener import DEFAULT_MAX_BODY
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import parse_events
+from server.fastpath import FastCalls, HandshakeSessions, enabled_by_environment, serves_without_waiting
 from server.security import SecurityMiddleware, SecuritySettings
 from server.seeded import SessionOccurrences, request_attempt, session_id_of
-from server.service import ToolService
+from server.service import ProgressFn, ToolService
 
 logger = logging.getLogger("finmcp.server")
 
@@ -83,43 +84,63 @@ class ToolsListCache:
         return result
 
 
-def replay_session(ctx: ServerRequestContext[Any]) -> tuple[str, ...]:
-    """Who a sequence replay counts for (:mod:`server.sequence`): the ``Mcp-Session-Id`` (Streamable
-    HTTP), the SSE connection's ``session_id``, the process (stdio), or in the stateless 2026-07-28
-    era the client named by the request's ``_meta``."""
-    if is_stateless(ctx.protocol_version):
-        meta: Any = ctx.meta or {}
-        info = meta.get("io.modelcontextprotocol/clientInfo") if isinstance(meta, dict) else None
-        if isinstance(info, dict):
-            return ("client", str(info.get("name")), str(info.get("version")))
-        return ("client",)
-    session = session_id_of(ctx.request)
-    return ("session", session) if session is not None else ("process",)
+class ToolCalls:
+    """finmcp's ``tools/call`` handler: what the SDK's handler and the fast path (:mod:`server.fastpath`)
+    both run. Counts occurrences per handshake-era session and notes the sessions the SDK served."""
+
+    def __init__(self, service: ToolService) -> None:
+        self.service = service
+        self.occurrences = SessionOccurrences()
+        self.sessions = HandshakeSessions()
+
+    async def answer(
+        self,
+        version: str,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        meta: Mapping[str, Any] | None,
+        session_id: str | None,
+        progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        """The result dict of one call (``resultType`` included; the SDK drops it for older eras)."""
+        # draws keyed by the request (stateless: any replica answers alike) or by the session
+        if is_stateless(version):
+            occurrence: Any = request_attempt(meta)
+            info = (meta or {}).get("io.modelcontextprotocol/clientInfo")
+            replay: tuple[str, ...] = ("client",)
+            if isinstance(info, dict):
+                replay = ("client", str(info.get("name")), str(info.get("version")))
+        else:
+            occurrence = self.occurrences.counter(session_id)
+            replay = ("session", session_id) if session_id is not None else ("process",)
+        result = await self.service.call(name, arguments, progress, occurrence, replay)
+        result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
+        return result
 
 
-def build_mcp_server(service: ToolService, name: str | None = None) -> Server[Any]:
-    """The SDK low-level ``Server`` serving one inventory's tools."""
+def build_mcp_server(
+    service: ToolService, name: str | None = None, calls: ToolCalls | None = None
+) -> Server[Any]:
+    """The SDK low-level ``Server`` serving one inventory's tools (``calls``: its handler, else a new one)."""
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> dict[str, Any]:
         return service.list_tools(params.cursor if params is not None else None)
 
-    sessions = SessionOccurrences()
+    handler = calls or ToolCalls(service)
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
-        # draws keyed by the request (stateless: any replica answers alike) or by the session
-        if is_stateless(ctx.protocol_version):
-            occurrence: Any = request_attempt(params.meta)
-        else:
-            occurrence = sessions.counter(session_id_of(ctx.request))
-        result = await service.call(
-            params.name, params.arguments, ctx.session.report_progress, occurrence, replay_session(ctx)
+        version = ctx.protocol_version
+        session_id = None if is_stateless(version) else session_id_of(ctx.request)
+        headers = getattr(ctx.request, "headers", None)
+        if session_id is not None and headers is not None and headers.get("mcp-session-id") == session_id:
+            handler.sessions.served(session_id, version)  # an initialised Streamable HTTP session
+        return await handler.answer(
+            version, params.name, params.arguments, params.meta, session_id, ctx.session.report_progress
         )
-        result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
-        return result
 
     server: Server[Any] = Server(
         name or f"finmcp-{service.name}",
@@ -292,11 +313,14 @@ class HttpApp:
         self.routes: dict[str, ASGIApp] = {}
         self.post_routes: dict[str, ASGIApp] = {}
         self.managers: list[StreamableHTTPSessionManager] = []
+        self.fast: dict[str, FastCalls] = {}  # Streamable HTTP path -> its tools/call fast path
         # Host/Origin are checked by SecurityMiddleware; the SDK still checks Content-Type and body size.
         sdk_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         single = len(self.services) == 1
+        fast_path = enabled_by_environment() and not json_response
         for name, service in self.services.items():
-            server = build_mcp_server(service)
+            calls = ToolCalls(service)
+            server = build_mcp_server(service, calls=calls)
             prefixes = [f"/{name}", *([""] if single else [])]
             if transport == "http":
                 manager = StreamableHTTPSessionManager(
@@ -307,8 +331,11 @@ class HttpApp:
                 )
                 self.managers.append(manager)
                 endpoint = StreamableHTTPASGIApp(manager)
+                fast = FastCalls(server, service, calls.answer, calls.sessions, manager, max_body)
                 for prefix in prefixes:
                     self.routes[f"{prefix}/mcp"] = endpoint
+                    if fast_path and serves_without_waiting(service):
+                        self.fast[f"{prefix}/mcp"] = fast
             else:
                 for prefix in prefixes:
                     sse = _SseEndpoint(
@@ -325,9 +352,10 @@ class HttpApp:
         }
 
     def health_payload(self) -> dict[str, Any]:
-        """``/healthz`` body: status, inventories, endpoints and call counters."""
+        """``/healthz`` body: status, inventories, endpoints, call counters and the fast path's count."""
         stats = {name: dict(s.stats.counts) for name, s in self.services.items()}
-        return {**self.health, "calls": stats}
+        fast = {fast.service.name: fast.answered for fast in self.fast.values()}
+        return {**self.health, "calls": stats, "fast_path_calls": fast}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -344,6 +372,12 @@ class HttpApp:
                     return
                 if scope["method"] == "POST" and path in self.mcp_paths and not self.json_response:
                     messages, body = await read_body(receive, self.max_body)
+                    fast = self.fast.get(path)
+                    if fast is not None:
+                        last = messages[-1]
+                        complete = last["type"] == "http.request" and not last.get("more_body", False)
+                        if await fast.try_answer(scope, body, complete, send):
+                            return
                     receive = replaying(messages, receive)
                     if is_tools_list(body):
                         send = ListingAsJson(send)

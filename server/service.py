@@ -18,6 +18,7 @@ declares an ``outputSchema`` and the content validates against it (clients rejec
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from collections import Counter, OrderedDict
@@ -29,7 +30,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
-from recordings.canonical import canonicalize
+from recordings.canonical import CanonicalArgs, canonicalize
 from recordings.errors import InvalidValueError
 from recordings.responses import RECORDING_META_KEY
 from recordings.store import RecordingStore
@@ -186,6 +187,7 @@ class ToolService:
         self._occurrences = OccurrenceCounter()
         self._cache: OrderedDict[tuple[str, str], _Answer | None] = OrderedDict()
         self._cache_size = cache_size
+        self._prepared_memo: dict[tuple[str, str], CanonicalArgs | str] = {}
         self._tools = {
             spec.name: _Tool(
                 spec=spec,
@@ -258,21 +260,10 @@ class ToolService:
             self.stats.add("unknown_tool")
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r} is not a tool of {self.name}")
         args = {} if arguments is None else arguments
-        if too_deep(args):  # the validators and the canonical key recurse: refuse before they overflow
+        canon = self._prepared(tool, args)
+        if isinstance(canon, str):
             self.stats.add("invalid")
-            text = f"Invalid arguments for {name}: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
-            return _text_result(text, "invalid", True)
-        problems = (
-            describe_errors(tool.input_validator, args) if not tool.input_validator.is_valid(args) else []
-        )
-        if problems:
-            self.stats.add("invalid")
-            return _text_result(f"Invalid arguments for {name}: " + "; ".join(problems), "invalid", True)
-        try:
-            canon = canonicalize(args, tool.spec.input_schema)
-        except InvalidValueError as exc:
-            self.stats.add("invalid")
-            return _text_result(f"Invalid arguments for {name}: {exc}", "invalid", True)
+            return _text_result(canon, "invalid", True)
         if not isinstance(occurrence, int):
             occurrence = (occurrence or self._occurrences).next(name, canon.key)
         fault = self.faults.decide(name, canon.key, occurrence) if self.faults else None
@@ -304,6 +295,35 @@ class ToolService:
         if delay > 0:
             await self._wait(delay, name, progress)
         return result
+
+    def _prepared(self, tool: _Tool, args: Mapping[str, Any]) -> CanonicalArgs | str:
+        """The canonical form of valid arguments, or the "Invalid arguments" text; memoised per tool and
+        argument JSON (both are pure functions of the two), so a repeated call skips validation."""
+        name = tool.spec.name
+        if too_deep(args):  # the validators and the canonical key recurse: refuse before they overflow
+            return f"Invalid arguments for {name}: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+        try:
+            memo_key: tuple[str, str] | None = (name, json.dumps(args, ensure_ascii=False))
+        except (TypeError, ValueError):  # not JSON (a direct call): no memo
+            memo_key = None
+        if memo_key is not None:
+            known = self._prepared_memo.get(memo_key)
+            if known is not None:
+                return known
+        prepared: CanonicalArgs | str
+        problems = [] if tool.input_validator.is_valid(args) else describe_errors(tool.input_validator, args)
+        if problems:
+            prepared = f"Invalid arguments for {name}: " + "; ".join(problems)
+        else:
+            try:
+                prepared = canonicalize(args, tool.spec.input_schema)
+            except InvalidValueError as exc:
+                prepared = f"Invalid arguments for {name}: {exc}"
+        if memo_key is not None:
+            self._prepared_memo[memo_key] = prepared
+            if len(self._prepared_memo) > self._cache_size:
+                self._prepared_memo.pop(next(iter(self._prepared_memo)))
+        return prepared
 
     async def _wait(self, delay_ms: float, name: str, progress: ProgressFn | None) -> None:
         try:
@@ -437,7 +457,7 @@ class ToolService:
         name = tool.spec.name
         assert self.simulate is not None
         try:
-            raw = self.simulate(name, arguments)
+            raw = self.simulate(name, copy.deepcopy(arguments))  # the memoised canonical form stays intact
             content = raw.get("content")
             if not isinstance(content, list):
                 raise TypeError("the simulator returned no content list")

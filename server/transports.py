@@ -1,8 +1,14 @@
-"""Running the server: stdio, or HTTP (Streamable HTTP / legacy SSE) under uvicorn on a bound socket."""
+"""Running the server: stdio, or HTTP (Streamable HTTP / legacy SSE) under uvicorn on a bound socket.
+
+HTTP runs on uvloop when installed (:mod:`recordings.plumbing.eventloop`, as the proxy does) and
+uvicorn's ``http="auto"`` picks the compiled ``httptools`` parser (a dependency) over h11: both
+measured in docs/server.md (Performance).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 from collections.abc import Callable
@@ -13,6 +19,8 @@ import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
+
+from recordings.plumbing import eventloop
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -36,8 +44,11 @@ def run_http(
 
     ``tls``: ``(certificate file, key file)`` to serve HTTPS (PEM; checked by the caller).
     """
+    # measurement switches (docs/server.md, Performance): the event loop and uvicorn's HTTP parser
+    loop = os.environ.get("FINMCP_SERVER_LOOP", "auto")
     config = uvicorn.Config(
         app,
+        http=os.environ.get("FINMCP_SERVER_HTTP", "auto"),
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
         log_level="warning",
@@ -61,5 +72,5 @@ def run_http(
         finally:
             watcher.cancel()
 
-    asyncio.run(main())
+    eventloop.run(main(), loop)
     sys.stderr.flush()

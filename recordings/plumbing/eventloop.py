@@ -1,8 +1,9 @@
-"""Which event loop runs the proxy: uvloop when installed (the default), else asyncio's own.
+"""Which event loop runs the proxy and the server: uvloop when installed (the default), else asyncio's.
 
-uvloop (libuv, in C) roughly halves the cost of the proxy's socket and scheduling work; measured in
-``docs/proxy.md``. It is a dependency on Linux and macOS; ``--loop asyncio`` opts out, and platforms
-without it fall back to asyncio silently under ``auto``.
+uvloop (libuv, in C) roughly halves the cost of the proxy's socket and scheduling work and cuts the
+server's per-call cost too; measured in ``docs/proxy.md`` and ``docs/server.md``. It is a dependency
+on Linux and macOS; the proxy's ``--loop asyncio`` opts out, and platforms without it fall back to
+asyncio silently under ``auto``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,86 @@
+"""The tools/call fast path answers byte for byte as the SDK's path does (server.fastpath).
+
+Two real servers on loopback, one with ``FINMCP_SERVER_FAST_PATH=0``, get the same raw HTTP requests
+in both protocol eras (good calls, misses, invalid and unknown-tool calls, non-ASCII arguments, a
+progress token, a wrong version header, a listing); every response must be the same bytes but for
+the ``date`` header and the session id, and the fast server must have answered calls itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.calls import TOOL, recorded_result
+from bench.raw_http import RawClient
+from recordings import RecordingStore
+from recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
+from server.testing import ServerProcess
+
+CALLS: list[tuple[str, dict[str, object], bytes]] = [
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000001"}}, b""),
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000001"}}, b""),
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "基金"}}, b""),
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": 5}}, b""),
+    ("tools/call", {"name": TOOL, "arguments": {}}, b""),
+    ("tools/call", {"name": TOOL}, b""),
+    ("tools/call", {"name": "NoSuchTool", "arguments": {}}, b""),
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000001", "extra": 1}}, b""),
+    (
+        "tools/call",
+        {"name": TOOL, "arguments": {"fundNameOrCode": "000002"}, "_meta": {"progressToken": 7}},
+        b"",
+    ),
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000002"}}, b"mcp-name: Other\r\n"),
+    ("tools/list", {}, b""),
+    ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000002"}}, b""),
+]
+
+
+async def _exchange(url: str, version: str) -> list[bytes]:
+    client = await RawClient(url, version).open()
+    answers = []
+    try:
+        for method, params, extra_header in CALLS:
+            _, body, extra = client.request_bytes(method, dict(params))
+            status, headers, payload = await client.post(body, extra + extra_header)
+            head = sorted((k, v) for k, v in headers.items() if k != b"date")
+            answers.append(repr((status, head, payload)).encode())
+    finally:
+        await client.close()
+    return [re.sub(rb"[0-9a-f]{32}", b"<session>", a) for a in answers]
+
+
+@pytest.mark.slow
+def test_fast_path_answers_exactly_as_the_sdk(tmp_path: Path) -> None:
+    db = tmp_path / "recordings.sqlite"
+    with RecordingStore.open(db) as store:
+        for code in ("000001", "000002"):
+            store.put_response(
+                "qieman79", TOOL, {"fundNameOrCode": code}, recorded_result(code), "imported:t"
+            )
+    args = ["--miss", "strict", "--recordings", str(db), "--latency", "none"]
+    with (
+        ServerProcess(args, env={"FINMCP_SERVER_FAST_PATH": "0"}) as sdk,
+        ServerProcess(args) as fast,
+    ):
+        for version in (LATEST_STATELESS_VERSION, LATEST_HANDSHAKE_VERSION):
+            expected = asyncio.run(_exchange(sdk.url, version))
+            got = asyncio.run(_exchange(fast.url, version))
+            for index, (want, have) in enumerate(zip(expected, got, strict=True)):
+                assert have == want, f"{version} request {index}: {CALLS[index]}"
+        assert sdk.health()["fast_path_calls"] == {}
+        fast_calls = fast.health()["fast_path_calls"]["finmcp65"]
+        assert fast_calls >= 14, fast_calls  # most calls of both eras were answered by the fast path
+        assert fast.health()["calls"] == sdk.health()["calls"]
+
+
+@pytest.mark.slow
+def test_fast_path_is_off_for_services_that_wait() -> None:
+    with ServerProcess(["--miss", "strict", "--latency", "fixed:1"]) as server:
+        for version in (LATEST_STATELESS_VERSION, LATEST_HANDSHAKE_VERSION):
+            asyncio.run(_exchange(server.url, version))
+        assert server.health()["fast_path_calls"] == {}
