@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import json
 
-from proxy import eventloop
+from recordings.plumbing import eventloop
 from recordings.plumbing.launch import announce_ready
 
 RESULT = {
