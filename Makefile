@@ -16,12 +16,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/finmcp-eval demo
 
+# the suite's tests mostly wait on the servers, proxies and clients they start: one worker per core
+# (loadscope keeps a module's tests, and its module fixtures, in one worker)
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not real_model" --durations=25  # the slowest tests, for the 15-minute budget
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadscope -m "not real_model" --durations=25  # the slowest tests, for the 15-minute budget
 
 # the inner loop: everything but the tests marked slow (soak, crash, whole-benchmark rebuilds)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not real_model"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadscope -m "not slow and not real_model"
 
 # the bench extra: peers measured beside finmcp in the same run (mcp-recorder's replay server)
 $(VENV)/.bench-installed: $(STAMP)
