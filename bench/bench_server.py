@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -38,9 +36,9 @@ from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recor
 from bench.raw_http import capture, drive_raw, initialize_params
 from bench.recorder_peer import RecorderProcess, write_cassette
 from bench.recorder_peer import available as recorder_available
+from bench.uvicorn_run import run_announced
 from recordings import RecordingStore
 from recordings.plumbing import eventloop
-from recordings.plumbing.launch import announce_ready
 from server.testing import ServerProcess
 from tool_specs.inventory import load_inventory
 
@@ -93,17 +91,6 @@ def _baseline_server(inventory_name: str) -> Any:
     return server
 
 
-def _announce_when_listening(host: str, port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=1):
-                announce_ready("finmcp-server", f"http://{host}:{port}", "baseline")
-                return
-        except OSError:
-            time.sleep(0.02)
-
-
 def _serve_baseline(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench.bench_server")
     parser.add_argument("--baseline", choices=("http", "stdio"), required=True)
@@ -117,7 +104,6 @@ def _serve_baseline(argv: list[str]) -> int:
 
         run_stdio(server)
         return 0
-    import uvicorn
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
@@ -125,15 +111,9 @@ def _serve_baseline(argv: list[str]) -> int:
         return JSONResponse({"status": "ok"})
 
     app = server.streamable_http_app(host=args.host, custom_starlette_routes=[Route("/healthz", healthz)])
-    port = args.port
-    if port == 0:  # uvicorn.run binds by itself: take a free port first
-        with socket.socket() as probe:
-            probe.bind((args.host, 0))
-            port = probe.getsockname()[1]
-    threading.Thread(target=_announce_when_listening, args=(args.host, port), daemon=True).start()
     # as a minimal SDK server is started: uvicorn.run and its defaults (uvloop and httptools when
     # installed, the access log on stdout, which the launcher sends to /dev/null)
-    uvicorn.run(app, host=args.host, port=port)
+    run_announced(app, args.host, args.port, "finmcp-server", "baseline")
     return 0
 
 

@@ -14,14 +14,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-from recordings.plumbing.launch import LaunchSpec, LoopbackProcess, announce_ready
+from bench.uvicorn_run import run_announced
+from recordings.plumbing.launch import LaunchSpec, LoopbackProcess
 
 
 class RecorderProcess(LoopbackProcess):
@@ -74,17 +72,6 @@ def _interaction(request: dict[str, Any], response: dict[str, Any], sse: bool) -
     }
 
 
-def _announce_when_listening(host: str, port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=1):
-                announce_ready("finmcp-bench-recorder", f"http://{host}:{port}", "replay")
-                return
-        except OSError:
-            time.sleep(0.02)
-
-
 def main(argv: list[str]) -> int:
     """Serve a cassette as ``mcp-recorder replay`` does, on ``--host``/``--port`` (0: a free port)."""
     parser = argparse.ArgumentParser(prog="bench.recorder_peer")
@@ -92,7 +79,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    import uvicorn
     from mcp_recorder._utils import load_cassette
     from mcp_recorder.cli import _configure_logging  # what the replay command runs first
     from mcp_recorder.matcher import create_matcher
@@ -101,13 +87,7 @@ def main(argv: list[str]) -> int:
     _configure_logging(False)
     loaded = load_cassette(args.cassette)
     app = create_replay_app(loaded, create_matcher("method_params", loaded.interactions))
-    port = args.port
-    if port == 0:
-        with socket.socket() as probe:
-            probe.bind((args.host, 0))
-            port = probe.getsockname()[1]
-    threading.Thread(target=_announce_when_listening, args=(args.host, port), daemon=True).start()
-    uvicorn.run(app, host=args.host, port=port, log_level="warning")
+    run_announced(app, args.host, args.port, "finmcp-bench-recorder", "replay", log_level="warning")
     return 0
 
 
