@@ -2,8 +2,9 @@
 
 ``python -m bench.recorder_peer --cassette FILE --host 127.0.0.1 --port 0`` does what ``mcp-recorder
 replay --cassette FILE`` does (its logging set-up, ``load_cassette``, the ``method_params`` matcher,
-``create_replay_app``, ``uvicorn.run`` with ``log_level="warning"``), except that it binds 127.0.0.1
-(the command binds 0.0.0.0) and prints finmcp's ready line. :func:`write_cassette` writes a cassette
+``create_replay_app``, ``uvicorn.run`` with ``log_level="warning"``), except that it binds only a
+loopback address (127.0.0.1 by default, where the command listens on every interface) and prints
+finmcp's ready line. :func:`write_cassette` writes a cassette
 (mcp-recorder's JSON format 1.0) that answers the benchmark's calls with given responses.
 
 mcp-recorder is the ``bench`` extra (pyproject.toml); only this bench module imports it.
@@ -20,6 +21,7 @@ from typing import Any
 
 from bench.uvicorn_run import run_announced
 from recordings.plumbing.launch import LaunchSpec, LoopbackProcess
+from recordings.plumbing.listener import LOOPBACK_HOSTS
 
 
 class RecorderProcess(LoopbackProcess):
@@ -79,6 +81,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.host not in LOOPBACK_HOSTS:
+        parser.error(f"--host {args.host}: a bench peer listens on loopback only (127.0.0.1, ::1, localhost)")
     from mcp_recorder._utils import load_cassette
     from mcp_recorder.cli import _configure_logging  # what the replay command runs first
     from mcp_recorder.matcher import create_matcher
