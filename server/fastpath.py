@@ -67,7 +67,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope, Send
 
-from server.service import ToolService
+from server.service import SOURCE_KEY, ToolService
 
 logger = logging.getLogger("finmcp.server")
 
@@ -81,7 +81,8 @@ _SSE_HEADERS = (
 
 
 _RESPONSE_HEAD = '{"jsonrpc":"2.0","id":0,"result":'
-_TEXTS_KEPT = 4096
+_TEXTS_KEPT = 4096  # replayed answers' wire texts kept, at most ...
+_TEXT_CHARS_KEPT = 16 << 20  # ... and at most this many characters of them in all
 
 
 def enabled_by_environment() -> bool:
@@ -140,6 +141,7 @@ class FastCalls:
         self._annotated: dict[str, bool] = {}  # tool -> its input schema uses x-mcp-header
         self._stamp: dict[str, Any] | None = None
         self._texts: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
+        self._text_chars = 0  # characters held in self._texts
 
     async def try_answer(self, scope: Scope, body: bytes, complete: bool, send: Send) -> bool:
         """Answer the POST (``body`` read whole when ``complete``) here when it qualifies."""
@@ -317,14 +319,18 @@ class FastCalls:
         """The JSON text of a result as the SDK writes it inside its response: ``json`` (the 2026 entry:
         ``json.dumps`` of ``model_dump``) or ``sse`` (the handshake transport: ``model_dump_json``).
 
-        Memoised by the identity of the result's values: a replayed answer is the service's cached,
-        never-mutated objects (the memo holds them, so their ids stay theirs), and its wire text is a
-        pure function of them and the version.
+        A replayed answer's text is memoised by the identity of the result's values: they are the
+        service's cached, never-mutated objects (the memo holds them, so their ids stay theirs), and its
+        wire text is a pure function of them and the version. A simulated answer is new objects every
+        time, so its text is never memoised (holding it would only grow the memory with each call).
         """
+        meta = result.get("_meta")
+        replayed = isinstance(meta, dict) and meta.get(SOURCE_KEY) == "replay"
         key = (kind, version, tuple((name, id(value)) for name, value in result.items()))
-        known = self._texts.get(key)
-        if known is not None:
-            return known[0]
+        if replayed:
+            known = self._texts.get(key)
+            if known is not None:
+                return known[0]
         response = JSONRPCResponse(jsonrpc="2.0", id=0, result=self._shape(version, result))
         if kind == "json":
             dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -334,9 +340,11 @@ class FastCalls:
         if not (whole.startswith(_RESPONSE_HEAD) and whole.endswith("}")):
             raise RuntimeError(f"unexpected response serialisation: {whole[:80]!r}")
         text = whole[len(_RESPONSE_HEAD) : -1]
-        self._texts[key] = (text, list(result.values()))
-        if len(self._texts) > _TEXTS_KEPT:
-            self._texts.pop(next(iter(self._texts)))
+        if replayed and len(text) <= _TEXT_CHARS_KEPT // 64:
+            self._texts[key] = (text, list(result.values()))
+            self._text_chars += len(text)
+            while len(self._texts) > _TEXTS_KEPT or self._text_chars > _TEXT_CHARS_KEPT:
+                self._text_chars -= len(self._texts.pop(next(iter(self._texts)))[0])
         return text
 
     def _shape(self, version: str, result: dict[str, Any]) -> dict[str, Any]:

@@ -12,13 +12,18 @@ import asyncio
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 
 from bench.calls import TOOL, recorded_result
 from bench.raw_http import RawClient
 from recordings import RecordingStore
 from recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
-from server.testing import ServerProcess
+from server.app import HttpApp
+from server.latency import parse_latency
+from server.service import ToolService
+from server.testing import SchemaSimulator, ServerProcess
+from tool_specs.inventory import load_inventory
 
 CALLS: list[tuple[str, dict[str, object], bytes]] = [
     ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000001"}}, b""),
@@ -84,3 +89,35 @@ def test_fast_path_is_off_for_services_that_wait() -> None:
         for version in (LATEST_STATELESS_VERSION, LATEST_HANDSHAKE_VERSION):
             asyncio.run(_exchange(server.url, version))
         assert server.health()["fast_path_calls"] == {}
+
+
+def test_wire_texts_are_kept_for_replayed_answers_only() -> None:
+    """Replayed answers reuse their memoised wire text; simulated ones (new every call) are never kept."""
+    store = RecordingStore.open(":memory:")
+    store.put_response(
+        "qieman79", TOOL, {"fundNameOrCode": "000001"}, recorded_result("000001"), "imported:t"
+    )
+    inventory = load_inventory("finmcp65")
+    service = ToolService(
+        inventory,
+        store=store,
+        latency=parse_latency("none"),
+        simulate=SchemaSimulator(inventory).simulate,
+    )
+    fast = HttpApp({"finmcp65": service}).fast["/mcp"]
+    version = LATEST_STATELESS_VERSION
+
+    async def texts(arguments: dict[str, object], times: int) -> list[str]:
+        out = []
+        for _ in range(times):
+            result = await fast.answer(version, TOOL, arguments, None, None)
+            out.append(fast._result_text("json", version, result))
+        return out
+
+    replayed = anyio.run(texts, {"fundNameOrCode": "000001"}, 3)
+    assert len(set(replayed)) == 1 and len(fast._texts) == 1
+    for code in range(100):
+        simulated = anyio.run(texts, {"fundNameOrCode": f"{code:06d}9"}, 2)
+        assert simulated[0] == simulated[1]  # the same text, written again
+    assert len(fast._texts) == 1  # 200 simulated answers later, still only the replayed one
+    store.close()
