@@ -167,13 +167,23 @@ def _world(seed: int, store: RecordingStore | None) -> Any:
     return World(seed=seed, extra_fund_codes=sorted(funds), extra_strategy_codes=sorted(strategies))
 
 
-def _simulator(inventory: Inventory, seed: int, world: Any) -> SimulateFn:
+def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> dict[str, SimulateFn]:
+    """A simulator per inventory over the shared world, warmed in one background thread.
+
+    Search indexes are start-up work: they are built beside the serving loop, not in the first call.
+    One thread warms the simulators in turn (they share the world, so the first does most of the
+    work), rather than a thread each racing to build the same entities in their own malloc arenas.
+    """
     from server.sim import Simulator
 
-    simulator = Simulator(inventory, seed=seed, world=world)
-    # Search indexes are start-up work; build them beside the serving loop, not in the first call.
-    threading.Thread(target=simulator.warm, name=f"warm-{inventory.name}", daemon=True).start()
-    return simulator.simulate
+    simulators = [Simulator(inventory, seed=seed, world=world) for inventory in inventories.values()]
+
+    def warm_all() -> None:
+        for simulator in simulators:
+            simulator.warm()
+
+    threading.Thread(target=warm_all, name="warm-simulators", daemon=True).start()
+    return {name: simulator.simulate for name, simulator in zip(inventories, simulators, strict=True)}
 
 
 def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
@@ -188,6 +198,7 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
     inventories = _inventories(args.inventories)
     store = _store(args.recordings)
     world = _world(args.seed, store) if args.miss == "simulate" else None
+    simulate = _simulators(inventories, args.seed, world) if world is not None else {}
     services = {}
     for name, inventory in inventories.items():
         services[name] = ToolService(
@@ -195,7 +206,7 @@ def build_services(args: argparse.Namespace) -> dict[str, ToolService]:
             store=store,
             recording_inventories=args.recordings_inventory,
             miss=args.miss,
-            simulate=_simulator(inventory, args.seed, world) if world is not None else None,
+            simulate=simulate.get(name),
             latency=latency,
             faults=faults,
             page_size=page_size,

@@ -55,6 +55,9 @@ SimulateFn = Callable[[str, dict[str, Any]], Mapping[str, Any]]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 PROGRESS_INTERVAL_MS = 250.0
+PREPARED_KEPT = 2048
+"""Validated argument sets remembered per service (about 0.8 KiB each), so a repeated call skips
+validation; the oldest is forgotten beyond it (a long run of distinct calls keeps its memory flat)."""
 
 
 @dataclass
@@ -321,7 +324,7 @@ class ToolService:
                 prepared = f"Invalid arguments for {name}: {exc}"
         if memo_key is not None:
             self._prepared_memo[memo_key] = prepared
-            if len(self._prepared_memo) > self._cache_size:
+            if len(self._prepared_memo) > PREPARED_KEPT:
                 self._prepared_memo.pop(next(iter(self._prepared_memo)))
         return prepared
 
@@ -404,9 +407,10 @@ class ToolService:
             cached = self._cache[cache_key]
         else:
             cached = self._lookup(tool, key)
-            self._cache[cache_key] = cached
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            if cached is not None:  # a miss is looked up again (cheap beside simulating), not held
+                self._cache[cache_key] = cached
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
         if cached is not None:
             self.stats.add("replayed")
             return cached

@@ -134,7 +134,7 @@ class _WorldCache:
 
 
 _CACHES: weakref.WeakKeyDictionary[World, _WorldCache] = weakref.WeakKeyDictionary()
-_MAX_YEARS = 512
+_MAX_YEARS = 256
 """(symbol, year) chunks kept per cache (8 KiB of noise, 2 KiB of closes each); beyond it the oldest
 quarter is dropped (rebuilt identically when asked again)."""
 

@@ -89,7 +89,7 @@ class World:
         "nav": 32,  # a fund's NAV series since setup (up to ~130 KiB)
         "fund": 256,  # a full fund record (a few KiB)
         "strategy_nav": 32,
-        "user": 32,  # a user with positions, orders and a profit calendar (up to ~170 KiB)
+        "user": 8,  # a user with positions, orders and a profit calendar (up to ~190 KiB)
     }
     """Entries kept per kind of heavy entity; beyond it the oldest quarter is dropped. Every entity is a
     function of the seed and its key, so a dropped one is rebuilt identically when named again (a long

@@ -14,7 +14,15 @@ from recordings import RecordingStore
 from server.app import build_mcp_server
 from server.faults import parse_faults
 from server.latency import parse_latency
-from server.service import ARGS_KEY, FAULT_KEY, PROVENANCE_KEY, SOURCE_KEY, ToolService, paginate
+from server.service import (
+    ARGS_KEY,
+    FAULT_KEY,
+    PREPARED_KEPT,
+    PROVENANCE_KEY,
+    SOURCE_KEY,
+    ToolService,
+    paginate,
+)
 from server.testing import SchemaSimulator
 from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
 from tests.support.polling import wait_for
@@ -304,3 +312,18 @@ def test_timeout_fault_reports_progress_and_honours_cancellation(finmcp65, mode)
     )
     assert "GetCurrentTime" in updates[0][2]
     assert svc.stats.counts["cancelled"] == 1
+
+
+def test_a_long_run_of_distinct_calls_holds_bounded_memos(finmcp65, store):
+    """Misses are not held, validated arguments are remembered up to PREPARED_KEPT, replays stay cached."""
+    svc = service(finmcp65, store)
+
+    async def calls():
+        for i in range(PREPARED_KEPT + 300):
+            await svc.call("GetFundDiagnosis", {"fundNameOrCode": f"F{i}"})
+        return await svc.call("GetFundDiagnosis", {"fundNameOrCode": "prose"})
+
+    replayed = run(calls)
+    assert replayed["_meta"][SOURCE_KEY] == "replay"
+    assert len(svc._prepared_memo) == PREPARED_KEPT
+    assert list(svc._cache) == [("GetFundDiagnosis", replayed["_meta"][ARGS_KEY])]  # the replayed answer only
