@@ -219,6 +219,8 @@ class _Connection(asyncio.Protocol):
     async def exchange(self, data: bytes, timeout: float, sent: asyncio.Event | None) -> HttpResponse:
         """Write one request, wait for its whole response (raises ``HttpTransportError``)."""
         assert self.transport is not None
+        if self.closed:  # closed before anything was written: nothing of this request was processed
+            raise _StaleConnection(f"{self.label}: the connection closed before the request was written")
         self.reusable = False
         self.received = False
         waiter = self.waiter = self.loop.create_future()
