@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.shared.inbound import encode_header_value
+
 from evaluator.harness.http_pool import HttpPool, HttpTransportError
 from evaluator.harness.httpx2_pool import Httpx2Pool
 from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
@@ -97,7 +99,7 @@ class McpHttpClient:
         body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
         headers = {**BASE_HEADERS, "mcp-method": method}
         if name is not None:
-            headers["mcp-name"] = name
+            headers["mcp-name"] = encode_header_value(name)  # as the SDK: non-ASCII goes base64-wrapped
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         try:
             response = await self.http.post(url, payload, headers, sent)

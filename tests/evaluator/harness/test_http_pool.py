@@ -111,9 +111,11 @@ def test_requests_reuse_one_keep_alive_connection_and_arrive_whole() -> None:
             client = McpHttpClient()
             first = await client.call_tool(server.url, "quote", {"symbol": "ÄPFEL"})
             second = await client.request(server.url, "tools/list", {})
+            await client.call_tool(server.url, "报价", {})  # a name HTTP cannot carry: base64-wrapped
             await client.aclose()
         assert first == {"n": len(server.requests[0].body)} and second == {"n": len(server.requests[1].body)}
-        assert server.connections == 1 and [r.index for r in server.requests] == [0, 1]
+        assert server.connections == 1 and [r.index for r in server.requests] == [0, 1, 2]
+        assert "\r\nmcp-name: =?base64?5oql5Lu3?=\r\n" in server.requests[2].head.decode()
         head = server.requests[0].head.decode()
         assert head.startswith("POST /mcp/run-1?x=1 HTTP/1.1\r\n")
         for line in (
