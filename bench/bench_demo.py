@@ -6,6 +6,10 @@ seconds the server, the proxy and this process (the harness with its agents and 
 during the runs, and the scoring's wall clock. With one machine's cores shared by three processes, the
 runs' wall clock is at least the largest part and at most their sum. The leaderboard must stay the
 demo's (oracle 1.000, noisy-light TF1 0.904, noisy-heavy 0.683).
+
+The demo runs twice: first as the harness ran before (httpx2 HTTP client, ``FINMCP_HARNESS_HTTP=httpx2``,
+on asyncio's event loop, ``--loop asyncio``) as the same-run baseline, then as it runs now (the lean
+client, :mod:`evaluator.harness.http_pool`, on uvloop); a third row gives the ratios to the baseline.
 """
 
 from __future__ import annotations
@@ -13,21 +17,35 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evaluator.harness.demo import add_arguments, run_demo
+from evaluator.harness.mcp_client import HTTP_BACKEND_ENV
 
 EXPECTED_TF1 = {"oracle": "1.000", "noisy-light": "0.904", "noisy-heavy": "0.683"}
 
 
 def run() -> list[dict[str, Any]]:
-    """One row: demo calls/s, the parts' CPU seconds (and calls per CPU second), scoring seconds."""
-    with tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
+    """A row per HTTP client (httpx2 baseline, lean) and one of the lean run's ratios to the baseline."""
+    baseline = demo_row("httpx2", "asyncio")
+    lean = demo_row("lean", "auto")
+    ratios: dict[str, Any] = {"bench": "demo_whole_loop_now_vs_before"}
+    for key in ("calls_per_s", "runs_s", "harness_cpu_s", "parts_cpu_sum_s"):
+        if baseline.get(key) and lean.get(key) is not None:
+            ratios[f"{key}_ratio"] = round(lean[key] / baseline[key], 3)
+    return [baseline, lean, ratios]
+
+
+def demo_row(backend: str, loop: str = "auto") -> dict[str, Any]:
+    """One demo with the harness's ``backend`` HTTP client on ``loop``: calls/s, parts' CPU, scoring."""
+    with _backend(backend), tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
         parser = argparse.ArgumentParser()
         add_arguments(parser)
-        args = parser.parse_args(["--out", str(Path(tmp) / "demo"), "--no-progress"])
+        args = parser.parse_args(["--out", str(Path(tmp) / "demo"), "--no-progress", "--loop", loop])
         timings: dict[str, Any] = {}
         with contextlib.redirect_stdout(io.StringIO()):
             if run_demo(args, timings) != 0:
@@ -39,7 +57,7 @@ def run() -> list[dict[str, Any]]:
     calls, runs = timings["calls"], timings["runs_s"]
     parts = {k: timings[f"{k}_cpu_s"] for k in ("server", "proxy", "harness")}
     row: dict[str, Any] = {
-        "bench": "demo_whole_loop",
+        "bench": f"demo_whole_loop_{backend}_{loop}",
         "calls": calls,
         "runs_s": round(runs, 2),
         "calls_per_s": round(calls / runs, 1),
@@ -55,4 +73,17 @@ def run() -> list[dict[str, Any]]:
         round(parts["harness"] / sum(known), 3) if known and parts["harness"] else None
     )
     row["leaderboard_tf1"] = tf1
-    return [row]
+    return row
+
+
+@contextlib.contextmanager
+def _backend(name: str) -> Iterator[None]:
+    was = os.environ.get(HTTP_BACKEND_ENV)
+    os.environ[HTTP_BACKEND_ENV] = name
+    try:
+        yield
+    finally:
+        if was is None:
+            os.environ.pop(HTTP_BACKEND_ENV, None)
+        else:
+            os.environ[HTTP_BACKEND_ENV] = was

@@ -8,6 +8,7 @@ replays); a call without a recording gets an empty output.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from evaluator.inputs.finmcp_json import OutputLookup, gold_chat_turns
@@ -25,7 +26,14 @@ def gold_messages(ref: Reference, turn: int, outputs: OutputLookup | None = None
 
 
 class RecordedOutputs:
-    """Gold outputs from a recordings SQLite file (``recordings.store.RecordingStore``)."""
+    """Gold outputs from a recordings SQLite file (``recordings.store.RecordingStore``).
+
+    Answers are memoised per (tool, arguments), up to ``MEMO_SIZE`` of them: a demo's three agents
+    ask for the same sample's gold history, and each lookup canonicalises the arguments, queries
+    SQLite and parses the recorded result. The store is treated as fixed while this object is open.
+    """
+
+    MEMO_SIZE = 16384
 
     def __init__(self, path: str, inventory: Any, names: list[str] | None = None) -> None:
         from recordings.store import RecordingStore
@@ -34,9 +42,23 @@ class RecordedOutputs:
         self.inventory = inventory
         base = (getattr(inventory, "extra", None) or {}).get("base")
         self.names = names or [n for n in (getattr(inventory, "name", None), base) if n]
+        self._memo: dict[tuple[str, str], str | None] = {}
 
     def __call__(self, tool: str, arguments: dict[str, Any]) -> str | None:
         """The recorded text of this call (first inventory name that has it), or None."""
+        try:
+            key = (tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError):  # not plain JSON: look it up without the memo
+            return self._lookup(tool, arguments)
+        if key in self._memo:
+            return self._memo[key]
+        text = self._lookup(tool, arguments)
+        if len(self._memo) >= self.MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = text
+        return text
+
+    def _lookup(self, tool: str, arguments: dict[str, Any]) -> str | None:
         spec = self.inventory.get(tool) if self.inventory is not None else None
         schema = getattr(spec, "input_schema", None)
         for name in self.names:

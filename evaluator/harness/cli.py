@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from recordings.plumbing.eventloop import LOOPS
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
 
 
@@ -58,6 +59,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--server-latency", default="none", help="latency model of the spawned server")
     p.add_argument("--server-miss", choices=("simulate", "strict"), default="simulate")
     p.add_argument("--mcp-client", choices=("lean", "sdk"), default="lean", help="harness MCP client")
+    p.add_argument(
+        "--loop", choices=LOOPS, default="auto", help="the harness's event loop (auto: uvloop when installed)"
+    )
     p.add_argument("--out", help="score the run and write report.{json,md,html} here")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for --out")
     p.add_argument("--no-progress", action="store_true")

@@ -8,13 +8,14 @@ agent, ``leaderboard.md`` and ``leaderboard.html`` (with each agent's paired com
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from recordings.plumbing.eventloop import LOOPS
+from recordings.plumbing.eventloop import run as run_loop
 
 DEMO_AGENTS = (
     ("oracle", None),
@@ -31,6 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--loop", choices=LOOPS, default="auto", help="the harness's event loop (auto: uvloop when installed)"
+    )
 
 
 def _fresh(path: Path) -> None:
@@ -108,7 +112,12 @@ def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) ->
                     )
                 return summaries
 
-            summaries = asyncio.run(all_runs())
+            summaries: list[Any] = []
+
+            async def main() -> None:
+                summaries.extend(await all_runs())
+
+            run_loop(main(), args.loop)
             cpu["harness"] = time.process_time() - harness_cpu
             for kind, proc in pids.items():
                 now = process_cpu_seconds(proc.pid) if proc else None

@@ -9,7 +9,6 @@ sets aside only its own samples' calls, and (with PostgreSQL) its own proxy outb
 from __future__ import annotations
 
 import argparse
-import asyncio
 import fcntl
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from evaluator.errors import EvalInputError
 from evaluator.harness.shards import Shard, select
+from recordings.plumbing.eventloop import run as run_loop
 
 DEFAULT_DB = "out/runs.sqlite"
 
@@ -132,7 +132,13 @@ def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool =
             progress=not quiet and not args.no_progress,
             own_samples=set(samples) if shard is not None else None,
         )
-        summary = asyncio.run(_drive(refs, agent, config, outputs))
+        result: list[Any] = []
+
+        async def main() -> None:
+            result.append(await _drive(refs, agent, config, outputs))
+
+        run_loop(main(), getattr(args, "loop", "auto"))
+        summary = result[0]
         if outbox is not None and db is not None:
             wait_drained(outbox, db, args.run, samples)  # before the proxy (and its shipper) stops
     finally:

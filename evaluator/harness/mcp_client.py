@@ -14,19 +14,32 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx2
+from mcp.shared.inbound import encode_header_value
 
+from evaluator.harness.http_pool import HttpPool, HttpTransportError
+from evaluator.harness.httpx2_pool import Httpx2Pool
 from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
 from recordings.plumbing.sse import parse_events
 
 PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
 GROUP_META_KEY = "io.finmcp/group"
+HTTP_BACKEND_ENV = "FINMCP_HARNESS_HTTP"
+"""``lean`` (default: :mod:`evaluator.harness.http_pool`) or ``httpx2`` (the former client, kept for
+``bench/bench_demo.py`` to measure against in the same run)."""
 Json = dict[str, Any]
+BASE_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "user-agent": f"{CLIENT_INFO['name']}/{CLIENT_INFO['version']}",
+    "mcp-protocol-version": PROTOCOL_VERSION,
+}
 Sent = asyncio.Event | None
 """Set once a request is on the wire (or has ended), so concurrent calls keep a fixed arrival order."""
 
@@ -44,11 +57,16 @@ class McpCallError(Exception):
 class McpHttpClient:
     """``tools/list`` and ``tools/call`` POSTs to any (tagged) endpoint URL over one connection pool."""
 
-    def __init__(self, timeout: float = 120.0, max_connections: int = 64) -> None:
-        self.http = httpx2.AsyncClient(
-            timeout=timeout,
-            limits=httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-            trust_env=False,
+    def __init__(
+        self, timeout: float = 120.0, max_connections: int = 64, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        backend = os.environ.get(HTTP_BACKEND_ENV, "lean")
+        if backend not in ("lean", "httpx2"):
+            raise ValueError(f"{HTTP_BACKEND_ENV} must be lean or httpx2, not {backend!r}")
+        self.http: HttpPool | Httpx2Pool = (
+            HttpPool(timeout, max_connections, ssl_context)
+            if backend == "lean"
+            else Httpx2Pool(timeout, max_connections, ssl_context)
         )
         self._ids = itertools.count(1)
 
@@ -79,40 +97,24 @@ class McpHttpClient:
             }
         )
         body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": meta}}
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "content-type": "application/json",
-            "mcp-protocol-version": PROTOCOL_VERSION,
-            "mcp-method": method,
-        }
+        headers = {**BASE_HEADERS, "mcp-method": method}
         if name is not None:
-            headers["mcp-name"] = name
+            headers["mcp-name"] = encode_header_value(name)  # as the SDK: non-ASCII goes base64-wrapped
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-        async def trace(event: str, info: dict[str, Any]) -> None:
-            if sent is not None and event.endswith("send_request_body.complete"):
-                sent.set()
-
         try:
-            # the trace hook costs a callback per connection event: only calls that order others use it
-            response = await self.http.post(
-                url, content=payload, headers=headers, extensions={"trace": trace} if sent else None
-            )
-        except httpx2.HTTPError as exc:
-            raise McpCallError(f"{method}: transport error: {type(exc).__name__}: {exc}") from None
-        finally:
-            if sent is not None:
-                sent.set()
+            response = await self.http.post(url, payload, headers, sent)
+        except HttpTransportError as exc:
+            raise McpCallError(f"{method}: transport error: {exc}") from None
         try:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                events = parse_events(response.content)
+                events = parse_events(response.body)
                 messages = [json.loads(e.data) for e in events if e.event == "message" and e.data]
             else:
-                body_bytes = response.content  # json.loads reads UTF-8 bytes: no decoded copy
+                body_bytes = response.body  # json.loads reads UTF-8 bytes: no decoded copy
                 messages = [json.loads(body_bytes)] if body_bytes.strip() else []
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise McpCallError(
-                f"{method}: HTTP {response.status_code}: unreadable body {response.text[:200]!r}"
+                f"{method}: HTTP {response.status}: unreadable body {_snippet(response.body)!r}"
             ) from None
         for message in messages:
             if isinstance(message, dict) and message.get("id") == rid:
@@ -124,7 +126,7 @@ class McpHttpClient:
                     )
                 return message.get("result")
         raise McpCallError(
-            f"{method}: HTTP {response.status_code}: no response for request {rid}: {response.text[:200]!r}"
+            f"{method}: HTTP {response.status}: no response for request {rid}: {_snippet(response.body)!r}"
         )
 
     async def list_tools(self, url: str) -> list[dict[str, Any]]:
@@ -151,6 +153,10 @@ class McpHttpClient:
         if not isinstance(result, dict):
             raise McpCallError(f"tools/call {name}: result is not an object: {result!r:.200}")
         return result
+
+
+def _snippet(body: bytes) -> str:
+    return body[:200].decode("utf-8", "replace")
 
 
 class SdkSessions:

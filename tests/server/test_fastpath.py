@@ -107,7 +107,7 @@ def test_wire_texts_are_kept_for_replayed_answers_only() -> None:
     fast = HttpApp({"finmcp65": service}).fast["/mcp"]
     version = LATEST_STATELESS_VERSION
 
-    async def texts(arguments: dict[str, object], times: int) -> list[str]:
+    async def texts(arguments: dict[str, str], times: int) -> list[str]:
         out = []
         for _ in range(times):
             result = await fast.answer(version, TOOL, arguments, None, None)

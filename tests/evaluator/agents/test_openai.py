@@ -125,6 +125,16 @@ def test_gold_history_shape(bench) -> None:
     assert gold_messages(ref, 0) == [{"role": "user", "content": first.user}]
 
 
+def test_recorded_outputs_are_memoised_per_call(bench) -> None:
+    outputs = RecordedOutputs(str(bench.recordings), bench.inventory)
+    calls = [c for ref in bench.refs for turn in ref.turns for group in turn.calls for c in group][:8]
+    first = [outputs(c.tool, c.arguments) for c in calls]
+    assert len(calls) == 8 and all(isinstance(text, str) and text for text in first)
+    outputs.close()  # a memoised answer no longer needs the store (a closed store answers None)
+    assert [outputs(c.tool, dict(c.arguments)) for c in calls] == first
+    assert outputs(calls[0].tool, {**calls[0].arguments, "unseen": 1}) is None
+
+
 def test_retries_timeouts_and_errors(fake_openai) -> None:
     def script(body: dict[str, Any], n: int) -> Reply:
         mode = body["messages"][0]["content"]
