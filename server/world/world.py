@@ -17,7 +17,16 @@ from . import content, market, planning, strategies, users
 from . import trading_calendar as cal
 from . import vocab as v
 from .dates import shift_months
-from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe, fund_returns_year
+from .funds import (
+    LATEST_KEYS,
+    Fund,
+    FundStub,
+    build_fund,
+    build_nav_series,
+    build_universe,
+    fund_returns_year,
+    nav_latest,
+)
 from .navs import NavSeries, factor_year, year_bounds
 from .people import build_manager
 
@@ -179,6 +188,17 @@ class World:
         if stub is None:
             return None
         return self.memo(("fund", code), lambda: build_fund(self, stub))
+
+    def fund_latest(self, code: str) -> dict:
+        """``require_fund(code).latest`` (a new dict) without building the fund's record or NAV series.
+
+        Kept per code as a 6-tuple (about 140 bytes), apart from the bounded caches: a strategy's
+        composition reads it for each of up to 25 funds, and building their series again would cost
+        about 1 ms each (issue 19 goal 3). KeyError for codes outside this world.
+        """
+        stub = self.require_stub(code)
+        values = self.memo(("latest", code), lambda: tuple(nav_latest(self, stub).values()))
+        return dict(zip(LATEST_KEYS, values, strict=True))
 
     def require_fund(self, code: str) -> Fund:
         """The full record of a fund of this world (a code it handed out); KeyError naming any other code."""

@@ -214,7 +214,7 @@ def composition_of(world: World, st: Strategy) -> dict[str, Any]:
     groups: dict[str, dict[str, Any]] = {}
     totals: dict[str, int] = {}
     for part in st.composition:
-        latest = world.require_fund(part["fund_code"]).latest
+        latest = world.fund_latest(part["fund_code"])
         group = groups.setdefault(part["category"], {"持有成分": [], "分类占比": ""})
         totals[part["category"]] = totals.get(part["category"], 0) + part["weight_bp"]
         group["持有成分"].append(
