@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import asdict, dataclass, field, fields
 from datetime import date, timedelta
-from functools import reduce
+from functools import cache, reduce
 from itertools import accumulate, islice
 from operator import mul
 from typing import TYPE_CHECKING, Any
@@ -229,21 +229,23 @@ def _class_fee_drag(stub: FundStub) -> float:
     return 0.004 / 250 if stub.share_class == "C" else 0.0
 
 
+@cache
+def _day_gaps(year: int) -> tuple[int, ...]:
+    """Calendar days since the previous trading day, for each trading day of ``year`` (1 for the first)."""
+    days = cal.all_trading_days()
+    lo, hi = year_bounds(year)
+    return tuple((days[i] - days[i - 1]).days if i > 0 else 1 for i in range(lo, hi))
+
+
 def fund_returns_year(world: World, stub: FundStub, year: int) -> list[float]:
     """Daily returns of a fund for every trading day of ``year`` (before any setup-date cut)."""
     lo, hi = year_bounds(year)
     rng = rng_for(world.seed, "fund_nav", stub.product_key, year)
     if stub.fund_type == "货币型":
         level = 0.012 + 0.012 * rng_for(world.seed, "money_level", stub.product_key).random()
-        days = cal.all_trading_days()
-        out = []
-        for i in range(lo, hi):
-            gap = (days[i] - days[i - 1]).days if i > 0 else 1
-            y = level * (0.7 + 0.3 * (year - 2010) / 15 if year < 2025 else 1.0) + 0.0015 * (
-                rng.random() - 0.5
-            )
-            out.append(y / 365 * gap)
-        return out
+        base = level * (0.7 + 0.3 * (year - 2010) / 15 if year < 2025 else 1.0)  # the year's yield
+        r = rng.random
+        return [(base + 0.0015 * (r() - 0.5)) / 365 * gap for gap in _day_gaps(year)]
     drift, beta, vol, factor = world.memo(
         ("fund_params", stub.code), lambda: product_params(world.seed, stub)
     )

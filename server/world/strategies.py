@@ -5,7 +5,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
-from operator import add
+from itertools import accumulate, repeat
+from operator import add, mul
 from typing import TYPE_CHECKING, TypedDict
 
 from recordings.plumbing.seeding import rng_for
@@ -15,6 +16,8 @@ from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund
 from .navs import NavSeries, performance, year_bounds
 from .rng import pick, proportional_bp, sample, split_basis_points, weighted_pick
+
+_ONE = 1.0
 
 if TYPE_CHECKING:
     from .world import World
@@ -181,11 +184,11 @@ def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dic
             # num[g] += weight * r[g] and den[g] += weight over the year's days, a slice at a time
             num[a - s : b - s] = map(add, num[a - s : b - s], map(as_float.__mul__, chunk[a - lo : b - lo]))
             den[a - s : b - s] = map(as_float.__add__, den[a - s : b - s])
-    x = 1.0
-    adj = []
-    for total, weights in zip(num, den, strict=True):
-        x *= 1.0 + (total / weights if weights else 0.0)
-        adj.append(round(x, 6))
-    navs = array("d", (round(a, 4) for a in adj))
+    # x *= 1.0 + r day by day, then round(x, 6) and round(., 4): the same operations, run by C loops
+    rets = [total / weights if weights else 0.0 for total, weights in zip(num, den, strict=True)]
+    running = accumulate(map(_ONE.__add__, rets), mul, initial=1.0)
+    next(running)  # the initial 1.0 is no day
+    adj = list(map(round, running, repeat(6)))
+    navs = array("d", map(round, adj, repeat(4)))
     series = NavSeries(s, cal.all_trading_day_strings()[s : e + 1], navs, navs, array("d", adj))
     return series, performance(series)
