@@ -233,10 +233,14 @@ class World:
         end_g = cal.index_on_or_before(self.as_of)
         lo_g = max(end_g - n + 1, cal.index_on_or_after(stub.setup_date) + 1)
         strings = cal.all_trading_day_strings()
-        out = []
-        for g in range(lo_g, end_g + 1):
+        out: list[tuple[str, float]] = []
+        g = lo_g
+        while g <= end_g:  # a year's chunk at a time
             year = int(strings[g][:4])
-            out.append((strings[g], self.fund_returns_year(stub, year)[g - year_bounds(year)[0]]))
+            lo, hi = year_bounds(year)
+            stop = min(hi, end_g + 1)
+            out.extend(zip(strings[g:stop], self.fund_returns_year(stub, year)[g - lo : stop - lo]))
+            g = stop
         return out
 
     def manager(self, company_idx: int, k: int) -> dict:
