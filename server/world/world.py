@@ -239,7 +239,8 @@ class World:
             year = int(strings[g][:4])
             lo, hi = year_bounds(year)
             stop = min(hi, end_g + 1)
-            out.extend(zip(strings[g:stop], self.fund_returns_year(stub, year)[g - lo : stop - lo]))
+            chunk = self.fund_returns_year(stub, year)
+            out.extend(zip(strings[g:stop], chunk[g - lo : stop - lo], strict=True))
             g = stop
         return out
 
