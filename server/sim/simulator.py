@@ -82,8 +82,10 @@ class Simulator:
         cyclic collector's way (``gc.freeze``): each full collection otherwise traverses all of it,
         60-110 ms on a 2-core machine, landing on whichever call happens to trigger it (issue 19).
         """
-        from server.sim import schema_driven  # noqa: F401  (the first schema-driven call imports it)
+        from server.sim.schema_driven import compile_plans
 
+        # every schema-driven tool's compiled plan (thousands of closures): built now, frozen below
+        compile_plans(s for s in self.inventory if not (s.source == "qieman" and s.name in QIEMAN_BUILDERS))
         for code in self.world.strategy_codes():
             self.world.strategy(code)
         self.world.warm_shared()
