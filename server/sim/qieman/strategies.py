@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import weakref
 from collections.abc import Iterable
 from datetime import date, timedelta
@@ -179,15 +180,27 @@ def warm_strategies(
     """Start-up work: each strategy's detail figures and its funds' latest NAVs, strategy by strategy
     (its funds' yearly returns, drawn for the NAV, are still cached when their latest NAVs read them).
 
-    ``codes``: only these strategies (default: every one).
+    ``codes``: only these strategies (default: every one). Simulators of several inventories sharing
+    one world (the server's) warm it once: a second caller waits for the first, then finds it done.
     """
-    for code in world.strategy_codes() if codes is None else codes:
-        st = world.require_strategy(code)
-        if figures:
-            _nav_figures(world, st)
-        if compositions:
-            for part in st.composition:
-                world.fund_latest(part["fund_code"])
+    with _WARM_LOCK:
+        done = _WARMED.setdefault(world, set())
+        wanted = {kind for kind, on in (("figures", figures), ("compositions", compositions)) if on}
+        if codes is None and wanted <= done:
+            return
+        for code in world.strategy_codes() if codes is None else codes:
+            st = world.require_strategy(code)
+            if figures:
+                _nav_figures(world, st)
+            if compositions:
+                for part in st.composition:
+                    world.fund_latest(part["fund_code"])
+        if codes is None:
+            done |= wanted
+
+
+_WARM_LOCK = threading.Lock()
+_WARMED: weakref.WeakKeyDictionary[World, set[str]] = weakref.WeakKeyDictionary()
 
 
 def _detail_row(world: World, st: Strategy) -> dict[str, Any]:
