@@ -404,8 +404,9 @@ def nav_latest(world: World, stub: FundStub) -> dict:
         return dict(_NO_NAV)
     factors = _factors(world, stub, s, e)
     n = len(factors)
-    adj_prev = reduce(mul, islice(factors, n - 1)) if n > 1 else None  # accumulate's values n-2, n-1
-    adj_last = factors[0] if n == 1 else adj_prev * factors[-1]
+    # accumulate's values n-2 and n-1 (a one-day series has no previous value)
+    adj_prev: float | None = reduce(mul, islice(factors, n - 1)) if n > 1 else None
+    adj_last = factors[0] if adj_prev is None else adj_prev * factors[-1]
     divs, splits = _events(world, stub, s, e)
     if not divs and not splits:
         unit_last = acc_last = adj_last
