@@ -75,13 +75,15 @@ class Simulator:
         read the stock and bond universes and the index histories (``World.warm_shared``); strategy
         details and compositions read each strategy's NAV figures and its funds' latest NAVs, kept
         small per strategy and fund (``warm_strategies``: 3-4 s of CPU on 2 loaded cores, +1.2 MiB,
-        so that no strategy call spends 25-50 ms drawing its funds' histories). Entities a call names
-        directly (one fund's NAV, one user) stay lazy.
+        so that no strategy call spends 25-50 ms drawing its funds' histories); the bond screens read
+        every bond fund's asset ratios and bond-type mix (``warm_bond_screens``). Entities a call
+        names directly (one fund's NAV, one user) stay lazy.
 
         Last, everything alive (the imports, the world's tables, these indexes) is frozen out of the
         cyclic collector's way (``gc.freeze``): each full collection otherwise traverses all of it,
         60-110 ms on a 2-core machine, landing on whichever call happens to trigger it (issue 19).
         """
+        from server.sim.qieman.fund_screens import BOND_SCREENS, warm_bond_screens
         from server.sim.schema_driven import compile_plans
 
         # every schema-driven tool's compiled plan (thousands of closures): built now, frozen below
@@ -108,6 +110,8 @@ class Simulator:
             from server.sim.qieman.strategies import warm_strategies
 
             warm_strategies(self.world, figures, compositions)
+        if any(tool in self.inventory for tool in BOND_SCREENS):
+            warm_bond_screens(self.world)
         if "SearchFunds" in self.inventory:
             for column in ("近一年收益", "七日年化收益率"):
                 self.simulate("SearchFunds", {"sortColumn": column, "size": 1})
