@@ -7,7 +7,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from functools import reduce
-from itertools import islice
+from itertools import islice, repeat
 from operator import mul
 from typing import Any
 
@@ -472,7 +472,47 @@ class World:
         st = self.strategy(code)
         if st is None:
             return None
-        return self.memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
+
+        def build() -> tuple[NavSeries, dict]:
+            series, perf, marks = strategies.build_strategy_nav(self, st)
+            self.memo(("strategy_marks", code), lambda: marks)  # ~10 floats, kept
+            return series, perf
+
+        return self.memo(("strategy_nav", code), build)
+
+    def strategy_nav_days(
+        self, code: str, start: date | None = None, end: date | None = None
+    ) -> list[tuple[str, float, float | None]]:
+        """(date, NAV, daily return rounded to 6) of a strategy's days in ``[start, end]`` (open ends: its
+        setup, as_of), exactly as its NAV series has them; KeyError for unknown codes.
+
+        Once the strategy's NAV has been built (it keeps the running value at each year's end), a span
+        after its first year continues from the last year end before it: the funds' returns of those
+        years only, instead of the whole history when the series is no longer cached.
+        """
+        st = self.require_strategy(code)
+        s, e = strategies.strategy_span(self, st)
+        lo = s if start is None else max(s, cal.index_on_or_after(start))
+        hi = e if end is None else min(e, cal.index_on_or_before(end))
+        if lo > hi:
+            return []
+        strings = cal.all_trading_day_strings()
+        marks = self._cache.get(("strategy_marks", code), ())
+        before = [(g, x) for g, x in zip(strategies.year_end_indices(s, e), marks, strict=False) if g < lo]
+        if not before or ("strategy_nav", code) in self._bounded["strategy_nav"]:
+            found = self.strategy_nav(code)
+            assert found is not None  # st is one of this world's strategies
+            series = found[0]
+            return [
+                (series.dates[i], series.nav[i], series.rounded_return(i)) for i in range(lo - s, hi - s + 1)
+            ]
+        m, x = before[-1]
+        xs = strategies.running_values(strategies.strategy_returns(self, st, m + 1, hi), x)
+        adj = [round(x, 6), *map(round, xs, repeat(6))]  # adj[k] is day m + k
+        return [
+            (strings[g], round(adj[g - m], 4), round(adj[g - m] / adj[g - m - 1] - 1.0, 6))
+            for g in range(lo, hi + 1)
+        ]
 
     def search_strategies(self, keyword: str, page: int = 1, size: int = 10) -> dict:
         """Strategies whose code, name or intro contains ``keyword``; pages count from 1."""

@@ -519,13 +519,11 @@ def portfolio_nav_history(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
     start, end = _parse_day(args, "start"), _parse_day(args, "end")
     if start and end and start > end:
         raise ToolInputError(f"GetPortfolioNavHistory: start {start} is after end {end}")
-    found = ctx.world.strategy_nav(code)
-    if found is None:
+    if ctx.world.strategy(code) is None:
         return {"poCode": code, "poName": None, "navList": []}
-    series, _ = found
     rows = [
-        {"navDate": series.dates[i], "nav": series.nav[i], "dailyReturn": series.rounded_return(i)}
-        for i in series.positions(start, end)
+        {"navDate": day, "nav": nav, "dailyReturn": ret}
+        for day, nav, ret in ctx.world.strategy_nav_days(code, start, end)
     ]
     answer: dict[str, Any] = {"poCode": code, "poName": ctx.world.require_strategy(code).name}
     if rows:
