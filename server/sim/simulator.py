@@ -74,7 +74,7 @@ class Simulator:
         recent return; fund performance ranks among a fixed peer sample; holdings, diagnoses and quotes
         read the stock and bond universes and the index histories (``World.warm_shared``); strategy
         details and compositions read each strategy's NAV figures and its funds' latest NAVs, kept
-        small per strategy and fund (``warm_strategies``: 3-4 s of CPU on 2 loaded cores, +1.2 MiB,
+        small per strategy and fund (``warm_strategies``: +3-5 s of CPU on 2 loaded cores, +1.2 MiB,
         so that no strategy call spends 25-50 ms drawing its funds' histories); the bond screens read
         every bond fund's asset ratios and bond-type mix (``warm_bond_screens``). Entities a call
         names directly (one fund's NAV, one user) stay lazy.
