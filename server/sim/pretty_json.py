@@ -16,6 +16,7 @@ for anything else. Only circular references are not detected (the simulator's an
 from __future__ import annotations
 
 import json.encoder
+from itertools import chain
 from typing import Any
 
 _encode_str = json.encoder.encode_basestring  # the C encoder when the _json accelerator is present
@@ -23,6 +24,7 @@ _make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None: no
 _INFINITY = float("inf")
 # exact types only: a subclass (an IntEnum, a str subclass) takes the Python walk, as json's does
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_DICT_ONLY = frozenset({dict})
 _C_ENCODERS: dict[str, Any] = {}
 
 
@@ -41,8 +43,16 @@ def _c_encoder(separator: str) -> Any:
 
 
 def _flat(values: Any) -> bool:
-    types = _SCALARS
-    return all(type(x) in types for x in values)
+    return _SCALARS.issuperset(map(type, values))  # every item's exact type a scalar's, in C loops
+
+
+def _flat_rows(rows: Any) -> bool:
+    """Every item a non-empty dict (exactly) of scalars: a table's rows."""
+    return (
+        _DICT_ONLY.issuperset(map(type, rows))
+        and all(rows)
+        and _SCALARS.issuperset(map(type, chain.from_iterable(map(dict.values, rows))))
+    )
 
 
 def _c_text(value: Any, separator: str) -> str:
@@ -96,7 +106,7 @@ def _encode(value: Any, newline: str) -> str:
         if _make_c_encoder is not None:
             if _flat(value):
                 return "[" + inner + _c_text(value, "," + inner)[1:-1] + newline + "]"
-            if all(type(row) is dict and row and _flat(row.values()) for row in value):
+            if _flat_rows(value):
                 return _rows(value, newline, inner)
         return "[" + inner + ("," + inner).join([_encode(item, inner) for item in value]) + newline + "]"
     if isinstance(value, dict):

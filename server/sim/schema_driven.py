@@ -25,6 +25,7 @@ A date argument that does not parse, or a range that ends before it starts, rais
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from typing import Any
 
 from recordings.canonical import canonical_json
@@ -74,6 +75,12 @@ def _plan(spec: ToolSpec) -> ToolPlan:
         _PLANS.clear()
     _PLANS[id(spec)] = plan
     return plan
+
+
+def compile_plans(specs: Iterable[ToolSpec]) -> None:
+    """Compile the answer plans of ``specs`` now (start-up work: a tool's first call compiled its own)."""
+    for spec in specs:
+        _plan(spec)
 
 
 def build_from_schema(ctx: BuildContext, args: dict[str, Any]) -> Any:

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import asdict, dataclass, field, fields
 from datetime import date, timedelta
-from itertools import accumulate
+from functools import cache, reduce
+from itertools import accumulate, islice
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
@@ -228,21 +229,23 @@ def _class_fee_drag(stub: FundStub) -> float:
     return 0.004 / 250 if stub.share_class == "C" else 0.0
 
 
+@cache
+def _day_gaps(year: int) -> tuple[int, ...]:
+    """Calendar days since the previous trading day, for each trading day of ``year`` (1 for the first)."""
+    days = cal.all_trading_days()
+    lo, hi = year_bounds(year)
+    return tuple((days[i] - days[i - 1]).days if i > 0 else 1 for i in range(lo, hi))
+
+
 def fund_returns_year(world: World, stub: FundStub, year: int) -> list[float]:
     """Daily returns of a fund for every trading day of ``year`` (before any setup-date cut)."""
     lo, hi = year_bounds(year)
     rng = rng_for(world.seed, "fund_nav", stub.product_key, year)
     if stub.fund_type == "货币型":
         level = 0.012 + 0.012 * rng_for(world.seed, "money_level", stub.product_key).random()
-        days = cal.all_trading_days()
-        out = []
-        for i in range(lo, hi):
-            gap = (days[i] - days[i - 1]).days if i > 0 else 1
-            y = level * (0.7 + 0.3 * (year - 2010) / 15 if year < 2025 else 1.0) + 0.0015 * (
-                rng.random() - 0.5
-            )
-            out.append(y / 365 * gap)
-        return out
+        base = level * (0.7 + 0.3 * (year - 2010) / 15 if year < 2025 else 1.0)  # the year's yield
+        r = rng.random
+        return [(base + 0.0015 * (r() - 0.5)) / 365 * gap for gap in _day_gaps(year)]
     drift, beta, vol, factor = world.memo(
         ("fund_params", stub.code), lambda: product_params(world.seed, stub)
     )
@@ -288,6 +291,34 @@ def split_plan(seed: int, stub: FundStub) -> list[tuple[date, float]]:
     ]
 
 
+def _factors(world: World, stub: FundStub, s: int, e: int) -> list[float]:
+    """``1.0 + r`` for each trading day ``s..e`` (global indices); the setup day's return is 0."""
+    days = cal.all_trading_days()
+    rets: list[float] = []
+    for year in range(days[s].year, days[e].year + 1):
+        lo, hi = year_bounds(year)
+        chunk = world.fund_returns_year(stub, year)
+        a, b = max(s, lo) - lo, min(e + 1, hi) - lo
+        rets.extend(chunk[a:b])
+    rets[0] = 0.0
+    return list(map(_ONE.__add__, rets))  # 1.0 + r
+
+
+def _events(world: World, stub: FundStub, s: int, e: int) -> tuple[dict[int, float], dict[int, float]]:
+    """(dividend rate, split ratio) by series position of the events after the setup day ``s`` up to ``e``."""
+    divs = {
+        cal.index_on_or_after(d) - s: r
+        for d, r in dividend_plan(world.seed, stub)
+        if s < cal.index_on_or_after(d) <= e
+    }
+    splits = {
+        cal.index_on_or_after(d) - s: r
+        for d, r in split_plan(world.seed, stub)
+        if s < cal.index_on_or_after(d) <= e
+    }
+    return divs, splits
+
+
 def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict], list[dict]]:
     """The fund's full daily series from setup to ``as_of`` plus its dividend and split records.
 
@@ -301,30 +332,14 @@ def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict
     e = cal.index_on_or_before(world.as_of)
     if e < s:
         return NavSeries(s, (), (), (), ()), [], []
-    rets: list[float] = []
-    for year in range(days[s].year, days[e].year + 1):
-        lo, hi = year_bounds(year)
-        chunk = world.fund_returns_year(stub, year)
-        a, b = max(s, lo) - lo, min(e + 1, hi) - lo
-        rets.extend(chunk[a:b])
-    rets[0] = 0.0
-    n = len(rets)
+    factors = _factors(world, stub, s, e)
+    n = len(factors)
     dates = cal.all_trading_day_strings()[s : e + 1]
-    factors = list(map(_ONE.__add__, rets))  # 1.0 + r
     adj = array("d", accumulate(factors, mul))
     if stub.fund_type == "货币型":
         flat = array("d", [1.0]) * n
         return NavSeries(s, dates, flat, flat, adj), [], []
-    divs = {
-        cal.index_on_or_after(d) - s: r
-        for d, r in dividend_plan(world.seed, stub)
-        if s < cal.index_on_or_after(d) <= e
-    }
-    splits = {
-        cal.index_on_or_after(d) - s: r
-        for d, r in split_plan(world.seed, stub)
-        if s < cal.index_on_or_after(d) <= e
-    }
+    divs, splits = _events(world, stub, s, e)
     if not divs and not splits:
         nav = Rounded(adj, 4)
         return NavSeries(s, dates, nav, nav, adj), [], []
@@ -366,6 +381,61 @@ def build_nav_series(world: World, stub: FundStub) -> tuple[NavSeries, list[dict
     unit.extend(segment)
     acc.extend(segment if cum == 0.0 else map(cum.__add__, segment))
     return NavSeries(s, dates, Rounded(unit, 4), Rounded(acc, 4), adj), div_rows, split_rows
+
+
+LATEST_KEYS = ("nav_date", "nav", "acc_nav", "daily_return", "yield_7d", "unit_yield")
+"""The keys of ``Fund.latest``, in order."""
+_NO_NAV = dict.fromkeys(LATEST_KEYS)
+
+
+def nav_latest(world: World, stub: FundStub) -> dict:
+    """``Fund.latest`` of a non-money fund without building its series, dividend rows or record.
+
+    The same floating-point operations as :func:`build_nav_series`, in the same order (one running
+    product of ``1 + r`` per segment between events, the event applied at its day), keeping only
+    the last values: the answer is bit-identical (``tests/server/world/test_nav_latest.py``).
+    Money funds' yields read the last week of the series: they take the series path.
+    """
+    if stub.fund_type == "货币型":
+        return _latest(world.fund_nav_series(stub.code)[0], stub, world)
+    s = cal.index_on_or_after(stub.setup_date)
+    e = cal.index_on_or_before(world.as_of)
+    if e < s:
+        return dict(_NO_NAV)
+    factors = _factors(world, stub, s, e)
+    n = len(factors)
+    # accumulate's values n-2 and n-1 (a one-day series has no previous value)
+    adj_prev: float | None = reduce(mul, islice(factors, n - 1)) if n > 1 else None
+    adj_last = factors[0] if adj_prev is None else adj_prev * factors[-1]
+    divs, splits = _events(world, stub, s, e)
+    if not divs and not splits:
+        unit_last = acc_last = adj_last
+    else:
+        unit_v, cum, pos = 1.0, 0.0, 0
+        for i in sorted(divs.keys() | splits.keys()):
+            unit_v = reduce(mul, islice(factors, pos, i + 1), unit_v)
+            if i in splits:
+                ratio_ = splits[i]
+                unit_v /= ratio_
+                cum /= ratio_
+            if i in divs and unit_v > 1.02:
+                cash = round(unit_v * divs[i], 4)
+                unit_v -= cash
+                cum += cash
+            pos = i + 1
+        if pos < n:
+            unit_last = reduce(mul, islice(factors, pos, n), unit_v)
+            acc_last = unit_last if cum == 0.0 else cum + unit_last
+        else:  # the last day's event: the day's value is the one after it
+            unit_last, acc_last = unit_v, unit_v + cum
+    return {
+        "nav_date": cal.all_trading_day_strings()[e],
+        "nav": round(unit_last, 4),
+        "acc_nav": round(acc_last, 4),
+        "daily_return": None if adj_prev is None else round(adj_last / adj_prev - 1.0, 6),
+        "yield_7d": None,
+        "unit_yield": None,
+    }
 
 
 # ---------------------------------------------------------------- full record

@@ -5,7 +5,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
-from operator import add
+from itertools import accumulate, repeat
+from operator import add, mul
 from typing import TYPE_CHECKING, TypedDict
 
 from recordings.plumbing.seeding import rng_for
@@ -15,6 +16,8 @@ from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund
 from .navs import NavSeries, performance, year_bounds
 from .rng import pick, proportional_bp, sample, split_basis_points, weighted_pick
+
+_ONE = 1.0
 
 if TYPE_CHECKING:
     from .world import World
@@ -155,22 +158,27 @@ def build_strategy(world: World, code: str) -> Strategy:
     )
 
 
-def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dict]:
-    """Daily NAV from the setup date: daily-rebalanced weighted fund returns (weights renormalised over
-    the funds that already exist on a day; a day with none is flat).
+def strategy_span(world: World, strategy: Strategy) -> tuple[int, int]:
+    """Global trading-day indices of the strategy NAV's first (setup) and last (as_of) days."""
+    return cal.index_on_or_after(date.fromisoformat(strategy.setup_date)), cal.index_on_or_before(world.as_of)
 
-    Reads each constituent's daily returns for the strategy's years only (``World.fund_returns_year``),
-    not its whole NAV history since its own setup: a fund's return on a day is the same either way.
+
+def strategy_returns(world: World, strategy: Strategy, lo_g: int, e: int) -> list[float]:
+    """The strategy's daily returns on global trading days ``lo_g..e`` (``lo_g`` at or after its setup).
+
+    Each day's is the weighted sum of the returns of the funds that exist that day over their weights
+    (0.0 on a day with none), summed fund by fund in composition order: a day's value does not depend
+    on the days around it, so any span gives the same floats as the whole history.
     """
-    s = cal.index_on_or_after(date.fromisoformat(strategy.setup_date))
-    e = cal.index_on_or_before(world.as_of)
+    s = strategy_span(world, strategy)[0]
     days = cal.all_trading_days()
-    num = [0.0] * (e - s + 1)
-    den = [0.0] * (e - s + 1)
+    num = [0.0] * (e - lo_g + 1)
+    den = [0.0] * (e - lo_g + 1)
     for c in strategy.composition:
         stub = world.require_stub(c["fund_code"])
         weight = c["weight_bp"]
         first = max(s, cal.index_on_or_after(stub.setup_date)) + 1  # a fund's first day has no return
+        first = max(first, lo_g)
         if first > e:
             continue
         as_float = float(weight)  # int * float and float + int convert the int exactly like this
@@ -179,13 +187,42 @@ def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dic
             chunk = world.fund_returns_year(stub, year)
             a, b = max(first, lo), min(e + 1, hi)
             # num[g] += weight * r[g] and den[g] += weight over the year's days, a slice at a time
-            num[a - s : b - s] = map(add, num[a - s : b - s], map(as_float.__mul__, chunk[a - lo : b - lo]))
-            den[a - s : b - s] = map(as_float.__add__, den[a - s : b - s])
-    x = 1.0
-    adj = []
-    for total, weights in zip(num, den, strict=True):
-        x *= 1.0 + (total / weights if weights else 0.0)
-        adj.append(round(x, 6))
-    navs = array("d", (round(a, 4) for a in adj))
+            num[a - lo_g : b - lo_g] = map(
+                add, num[a - lo_g : b - lo_g], map(as_float.__mul__, chunk[a - lo : b - lo])
+            )
+            den[a - lo_g : b - lo_g] = map(as_float.__add__, den[a - lo_g : b - lo_g])
+    return [total / weights if weights else 0.0 for total, weights in zip(num, den, strict=True)]
+
+
+def running_values(rets: list[float], x: float) -> list[float]:
+    """``x *= 1.0 + r`` for each return, every value (``x`` itself not included), unrounded."""
+    running = accumulate(map(_ONE.__add__, rets), mul, initial=x)
+    next(running)  # the initial x is no day
+    return list(running)
+
+
+def year_end_indices(s: int, e: int) -> list[int]:
+    """Global indices of the last trading day of each year from day ``s``'s to the year before ``e``'s."""
+    if e < s:
+        return []
+    days = cal.all_trading_days()
+    return [year_bounds(year)[1] - 1 for year in range(days[s].year, days[e].year)]
+
+
+def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dict, array]:
+    """Daily NAV from the setup date: daily-rebalanced weighted fund returns (weights renormalised over
+    the funds that already exist on a day; a day with none is flat), its performance, and marks: the
+    unrounded running value on each year's last day before as_of's year (:func:`year_end_indices`),
+    from which any later span continues (:func:`strategy_returns`, :func:`running_values`).
+
+    Reads each constituent's daily returns for the strategy's years only (``World.fund_returns_year``),
+    not its whole NAV history since its own setup: a fund's return on a day is the same either way.
+    """
+    s, e = strategy_span(world, strategy)
+    # x *= 1.0 + r day by day, then round(x, 6) and round(., 4): the same operations, run by C loops
+    xs = running_values(strategy_returns(world, strategy, s, e), 1.0)
+    adj = list(map(round, xs, repeat(6)))
+    navs = array("d", map(round, adj, repeat(4)))
     series = NavSeries(s, cal.all_trading_day_strings()[s : e + 1], navs, navs, array("d", adj))
-    return series, performance(series)
+    marks = array("d", (xs[g - s] for g in year_end_indices(s, e)))
+    return series, performance(series), marks

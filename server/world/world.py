@@ -7,7 +7,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from functools import reduce
-from itertools import islice
+from itertools import islice, repeat
 from operator import mul
 from typing import Any
 
@@ -17,7 +17,16 @@ from . import content, market, planning, strategies, users
 from . import trading_calendar as cal
 from . import vocab as v
 from .dates import shift_months
-from .funds import Fund, FundStub, build_fund, build_nav_series, build_universe, fund_returns_year
+from .funds import (
+    LATEST_KEYS,
+    Fund,
+    FundStub,
+    build_fund,
+    build_nav_series,
+    build_universe,
+    fund_returns_year,
+    nav_latest,
+)
 from .navs import NavSeries, factor_year, year_bounds
 from .people import build_manager
 
@@ -180,6 +189,17 @@ class World:
             return None
         return self.memo(("fund", code), lambda: build_fund(self, stub))
 
+    def fund_latest(self, code: str) -> dict:
+        """``require_fund(code).latest`` (a new dict) without building the fund's record or NAV series.
+
+        Kept per code as a 6-tuple (about 140 bytes), apart from the bounded caches: a strategy's
+        composition reads it for each of up to 25 funds, and building their series again would cost
+        about 1 ms each (issue 19 goal 3). KeyError for codes outside this world.
+        """
+        stub = self.require_stub(code)
+        values = self.memo(("latest", code), lambda: tuple(nav_latest(self, stub).values()))
+        return dict(zip(LATEST_KEYS, values, strict=True))
+
     def require_fund(self, code: str) -> Fund:
         """The full record of a fund of this world (a code it handed out); KeyError naming any other code."""
         fund = self.fund(code)
@@ -213,10 +233,15 @@ class World:
         end_g = cal.index_on_or_before(self.as_of)
         lo_g = max(end_g - n + 1, cal.index_on_or_after(stub.setup_date) + 1)
         strings = cal.all_trading_day_strings()
-        out = []
-        for g in range(lo_g, end_g + 1):
+        out: list[tuple[str, float]] = []
+        g = lo_g
+        while g <= end_g:  # a year's chunk at a time
             year = int(strings[g][:4])
-            out.append((strings[g], self.fund_returns_year(stub, year)[g - year_bounds(year)[0]]))
+            lo, hi = year_bounds(year)
+            stop = min(hi, end_g + 1)
+            chunk = self.fund_returns_year(stub, year)
+            out.extend(zip(strings[g:stop], chunk[g - lo : stop - lo], strict=True))
+            g = stop
         return out
 
     def manager(self, company_idx: int, k: int) -> dict:
@@ -447,7 +472,47 @@ class World:
         st = self.strategy(code)
         if st is None:
             return None
-        return self.memo(("strategy_nav", code), lambda: strategies.build_strategy_nav(self, st))
+
+        def build() -> tuple[NavSeries, dict]:
+            series, perf, marks = strategies.build_strategy_nav(self, st)
+            self.memo(("strategy_marks", code), lambda: marks)  # ~10 floats, kept
+            return series, perf
+
+        return self.memo(("strategy_nav", code), build)
+
+    def strategy_nav_days(
+        self, code: str, start: date | None = None, end: date | None = None
+    ) -> list[tuple[str, float, float | None]]:
+        """(date, NAV, daily return rounded to 6) of a strategy's days in ``[start, end]`` (open ends: its
+        setup, as_of), exactly as its NAV series has them; KeyError for unknown codes.
+
+        Once the strategy's NAV has been built (it keeps the running value at each year's end), a span
+        after its first year continues from the last year end before it: the funds' returns of those
+        years only, instead of the whole history when the series is no longer cached.
+        """
+        st = self.require_strategy(code)
+        s, e = strategies.strategy_span(self, st)
+        lo = s if start is None else max(s, cal.index_on_or_after(start))
+        hi = e if end is None else min(e, cal.index_on_or_before(end))
+        if lo > hi:
+            return []
+        strings = cal.all_trading_day_strings()
+        marks = self._cache.get(("strategy_marks", code), ())
+        before = [(g, x) for g, x in zip(strategies.year_end_indices(s, e), marks, strict=False) if g < lo]
+        if not before or ("strategy_nav", code) in self._bounded["strategy_nav"]:
+            found = self.strategy_nav(code)
+            assert found is not None  # st is one of this world's strategies
+            series = found[0]
+            return [
+                (series.dates[i], series.nav[i], series.rounded_return(i)) for i in range(lo - s, hi - s + 1)
+            ]
+        m, x = before[-1]
+        xs = strategies.running_values(strategies.strategy_returns(self, st, m + 1, hi), x)
+        adj = [round(x, 6), *map(round, xs, repeat(6))]  # adj[k] is day m + k
+        return [
+            (strings[g], round(adj[g - m], 4), round(adj[g - m] / adj[g - m - 1] - 1.0, 6))
+            for g in range(lo, hi + 1)
+        ]
 
     def search_strategies(self, keyword: str, page: int = 1, size: int = 10) -> dict:
         """Strategies whose code, name or intro contains ``keyword``; pages count from 1."""

@@ -23,6 +23,7 @@ from server.world.fund_profiles import (
     BOND_TYPE_NAMES,
     LATEST,
     RATING_BUCKETS,
+    asset_ratios,
     bond_denominator_factor,
     bond_type_mix,
     rating_mix,
@@ -189,6 +190,18 @@ def build_filter_turnover(ctx: BuildContext, args: dict) -> dict:
     ]
     funds = _ranked(rows, "turnoverRate", limit)
     return {"total": len(funds), "funds": funds}
+
+
+BOND_SCREENS = ("filterBondFundByBondType", "filterBondFundByCreditRating")
+
+
+def warm_bond_screens(world: World) -> None:
+    """Start-up work: every bond fund's asset ratios and latest bond-type mix (what each bond screen
+    reads for ~700 funds; 80 ms on first use, about 310 KB kept, as the screens would keep them)."""
+    for code in world.codes_by_type("债券型"):
+        stub = world.require_stub(code)
+        asset_ratios(world, stub)
+        bond_type_mix(world, stub, LATEST)
 
 
 def _alert_candidates(world: World) -> list[FundStub]:

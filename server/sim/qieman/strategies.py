@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import weakref
+from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Any
 
@@ -134,13 +136,76 @@ def _trailing(adj, end: int, base: int | None) -> float | None:
     return None if base is None or base < 0 or base >= end else adj[end] / adj[base] - 1.0
 
 
+_FIGURE_WINDOWS = (
+    "近1月",
+    "近3月",
+    "近6月",
+    "近1年",
+    "成立来",
+    "成立来最大回撤",
+    "近1年夏普",
+    "近1年波动率",
+    "年化收益",
+)
+
+
+def _nav_figures(world: World, st: Strategy) -> tuple[Any, ...]:
+    """(NAV, its date, daily return, week return, then ``_FIGURE_WINDOWS``' performance values).
+
+    A few floats per strategy, kept for the world's life: the NAV series they come from takes its
+    funds' daily returns since the strategy's setup (about 10 ms), more than a detail call may spend.
+    """
+
+    def build() -> tuple[Any, ...]:
+        found = world.strategy_nav(st.code)
+        assert found is not None  # st is one of this world's strategies
+        series, perf = found
+        end = len(series.dates) - 1
+        last_day = date.fromisoformat(series.dates[end])
+        week_base = series.index_of(last_day - timedelta(days=7))
+        return (
+            series.adj[end],
+            series.dates[end],
+            series.daily_return(end),
+            _trailing(series.adj, end, week_base),
+            *(perf.get(k) for k in _FIGURE_WINDOWS),
+        )
+
+    return world.memo(("strategy_figures", st.code), build)
+
+
+def warm_strategies(
+    world: World, figures: bool, compositions: bool, codes: Iterable[str] | None = None
+) -> None:
+    """Start-up work: each strategy's detail figures and its funds' latest NAVs, strategy by strategy
+    (its funds' yearly returns, drawn for the NAV, are still cached when their latest NAVs read them).
+
+    ``codes``: only these strategies (default: every one). Simulators of several inventories sharing
+    one world (the server's) warm it once: a second caller waits for the first, then finds it done.
+    """
+    with _WARM_LOCK:
+        done = _WARMED.setdefault(world, set())
+        wanted = {kind for kind, on in (("figures", figures), ("compositions", compositions)) if on}
+        if codes is None and wanted <= done:
+            return
+        for code in world.strategy_codes() if codes is None else codes:
+            st = world.require_strategy(code)
+            if figures:
+                _nav_figures(world, st)
+            if compositions:
+                for part in st.composition:
+                    world.fund_latest(part["fund_code"])
+        if codes is None:
+            done |= wanted
+
+
+_WARM_LOCK = threading.Lock()
+_WARMED: weakref.WeakKeyDictionary[World, set[str]] = weakref.WeakKeyDictionary()
+
+
 def _detail_row(world: World, st: Strategy) -> dict[str, Any]:
-    found = world.strategy_nav(st.code)
-    assert found is not None  # st is one of this world's strategies
-    series, perf = found
-    end = len(series.dates) - 1
-    last_day = date.fromisoformat(series.dates[end])
-    week_base = series.index_of(last_day - timedelta(days=7))
+    nav, nav_date, daily, week, *values = _nav_figures(world, st)
+    perf = dict(zip(_FIGURE_WINDOWS, values, strict=True))
     hexes = "".join(f"{derive_seed(world.seed, 'avatar', st.manager_name, k):016x}" for k in (0, 1))
     uuid = f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:32]}"
     return {
@@ -155,10 +220,10 @@ def _detail_row(world: World, st: Strategy) -> dict[str, Any]:
         "管理人描述": None,
         "管理人头像": AVATAR_URL.format(uuid=uuid),
         "是否实名认证": "是",
-        "策略净值": series.adj[end],
-        "最新净值日期": series.dates[end],
-        "日收益率": pct(series.daily_return(end)),
-        "周收益率": pct(_trailing(series.adj, end, week_base)),
+        "策略净值": nav,
+        "最新净值日期": nav_date,
+        "日收益率": pct(daily),
+        "周收益率": pct(week),
         "月收益率": pct(perf.get("近1月")),
         "季度收益率": pct(perf.get("近3月")),
         "半年收益率": pct(perf.get("近6月")),
@@ -214,7 +279,7 @@ def composition_of(world: World, st: Strategy) -> dict[str, Any]:
     groups: dict[str, dict[str, Any]] = {}
     totals: dict[str, int] = {}
     for part in st.composition:
-        latest = world.require_fund(part["fund_code"]).latest
+        latest = world.fund_latest(part["fund_code"])
         group = groups.setdefault(part["category"], {"持有成分": [], "分类占比": ""})
         totals[part["category"]] = totals.get(part["category"], 0) + part["weight_bp"]
         group["持有成分"].append(
@@ -454,13 +519,11 @@ def portfolio_nav_history(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
     start, end = _parse_day(args, "start"), _parse_day(args, "end")
     if start and end and start > end:
         raise ToolInputError(f"GetPortfolioNavHistory: start {start} is after end {end}")
-    found = ctx.world.strategy_nav(code)
-    if found is None:
+    if ctx.world.strategy(code) is None:
         return {"poCode": code, "poName": None, "navList": []}
-    series, _ = found
     rows = [
-        {"navDate": series.dates[i], "nav": series.nav[i], "dailyReturn": series.rounded_return(i)}
-        for i in series.positions(start, end)
+        {"navDate": day, "nav": nav, "dailyReturn": ret}
+        for day, nav, ret in ctx.world.strategy_nav_days(code, start, end)
     ]
     answer: dict[str, Any] = {"poCode": code, "poName": ctx.world.require_strategy(code).name}
     if rows:

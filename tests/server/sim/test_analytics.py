@@ -306,3 +306,19 @@ def test_diagnosis_by_unknown_code_says_not_found_instead_of_another_fund(sim):
     assert unknown in result["content"][0]["text"]
     known = sim.world.fund_codes()[0]
     assert sim.simulate("GetFundDiagnosis", {"fundNameOrCode": known})["isError"] is False
+
+
+def test_warmed_bond_screens_answer_like_cold_ones() -> None:
+    """Start-up work for the bond screens (asset ratios, latest bond-type mixes) changes no byte."""
+    from server.sim.qieman.fund_screens import warm_bond_screens
+
+    inventory = load_inventory("qieman79")
+    cold, warmed = Simulator(inventory, seed=3), Simulator(inventory, seed=3)
+    warm_bond_screens(warmed.world)
+    sizes = warmed.world.cache_sizes()
+    assert sizes["asset_ratios"] == len(warmed.world.codes_by_type("债券型")) and sizes["bond_mix"] > 100
+    for tool, args in (
+        ("filterBondFundByBondType", {"thresholdList": [0.3], "bondType": "credit"}),
+        ("filterBondFundByCreditRating", {"thresholdList": [0.2], "timeRange": "LAST_2_YEAR"}),
+    ):
+        assert warmed.simulate(tool, args) == cold.simulate(tool, args)

@@ -247,3 +247,19 @@ def test_empty_search_is_byte_identical_to_real(recorded, call):
     real = [o for o in recorded("StrategySearchByKeyword") if o["rows"] == []]
     assert real
     assert call("StrategySearchByKeyword", {"keyword": "稳钱组合"}) == real[0]
+
+
+def test_warmed_strategy_answers_equal_cold_ones() -> None:
+    """Start-up work (figures, constituents' latest NAVs) changes no byte of the answers."""
+    from server.sim.qieman.strategies import warm_strategies
+
+    inventory = load_inventory("qieman79")
+    cold, warmed = Simulator(inventory, seed=3), Simulator(inventory, seed=3)
+    codes = cold.world.strategy_codes()[::150]
+    warm_strategies(warmed.world, figures=True, compositions=True, codes=codes)
+    sizes = warmed.world.cache_sizes()
+    assert sizes["strategy_figures"] == len(codes) and sizes["latest"] > len(codes)
+    for tool in ("GetStrategyDetails", "BatchGetStrategiesComposition"):
+        args = {"strategyCodes": codes}
+        assert warmed.simulate(tool, args) == cold.simulate(tool, args)
+    assert "strategy_figures" in cold.world.cache_sizes()  # the cold call built them on demand
