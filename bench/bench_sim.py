@@ -28,6 +28,7 @@ from typing import Any
 from recordings.store import RecordingStore
 from server.sim import Simulator
 from server.sim.example_args import example_arguments
+from server.sim.simulator import freeze_heap
 from tool_specs.inventory import load_inventory
 
 
@@ -48,6 +49,7 @@ def run() -> list[dict[str, Any]]:
             sim = Simulator(inventory, seed=0)
             started = time.perf_counter()
             sim.warm()
+            freeze_heap()  # as finmcp-server does after its warm-up
             rows.append(
                 {
                     "bench": "sim_warm_start",
@@ -135,6 +137,7 @@ def first_touch_per_tool(calls: dict[str, int] | None = None) -> list[dict[str, 
         inventory = load_inventory(name)
         sim = Simulator(inventory, seed=0)
         sim.warm()
+        freeze_heap()
         wall: dict[str, list[float]] = {}
         cpu: dict[str, list[float]] = {}
         for spec in inventory:

@@ -174,13 +174,14 @@ def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> 
     One thread warms the simulators in turn (they share the world, so the first does most of the
     work), rather than a thread each racing to build the same entities in their own malloc arenas.
     """
-    from server.sim import Simulator
+    from server.sim.simulator import Simulator, freeze_heap
 
     simulators = [Simulator(inventory, seed=seed, world=world) for inventory in inventories.values()]
 
     def warm_all() -> None:
         for simulator in simulators:
             simulator.warm()
+        freeze_heap()
 
     threading.Thread(target=warm_all, name="warm-simulators", daemon=True).start()
     return {name: simulator.simulate for name, simulator in zip(inventories, simulators, strict=True)}

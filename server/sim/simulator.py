@@ -77,11 +77,8 @@ class Simulator:
         small per strategy and fund (``warm_strategies``: +3-5 s of CPU on 2 loaded cores, +1.2 MiB,
         so that no strategy call spends 25-50 ms drawing its funds' histories); the bond screens read
         every bond fund's asset ratios and bond-type mix (``warm_bond_screens``). Entities a call
-        names directly (one fund's NAV, one user) stay lazy.
-
-        Last, everything alive (the imports, the world's tables, these indexes) is frozen out of the
-        cyclic collector's way (``gc.freeze``): each full collection otherwise traverses all of it,
-        60-110 ms on a 2-core machine, landing on whichever call happens to trigger it (issue 19).
+        names directly (one fund's NAV, one user) stay lazy. A server follows it with
+        :func:`freeze_heap`.
         """
         from server.sim.qieman.fund_screens import BOND_SCREENS, warm_bond_screens
         from server.sim.schema_driven import compile_plans
@@ -115,8 +112,6 @@ class Simulator:
         if "SearchFunds" in self.inventory:
             for column in ("近一年收益", "七日年化收益率"):
                 self.simulate("SearchFunds", {"sortColumn": column, "size": 1})
-        gc.collect()  # start-up garbage is freed, not frozen
-        gc.freeze()
 
     def value(self, tool: str, arguments: dict[str, Any]) -> Any:
         """The JSON value the tool answers with; raises KeyError (unknown tool) or ToolInputError."""
@@ -149,3 +144,16 @@ class Simulator:
             "structuredContent": structured,
             "isError": False,
         }
+
+
+def freeze_heap() -> None:
+    """Free the start-up garbage, then freeze everything alive out of the cyclic collector's way.
+
+    After warming, a process holds 60-140k long-lived objects (the imports, the world's tables, the
+    indexes, the compiled answer plans); each full collection would traverse all of them, 60-110 ms on
+    a 2-core machine, landing on whichever call happens to trigger it (issue 19). ``gc.freeze`` is
+    process-wide, so the process that serves calls (``finmcp-server``, the bench) calls this once
+    after its warm-up; a library user of :class:`Simulator` decides for its own process.
+    """
+    gc.collect()
+    gc.freeze()
