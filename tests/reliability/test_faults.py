@@ -15,6 +15,7 @@ import json
 import subprocess
 import tempfile
 import threading
+import time
 
 import anyio
 import httpx2
@@ -332,11 +333,12 @@ def test_refused_connections_answer_at_once(proxy_process, tmp_path):
 # ---------------------------------------------------------------- the stdio client side
 
 
-def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict], list[bytes]]:
+def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict], list[bytes], str]:
     """Send one raw 2026-era tools/call line per name to ``finmcp-proxy --transport stdio``.
 
-    Returns the answers by id and the stdout lines that are not JSON. The process must end cleanly
-    when its stdin closes: exit code 0 and no error or traceback on its stderr.
+    Returns the answers by id (each with ``"_arrived_s"``: seconds after the lines were written), the
+    stdout lines that are not JSON, and the proxy's stderr (for failure messages). The process must
+    end cleanly when its stdin closes: exit code 0 and no error or traceback on its stderr.
     """
     command = proxy_stdio_command(
         ["--upstream", upstream_url, "--timeout", str(TIMEOUT_S)], db, "--run", "stdio"
@@ -350,7 +352,9 @@ def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict],
                 process.stdin.write(json.dumps(tool_call(name, {}, index)).encode() + b"\n")
             process.stdin.flush()
             reader = threading.Thread(
-                target=_read_lines, args=(process, answers, garbage, len(names)), daemon=True
+                target=_read_lines,
+                args=(process, answers, garbage, len(names), time.monotonic()),
+                daemon=True,
             )
             reader.start()
             reader.join(HANG_GUARD_S)
@@ -364,10 +368,10 @@ def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict],
         log.seek(0)
         stderr = log.read().decode(errors="replace")
     assert code == 0 and stderr_problems(stderr) == [], stderr
-    return answers, garbage
+    return answers, garbage, stderr
 
 
-def _read_lines(process: subprocess.Popen, answers: dict, garbage: list, count: int) -> None:
+def _read_lines(process: subprocess.Popen, answers: dict, garbage: list, count: int, started: float) -> None:
     for line in process.stdout:
         try:
             message = json.loads(line)
@@ -375,7 +379,7 @@ def _read_lines(process: subprocess.Popen, answers: dict, garbage: list, count: 
             garbage.append(line)
             continue
         if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
-            answers[message["id"]] = message
+            answers[message["id"]] = {**message, "_arrived_s": round(time.monotonic() - started, 3)}
             if len(answers) == count:
                 return
 
@@ -387,14 +391,17 @@ def test_stdio_side_answers_every_fault_with_a_jsonrpc_error(bad_upstream, tmp_p
     """Raw JSON lines through ``finmcp-proxy --transport stdio``: one error per failed request."""
     db = tmp_path / "runs.sqlite"
     names = [*STDIO_FAULTS, "GetCurrentTime"]
-    answers, garbage = run_stdio(bad_upstream.url, db, names)
+    answers, garbage, stderr = run_stdio(bad_upstream.url, db, names)
+    seen = f"answers: {json.dumps(answers, ensure_ascii=False)[:3000]}\nproxy stderr:\n{stderr[-3000:]}"
     assert sorted(answers) == list(range(len(names))), f"unanswered: {set(range(len(names))) - set(answers)}"
     assert garbage == []
-    assert answers[len(names) - 1]["result"]["isError"] is False
+    late = {i: a["_arrived_s"] for i, a in answers.items() if a["_arrived_s"] >= HANG_GUARD_S}
+    assert not late, f"answered only when stdin closed after {HANG_GUARD_S} s: {late}\n{seen}"
+    assert answers[len(names) - 1]["result"]["isError"] is False, seen
     for index, name in enumerate(STDIO_FAULTS):
         error = answers[index].get("error")
-        assert error and error["message"], (name, answers[index])
-        assert ("upstream exploded" if name == "rpc_error" else "finmcp-proxy") in error["message"]
+        assert error and error["message"], (name, seen)
+        assert ("upstream exploded" if name == "rpc_error" else "finmcp-proxy") in error["message"], seen
     calls = wait_calls(db, "stdio", len(names))
     status = {c["tool"]: c["status"] for c in calls}
     assert status["GetCurrentTime"] == "ok"
@@ -402,7 +409,7 @@ def test_stdio_side_answers_every_fault_with_a_jsonrpc_error(bad_upstream, tmp_p
 
 
 def test_stdio_side_never_writes_non_json_and_answers_invalid_upstream_bodies(bad_upstream, tmp_path):
-    answers, garbage = run_stdio(
+    answers, garbage, _ = run_stdio(
         bad_upstream.url, tmp_path / "runs.sqlite", ["invalid_json", "sse_no_answer"]
     )
     assert garbage == []
