@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import Any
 
 import anyio
 import httpx2
@@ -336,9 +337,11 @@ def test_refused_connections_answer_at_once(proxy_process, tmp_path):
 def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict], list[bytes], str]:
     """Send one raw 2026-era tools/call line per name to ``finmcp-proxy --transport stdio``.
 
-    Returns the answers by id (each with ``"_arrived_s"``: seconds after the lines were written), the
-    stdout lines that are not JSON, and the proxy's stderr (for failure messages). The process must
-    end cleanly when its stdin closes: exit code 0 and no error or traceback on its stderr.
+    The lines are written once the proxy says it is ready (its start-up, imports included, can take
+    seconds on a loaded 2-core machine and is not what the guard measures). Returns the answers by id
+    (each with ``"_arrived_s"``: seconds after the lines were written), the stdout lines that are not
+    JSON, and the proxy's stderr (for failure messages). The process must end cleanly when its stdin
+    closes: exit code 0 and no error or traceback on its stderr.
     """
     command = proxy_stdio_command(
         ["--upstream", upstream_url, "--timeout", str(TIMEOUT_S)], db, "--run", "stdio"
@@ -348,6 +351,7 @@ def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict],
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         try:
+            _wait_for_ready(process, log)
             for index, name in enumerate(names):
                 process.stdin.write(json.dumps(tool_call(name, {}, index)).encode() + b"\n")
             process.stdin.flush()
@@ -369,6 +373,19 @@ def run_stdio(upstream_url: str, db, names: list[str]) -> tuple[dict[int, dict],
         stderr = log.read().decode(errors="replace")
     assert code == 0 and stderr_problems(stderr) == [], stderr
     return answers, garbage, stderr
+
+
+def _wait_for_ready(process: subprocess.Popen, log: Any, limit_s: float = 60.0) -> None:
+    """Wait until ``finmcp-proxy ready`` is on the proxy's stderr (``log``, a file it writes)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        log.seek(0)
+        if b"finmcp-proxy ready" in log.read():
+            return
+        if process.poll() is not None:
+            return  # it exited: the caller's checks report how
+        time.sleep(0.02)
+    raise AssertionError(f"finmcp-proxy did not say it was ready within {limit_s} s")
 
 
 def _read_lines(process: subprocess.Popen, answers: dict, garbage: list, count: int, started: float) -> None:
