@@ -165,23 +165,12 @@ def _raw_rows(targets: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
             best: dict[str, tuple[float, list[float]]] = {}
             for _ in range(RAW_ROUNDS):
                 for kind, urls in targets.items():
-                    measured = eventloop_run(drive_raw(urls[era], era, concurrency, total))
+                    measured = eventloop.run(drive_raw(urls[era], era, concurrency, total))
                     if kind not in best or measured[0] < best[kind][0]:
                         best[kind] = measured
             for kind, (elapsed, lat) in best.items():
                 rows.append(call_row(kind, "http-raw", era, concurrency, elapsed, lat))
     return rows
-
-
-def eventloop_run(main: Any) -> Any:
-    """Run a coroutine on uvloop (when installed): the raw client's own cost stays small."""
-    result: list[Any] = []
-
-    async def keep() -> None:
-        result.append(await main)
-
-    eventloop.run(keep())
-    return result[0]
 
 
 def _recorder_peers(stack: ExitStack, ours_url: str, tmp: Path) -> dict[str, str]:
@@ -191,7 +180,7 @@ def _recorder_peers(stack: ExitStack, ours_url: str, tmp: Path) -> dict[str, str
     """
     urls = {}
     for era, _ in ERAS:
-        initialize, answers, sse = eventloop_run(capture(ours_url, era))
+        initialize, answers, sse = eventloop.run(capture(ours_url, era))
 
         def request_for(code: str) -> dict[str, Any]:
             params = {"name": TOOL, "arguments": {"fundNameOrCode": code}}

@@ -112,12 +112,7 @@ def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) ->
                     )
                 return summaries
 
-            summaries: list[Any] = []
-
-            async def main() -> None:
-                summaries.extend(await all_runs())
-
-            run_loop(main(), args.loop)
+            summaries = run_loop(all_runs(), args.loop)
             cpu["harness"] = time.process_time() - harness_cpu
             for kind, proc in pids.items():
                 now = process_cpu_seconds(proc.pid) if proc else None

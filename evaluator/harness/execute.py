@@ -132,13 +132,7 @@ def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool =
             progress=not quiet and not args.no_progress,
             own_samples=set(samples) if shard is not None else None,
         )
-        result: list[Any] = []
-
-        async def main() -> None:
-            result.append(await _drive(refs, agent, config, outputs))
-
-        run_loop(main(), getattr(args, "loop", "auto"))
-        summary = result[0]
+        summary = run_loop(_drive(refs, agent, config, outputs), getattr(args, "loop", "auto"))
         if outbox is not None and db is not None:
             wait_drained(outbox, db, args.run, samples)  # before the proxy (and its shipper) stops
     finally:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 LOOPS = ("auto", "uvloop", "asyncio")
 
 
-def run(main: Coroutine[Any, Any, None], loop: str = "auto") -> str:
-    """Run ``main`` to completion on the chosen loop; returns the loop used (``uvloop`` | ``asyncio``)."""
+def run(main: Coroutine[Any, Any, T], loop: str = "auto") -> T:
+    """Run ``main`` to completion on the chosen loop and return its result (``loop_name`` says which)."""
     if loop not in LOOPS:
         raise ValueError(f"unknown event loop {loop!r}; expected one of {', '.join(LOOPS)}")
     if loop != "asyncio":
@@ -28,10 +29,8 @@ def run(main: Coroutine[Any, Any, None], loop: str = "auto") -> str:
                 raise RuntimeError("--loop uvloop: the uvloop package is not installed") from None
         else:
             with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-                runner.run(main)
-            return "uvloop"
-    asyncio.run(main)
-    return "asyncio"
+                return runner.run(main)
+    return asyncio.run(main)
 
 
 def loop_name() -> str:

@@ -70,18 +70,12 @@ def _float(value: float) -> str:
 
 
 def _key(key: object) -> str:
+    """A dict key as json writes it: a string as itself, a float, bool, None or int as the quoted text
+    its value would be (none of those texts needs escaping), anything else a ``TypeError``."""
     if isinstance(key, str):
         return _encode_str(key)
-    if isinstance(key, float):
-        return _encode_str(_float(key))
-    if key is True:
-        return '"true"'
-    if key is False:
-        return '"false"'
-    if key is None:
-        return '"null"'
-    if isinstance(key, int):
-        return _encode_str(int.__repr__(key))
+    if key is None or isinstance(key, (float, int)):  # bool is an int
+        return '"' + _encode(key, "") + '"'
     raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
 
