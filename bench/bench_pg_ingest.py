@@ -34,7 +34,7 @@ import httpx2
 from bench.calls import CODES, TOOL, recorded_result
 from proxy.shipper import Shipper
 from proxy.testing import ProxyProcess
-from recordings import RecordingStore
+from recordings import RecordingStore, SqliteTraceStore
 from recordings.outbox import install_outbox
 from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
 from recordings.postgres.connection import connect
@@ -55,7 +55,7 @@ def _commit_path(path: Path, commits: int) -> list[float]:
     outcome = prepare_outcome(result=RESULT, t_resp_ns=2_000_000)
     timings: list[float] = []
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": RESULT})
-    with RecordingStore.open(path) as store:
+    with SqliteTraceStore.open(path) as store:
         store.checkpoint_in_background()
         for i in range(commits):
             row = prepare_call(
@@ -89,7 +89,7 @@ def _commit_rows(pg_url: str | None, folder: Path) -> list[dict[str, Any]]:
             path = folder / f"commit-{variant}-{round_}.sqlite"
             shipper = None
             if variant != "plain":
-                with RecordingStore.open(path) as store:
+                with SqliteTraceStore.open(path) as store:
                     install_outbox(store.db.conn)
             if variant == "outbox+shipper" and pg_url:
                 shipper = Shipper(str(path), pg_url, label="bench", interval=0.05)

@@ -27,7 +27,7 @@ from typing import Any
 
 from evaluator.benchmarks import open_references
 from recordings.postgres.connection import connect
-from recordings.store import RecordingStore
+from recordings.trace_store import SqliteTraceStore
 
 CALLS = 1_000_000
 RUN = "bench"
@@ -71,7 +71,7 @@ def synthetic_rows(calls: int = CALLS, seed: int = 11) -> Iterator[tuple[Any, ..
 def load_sqlite(path: Path) -> float:
     """Fill a SQLite trace file with the rows; returns seconds."""
     started = time.perf_counter()
-    RecordingStore.open(path).close()  # the proxy's schema
+    SqliteTraceStore.open(path).close()  # the proxy's schema
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode=OFF")
     con.execute("PRAGMA synchronous=OFF")

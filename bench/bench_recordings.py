@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from recordings import RecordingStore
+from recordings import RecordingStore, SqliteTraceStore
 
 SEED = 20260509
 STORED = 10_000
@@ -157,7 +157,7 @@ def _lookups(store: RecordingStore, path: Path, rng: random.Random) -> list[dict
     ]
 
 
-def _trace_writes(store: RecordingStore, path: Path, rng: random.Random) -> dict[str, Any]:
+def _trace_writes(store: SqliteTraceStore, path: Path, rng: random.Random) -> dict[str, Any]:
     result = _result(rng, 0)
 
     def one_call(i: int) -> None:
@@ -197,7 +197,7 @@ def run() -> list[dict[str, Any]]:
         path = Path(tmp) / "bench.sqlite"
         with RecordingStore.open(path) as store:
             rows = _lookups(store, path, rng)
-            rows.append(_trace_writes(store, path, rng))
+            rows.append(_trace_writes(SqliteTraceStore.sharing(store), path, rng))
     for row in rows:
         print(
             f"{row['bench']:<36} p50 {row['p50_us']:>8.1f} us  p99 {row['p99_us']:>8.1f} us | "

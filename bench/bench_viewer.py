@@ -14,7 +14,7 @@ Starts the real viewer (``--bench finmcp-sim``) on loopback and times over HTTP:
 - ``view.score_filter.cold`` / ``.warm``: ``min_f1=`` (scores the whole run once, then cached).
 
 Baseline (same run, same machine): what a viewer without pagination would do to open the run -
-read every call of the run through ``RecordingStore.calls(run)``. The ratio is baseline / endpoint.
+read every call of the run through ``SqliteTraceStore.calls(run)``. The ratio is baseline / endpoint.
 
 Run directly (``python -m bench.bench_viewer``) or through ``python -m bench``.
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.benchmarks import load_records
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from recordings.plumbing.launch import FinmcpProcess
 
 SEED = 20261201
@@ -54,7 +54,7 @@ def _sim_calls(record: dict[str, Any]) -> list[tuple[int, int, str, dict[str, An
 
 def build_store(path: Path) -> tuple[list[str], list[str]]:
     """The store; returns (sample ids with a reference, all sample ids)."""
-    RecordingStore.open(path).close()
+    SqliteTraceStore.open(path).close()
     rng = random.Random(SEED)
     records = load_records("finmcp-sim")
     rows: list[tuple[Any, ...]] = []
@@ -143,7 +143,7 @@ def run() -> list[dict[str, Any]]:
         started = time.perf_counter()
         with_ref, samples = build_store(db)
         built = time.perf_counter() - started
-        store = RecordingStore.open(db)
+        store = SqliteTraceStore.open(db)
         try:
             base_p50, base_max = _time(lambda: store.calls(RUN), repeats=3)
         finally:

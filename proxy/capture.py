@@ -37,6 +37,7 @@ from recordings.errors import InvalidValueError
 from recordings.plumbing.protocol import HANDSHAKE_ERA_LABEL, era_label
 from recordings.store import RecordingStore
 from recordings.trace_rows import CallRow, call_row, message_row, prepare_outcome
+from recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy")
 
@@ -256,7 +257,7 @@ class Tracer:
         t_ns = time.monotonic_ns()
         wall = wall_iso()
 
-        def op(store: RecordingStore) -> None:
+        def op(store: SqliteTraceStore) -> None:
             try:
                 msg = classify(json.loads(raw), raw)
             except (ValueError, UnicodeDecodeError):
@@ -361,7 +362,7 @@ class Tracer:
             log.warning("call %s not logged: %s", id_text, exc)
             return call
 
-        def op(store: RecordingStore) -> None:
+        def op(store: SqliteTraceStore) -> None:
             call.written = True
             assert call.prepared is not None
             call.row_id = store.write_call(call.prepared)
@@ -430,12 +431,12 @@ class Tracer:
         if not call.written and call.prepared is not None:  # its INSERT is still queued: make it final
             call.prepared = call.prepared.finished(outcome)
 
-            def op(store: RecordingStore) -> str | None:
+            def op(store: SqliteTraceStore) -> str | None:
                 return outcome.status if call.row_id is not None else None
 
         else:
 
-            def op(store: RecordingStore) -> str | None:
+            def op(store: SqliteTraceStore) -> str | None:
                 if call.row_id is None:  # the INSERT failed; nothing to finish
                     return None
                 return store.write_outcome(call.row_id, outcome)
@@ -517,7 +518,7 @@ class Recorder:
         arguments = {} if arguments is None else arguments
         schema = self._schema(tool)
 
-        def op(_trace_store: RecordingStore) -> None:
+        def op(_trace_store: SqliteTraceStore) -> None:
             try:
                 self.store.append_response_step(
                     self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema, error
@@ -541,7 +542,7 @@ class Recorder:
         }
         schema = self._schema(tool)
 
-        def op(_trace_store: RecordingStore) -> None:
+        def op(_trace_store: SqliteTraceStore) -> None:
             try:
                 self.store.put_response(
                     self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema

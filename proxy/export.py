@@ -31,7 +31,7 @@ from proxy.exports import STANDARD_FORMATS, render
 from proxy.views import SampleTrace, arrange
 from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
-from recordings.trace_source import describe, open_trace_reader
+from recordings.trace_store import describe, open_trace_store
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
 
 OFFICIAL_FILE_NOTE = (
@@ -155,7 +155,7 @@ def _write_standard(store: Any, args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the export to ``--out`` or stdout."""
-    with open_trace_reader(args.db) as store:
+    with open_trace_store(args.db) as store:
         if args.format in STANDARD_FORMATS:
             return _write_standard(store, args)
         calls = store.calls(args.run)

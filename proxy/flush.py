@@ -9,7 +9,7 @@ import sys
 
 from proxy.shipper import Shipper
 from recordings.errors import RecordingsError
-from recordings.store import RecordingStore
+from recordings.trace_store import SqliteTraceStore
 
 
 def cmd_flush(args: argparse.Namespace) -> int:
@@ -20,7 +20,7 @@ def cmd_flush(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     try:
-        RecordingStore.open(args.db).close()  # migrate the file, as a proxy would have
+        SqliteTraceStore.open(args.db).close()  # migrate the file, as a proxy would have
     except RecordingsError as exc:
         print(f"finmcp-proxy flush: {exc}", file=sys.stderr)
         return 2

@@ -8,9 +8,7 @@ import time
 from typing import Any
 
 from proxy.views import arrange, result_text
-from recordings.outbox import status_line
-from recordings.store import RecordingStore
-from recordings.trace_source import describe, open_trace_reader
+from recordings.trace_store import describe, open_trace_store
 
 
 def _short(text: str, limit: int) -> str:
@@ -20,11 +18,11 @@ def _short(text: str, limit: int) -> str:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     """Runs (with call/sample counts) and their sessions."""
-    with open_trace_reader(args.db) as store:
+    with open_trace_store(args.db) as store:
         runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
         sessions = store.sessions(args.run)
         # None unless the file ships (--ship-to); a PostgreSQL store is where outboxes ship to
-        outbox = status_line(store.db.conn, time.time()) if isinstance(store, RecordingStore) else None
+        outbox = store.outbox_status(time.time())
     if args.run is not None and not runs:
         print(f"run {args.run!r} not found in {describe(args.db)}")
         return 1
@@ -48,7 +46,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """The calls of a run (or one sample), turn by turn, in parallel groups."""
-    with open_trace_reader(args.db) as store:
+    with open_trace_store(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
         what = f"run {args.run!r}" + (f" sample {args.sample!r}" if args.sample else "")

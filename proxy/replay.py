@@ -29,7 +29,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from proxy.views import arrange
-from recordings.trace_source import describe, open_trace_reader
+from recordings.trace_store import describe, open_trace_store
 
 SKIPPED_STATUSES = frozenset({"transport_error", "cancelled", "pending"})
 
@@ -175,7 +175,7 @@ async def replay_run(
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Print the per-call verdicts; exit 1 on any difference or failure."""
-    with open_trace_reader(args.db) as store:
+    with open_trace_store(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
         print(f"finmcp-proxy replay: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)

@@ -31,6 +31,7 @@ from recordings.plumbing.tls import server_context
 from recordings.redact import redact_url
 from recordings.schema import BUSY_TIMEOUT_MS
 from recordings.store import RecordingStore
+from recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy")
 LOCK_WAIT_MS = 20
@@ -93,7 +94,7 @@ class ProxyRuntime:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
-        self.store = RecordingStore.open(config.db)
+        self.store = SqliteTraceStore.open(config.db)
         if config.ship_to:  # before the short busy timeout: another proxy may be writing the file
             install_outbox(self.store.db.conn)
         self.store.checkpoint_in_background()  # no commit on the loop ever waits for a checkpoint
@@ -103,7 +104,9 @@ class ProxyRuntime:
         recorder = None
         if config.record_into:
             same = Path(config.record_into).resolve() == Path(config.db).resolve()
-            self.record_store = self.store if same else RecordingStore.open(config.record_into)
+            self.record_store = (
+                RecordingStore.sharing(self.store) if same else RecordingStore.open(config.record_into)
+            )
             inventory = config.record_inventory or default_record_inventory(
                 config.upstream or config.upstream_sse
             )
@@ -153,7 +156,7 @@ class ProxyRuntime:
             self.otlp.stop()
         if self.shipper is not None:
             self.shipper.stop(SHIP_DRAIN_TIMEOUT)
-        if self.record_store is not None and self.record_store is not self.store:
+        if self.record_store is not None:
             self.record_store.close()
         self.store.close()
 

@@ -36,11 +36,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from recordings.store import RecordingStore
+from recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy.writer")
 
-Operation = Callable[[RecordingStore], Any]
+Operation = Callable[[SqliteTraceStore], Any]
 Queued = tuple[Operation, "asyncio.Future[Any] | None"]
 MAX_BATCH = 512
 RETRY_FIRST = 0.02
@@ -51,7 +51,7 @@ class TraceWriter:
     """Owns the queue of trace writes of one proxy process; ``submit`` from the loop, ``close`` at the end."""
 
     def __init__(
-        self, store: RecordingStore, loop: asyncio.AbstractEventLoop | None = None, linger: float = 0.02
+        self, store: SqliteTraceStore, loop: asyncio.AbstractEventLoop | None = None, linger: float = 0.02
     ) -> None:
         self.store = store
         self._loop = loop

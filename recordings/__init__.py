@@ -2,7 +2,8 @@
 
 - :mod:`recordings.schema`: the versioned schema and its migrations;
 - :mod:`recordings.canonical`: canonical arguments and lookup keys;
-- :mod:`recordings.store`: :class:`RecordingStore` (responses and traces);
+- :mod:`recordings.store`: :class:`RecordingStore` (the recordings: recorded answers);
+- :mod:`recordings.trace_store`: the trace store, :func:`open_trace_store` (SQLite or PostgreSQL);
 - :mod:`recordings.jsonl`: export/import of responses as JSONL;
 - :mod:`recordings.import_finmcp`: import of tool outputs from FinMCP-Bench sample files;
 - :mod:`recordings.plumbing`: plumbing the server, proxy and evaluator share and nothing below them
@@ -22,6 +23,7 @@ from recordings.errors import (
 from recordings.responses import RECORDING_META_KEY
 from recordings.schema import CALLS_COLUMNS, SCHEMA_VERSION
 from recordings.store import RecordingStore
+from recordings.trace_store import SqliteTraceStore, TraceStore, open_trace_store
 
 __all__ = [
     "CALLS_COLUMNS",
@@ -33,9 +35,12 @@ __all__ = [
     "RecordingsError",
     "SchemaError",
     "SchemaVersionError",
+    "SqliteTraceStore",
+    "TraceStore",
     "UnknownCallError",
     "args_key",
     "canonical_arguments",
     "canonical_json",
     "canonicalize",
+    "open_trace_store",
 ]

@@ -18,6 +18,22 @@ from recordings.results import escape_surrogates
 from recordings.schema import open_database, user_version
 
 
+def open_readonly(path: str | Path) -> Database:
+    """A read-only connection (shared across threads) to an existing SQLite trace file."""
+    target = Path(path)
+    if not target.is_file():
+        raise RecordingsError(f"trace store not found: {target}")
+    try:
+        conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True, check_same_thread=False)
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        raise RecordingsError(f"trace store {target}: cannot open: {exc}") from None
+    if "calls" not in names:
+        conn.close()
+        raise RecordingsError(f"trace store {target}: not a finmcp trace store (no table 'calls')")
+    return Database(conn, execute_plugins=False)
+
+
 def where_equal(**filters: object) -> tuple[str, list[Any]]:
     """``" WHERE a = ? AND b = ?"`` over the filters that are not None, and their values (``""`` for none).
 
@@ -38,11 +54,19 @@ class StoreConnection:
     timeout).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self, path: str | Path, *, readonly: bool = False, share: StoreConnection | None = None
+    ) -> None:
         self.path = str(path)
-        self._db = open_database(path)
+        self._db: Database
+        self._lock: threading.RLock
+        if share is not None:  # a second view of another store's connection (same file, same lock)
+            self._db, self._lock, self._owner = share._db, share._lock, False
+        else:
+            self._db = open_readonly(path) if readonly else open_database(path)
+            self._lock, self._owner = threading.RLock(), True
         self._conn = self._db.conn
-        self._lock = threading.RLock()
+        self.readonly = readonly
         self._closed = False
         self.txn_epoch = 0  # bumped when an outermost transaction begins or ends (per-transaction caches)
         self._checkpointer: BackgroundCheckpointer | None = None
@@ -52,14 +76,30 @@ class StoreConnection:
         """Open (creating or migrating as needed) the database at ``path``; ``":memory:"`` works too."""
         return cls(path)
 
+    @classmethod
+    def open_readonly(cls, path: str | Path) -> Self:
+        """Open an existing file read-only (``mode=ro``): no migration, no write; it sees other
+        processes' commits as they land. :class:`RecordingsError` when it is missing or not a store."""
+        return cls(path, readonly=True)
+
+    @classmethod
+    def sharing(cls, other: StoreConnection) -> Self:
+        """This class's API over ``other``'s open connection (one file, one lock, one transaction).
+
+        The proxy records answers into its trace file this way: both writes share the writer's
+        transaction. Closing the view leaves ``other`` open; closing ``other`` closes both.
+        """
+        return cls(other.path, share=other)
+
     def close(self) -> None:
-        """Close the connection; further use raises :class:`RecordingsError`."""
+        """Close the connection (a :meth:`sharing` view only stops itself); further use raises :class:`RecordingsError`."""
         with self._lock:
             if not self._closed:
                 self._closed = True
                 if self._checkpointer is not None:
                     self._checkpointer.close()
-                self._conn.close()
+                if self._owner:
+                    self._conn.close()
 
     def set_busy_timeout(self, milliseconds: int) -> None:
         """How long a write waits for another connection's write lock before "database is locked"."""

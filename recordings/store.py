@@ -1,23 +1,23 @@
-"""``RecordingStore``: the one object server, proxy and evaluator use to reach a finmcp database."""
+"""``RecordingStore``: the recordings (the cassette): recorded answers, keyed by inventory, tool and arguments.
+
+The trace store (what the proxy logs) is :class:`recordings.trace_store.SqliteTraceStore`; both live
+in the same kind of SQLite file (one schema, :mod:`recordings.schema`) and share
+:class:`recordings.connection.StoreConnection`, so one file may hold both (the proxy's record mode
+writes answers into its trace file through :meth:`RecordingStore.sharing`).
+"""
 
 from __future__ import annotations
 
 from recordings.responses import ResponsesMixin
-from recordings.trace import TraceMixin
-from recordings.trace_read import TraceReadMixin
 
 
-class RecordingStore(ResponsesMixin, TraceMixin, TraceReadMixin):
-    """A finmcp SQLite database: recorded responses plus logged traces.
+class RecordingStore(ResponsesMixin):
+    """A finmcp recordings file: recorded answers and their sequences.
 
     ``RecordingStore.open(path)`` creates or migrates the file (see :mod:`recordings.schema`) and
     is a context manager. One connection guarded by a re-entrant lock serves every thread of the
     process; writes commit immediately unless grouped with :meth:`transaction`.
 
-    - responses: :meth:`put_response`, :meth:`get_response`, :meth:`get_response_by_key`,
-      :meth:`iter_responses`, :meth:`count`;
-    - traces (proxy): :meth:`ensure_run`, :meth:`start_session`, :meth:`update_session`,
-      :meth:`end_session`, :meth:`log_message`, :meth:`begin_call`, :meth:`finish_call`,
-      :meth:`set_groups`;
-    - reading traces (evaluator, CLI): :meth:`calls`, :meth:`runs`, :meth:`sessions`, :meth:`messages`.
+    :meth:`put_response`, :meth:`get_response`, :meth:`get_response_by_key`,
+    :meth:`append_response_step`, :meth:`response_steps`, :meth:`iter_responses`, :meth:`count`.
     """

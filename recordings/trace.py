@@ -1,10 +1,10 @@
 """Logged traces: runs, sessions, raw messages and one row per ``tools/call``.
 
 The write side, used by the proxy: every write commits before the method returns (unless inside
-``store.transaction()``), so a call logged with :meth:`TraceMixin.finish_call` is durable before the
+``store.transaction()``), so a call logged with :meth:`TraceWrites.finish_call` is durable before the
 proxy forwards the response. Each write has a prepared form (``write_message``, ``write_call``,
 ``write_outcome``) taking a row built by :mod:`recordings.trace_rows`, so a caller can do the Python
-work early and the SQL later in a batch. The read side is :mod:`recordings.trace_read`.
+work early and the SQL later in a batch. The reads are :class:`recordings.trace_store.TraceStore`'s.
 
 JSON-RPC ids are stored as JSON text (``1`` and ``"1"`` stay distinct). Timestamps default to
 ``time.time_ns()`` and :func:`recordings.clock.utc_now_iso`; the proxy normally passes its own.
@@ -37,6 +37,7 @@ from recordings.trace_rows import (
     prepare_message,
     prepare_outcome,
 )
+from recordings.trace_types import SESSION_FIELDS
 
 Scope = tuple[str | None, str | None, int, int | None]
 """Where group numbers are unique: ``(run_id, sample_id, trial, turn)``."""
@@ -61,17 +62,6 @@ class _ScopeGroups:
     checked_at: int | None = None  # the data_version at which ``next`` was last checked against the table
 
 
-SESSION_FIELDS = (
-    "run_id",
-    "client_name",
-    "client_version",
-    "protocol_version",
-    "era",
-    "transport",
-    "upstream",
-    "started",
-    "ended",
-)
 _INSERT_MESSAGE = (
     "INSERT INTO messages (session_key, run_id, sample_id, turn, direction, seq, t_ns, wall_time,"
     " jsonrpc_id, method, kind, body, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -87,11 +77,11 @@ _FINISH_CALL = (
 )
 
 
-class TraceMixin(StoreConnection):
-    """The trace-table API of :class:`recordings.store.RecordingStore`."""
+class TraceWrites(StoreConnection):
+    """The proxy's writes of :class:`recordings.trace_store.SqliteTraceStore`."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        super().__init__(path, **options)
         self._known_runs: set[str] = set()
         self._next_message_seq: dict[str | None, int] = {}
         self._next_call_seq: dict[str | None, int] = {}

@@ -275,13 +275,13 @@ def check_run(db: Path, state: list[dict[str, Any]], samples: int) -> list[str]:
 
     Every sample ran, and every call the model asked for is a trace row of the run: what CI checks
     when it runs ``make demo-llm`` on 2 samples, so the real-model path cannot rot silently."""
-    import sqlite3
+    from recordings.trace_store import open_trace_store
 
     problems = []
     if len(state) != samples:
         problems.append(f"{len(state)} of {samples} samples have a run-state record")
-    with sqlite3.connect(db) as con:
-        traced = con.execute("SELECT COUNT(*) FROM calls WHERE run_id = ?", (RUN_ID,)).fetchone()[0]
+    with open_trace_store(db, readonly=True) as store:
+        traced = store.count_calls(RUN_ID)
     asked = sum(int(r.get("calls") or 0) for r in state)
     if traced != asked:
         problems.append(f"the trace holds {traced} calls of run {RUN_ID!r}; the agent made {asked}")

@@ -9,12 +9,13 @@ stores' ``calls`` tables (the agreed schema), not from the shipper's internals.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
 
 from evaluator.errors import EvalInputError
+from recordings.errors import RecordingsError
+from recordings.trace_store import open_trace_store
 
 
 def outbox_path(workdir: Path, run_id: str, label: str) -> Path:
@@ -23,33 +24,17 @@ def outbox_path(workdir: Path, run_id: str, label: str) -> Path:
     return workdir / f"{safe}.{label}.outbox.sqlite"
 
 
+def _statuses(store: str | Path, run_id: str, samples: list[str]) -> Counter[str]:
+    """Calls of ``samples`` by status in one store (read-only)."""
+    with open_trace_store(store, readonly=True) as opened:
+        return Counter(opened.call_statuses(run_id, samples))
+
+
 def _local_statuses(outbox: Path, run_id: str, samples: list[str]) -> Counter[str]:
-    con = sqlite3.connect(f"file:{outbox}?mode=ro", uri=True, timeout=30)
     try:
-        marks = ",".join("?" * len(samples))
-        rows = con.execute(
-            f"SELECT status, COUNT(*) FROM calls WHERE run_id = ? AND sample_id IN ({marks}) GROUP BY status",
-            (run_id, *samples),
-        ).fetchall()
-    except sqlite3.Error:
-        rows = []
-    finally:
-        con.close()
-    return Counter({str(status): int(n) for status, n in rows})
-
-
-def _remote_statuses(url: str, run_id: str, samples: list[str]) -> Counter[str]:
-    from recordings.postgres.connection import connect
-
-    conn = connect(url)
-    try:
-        rows = conn.execute(
-            "SELECT status, COUNT(*) FROM calls WHERE run_id = %s AND sample_id = ANY(%s) GROUP BY status",
-            (run_id, samples),
-        ).fetchall()
-    finally:
-        conn.close()
-    return Counter({str(status): int(n) for status, n in rows})
+        return _statuses(outbox, run_id, samples)
+    except RecordingsError:
+        return Counter()
 
 
 def wait_drained(
@@ -59,7 +44,6 @@ def wait_drained(
 
     Raises :class:`EvalInputError` naming what is still missing after ``timeout`` seconds.
     """
-    from recordings.errors import RecordingsError
     from recordings.postgres.connection import redacted_url
 
     if not samples:
@@ -70,7 +54,7 @@ def wait_drained(
     while True:
         local = _local_statuses(outbox, run_id, samples)
         try:
-            remote = _remote_statuses(url, run_id, samples)
+            remote = _statuses(url, run_id, samples)
         except RecordingsError:
             remote = Counter()  # PostgreSQL unreachable for now: the outbox keeps the rows; wait
         if remote == local:

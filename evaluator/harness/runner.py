@@ -10,7 +10,6 @@ error in the run state and the run goes on. The run state also keeps each turn's
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 import traceback
 from collections.abc import Callable
@@ -26,6 +25,8 @@ from evaluator.harness.session import HarnessSession, tagged_url, untagged_url
 from evaluator.harness.state import RunState
 from evaluator.inputs.model import Reference
 from evaluator.progress import Progress
+from recordings.errors import RecordingsError
+from recordings.trace_store import open_trace_store
 
 PARTIAL_SUFFIX = "~partial"
 """Calls of an interrupted sample are moved to run ``{run}~partial`` before it is re-run."""
@@ -78,16 +79,12 @@ def check_run_is_new(db_path: Path | None, run_id: str, samples: set[str] | None
     already be writing theirs."""
     if db_path is None or not Path(db_path).is_file():
         return
-    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     try:
-        rows = con.execute(
-            "SELECT sample_id, COUNT(*) FROM calls WHERE run_id = ? GROUP BY sample_id", (run_id,)
-        ).fetchall()
-    except sqlite3.Error:
-        rows = []
-    finally:
-        con.close()
-    count = sum(n for sample, n in rows if samples is None or str(sample) in samples)
+        with open_trace_store(db_path, readonly=True) as store:
+            per_sample = store.calls_per_sample(run_id)
+    except RecordingsError:
+        per_sample = {}
+    count = sum(n for sample, n in per_sample.items() if samples is None or str(sample) in samples)
     if count:
         where = "this shard's samples of " if samples is not None else ""
         raise EvalInputError(
@@ -101,28 +98,11 @@ def set_aside_partial(
     """Move the calls of unfinished samples of ``run_id`` to run ``{run_id}~partial``; returns how many.
 
     With ``samples`` (a shard's), other samples' calls are left alone (another shard owns them)."""
-    con = sqlite3.connect(str(db_path), timeout=30)
     try:
-        rows = con.execute(
-            "SELECT DISTINCT sample_id, trial FROM calls WHERE run_id = ?", (run_id,)
-        ).fetchall()
-        moved = 0
-        with con:
-            for sample_id, trial in rows:
-                if (str(sample_id), int(trial or 0)) in keep:
-                    continue
-                if samples is not None and str(sample_id) not in samples:
-                    continue
-                cur = con.execute(
-                    "UPDATE calls SET run_id = ? WHERE run_id = ? AND sample_id IS ? AND trial = ?",
-                    (run_id + PARTIAL_SUFFIX, run_id, sample_id, trial),
-                )
-                moved += cur.rowcount
-        return moved
-    except sqlite3.OperationalError as exc:
+        with open_trace_store(db_path) as store:
+            return store.set_aside(run_id, run_id + PARTIAL_SUFFIX, keep, samples)
+    except RecordingsError as exc:
         raise EvalInputError(f"trace DB {db_path}: cannot set aside partial samples: {exc}") from None
-    finally:
-        con.close()
 
 
 async def run_agent(

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from evaluator.errors import EvalInputError
-from evaluator.inputs.trace_rows import PgTraceRows, TraceRows
+from evaluator.inputs.trace_rows import TraceRows
 
 POLL_S = 0.5
 
@@ -28,13 +28,13 @@ def wait_until_shipped(
     """Return once no proxy holds unshipped rows of ``rows.run_id``; wait at most ``wait_s`` seconds
     (0 = do not wait), then raise :class:`EvalInputError` naming each proxy, its pending rows and the
     age of its last heartbeat."""
-    if not isinstance(rows, PgTraceRows):
+    if rows.store.engine != "postgresql":  # a SQLite file has nothing in flight
         return
     if wait_s < 0:
         raise EvalInputError("--wait-flush must be >= 0 seconds")
     deadline = clock() + wait_s
     while True:
-        pending = rows.in_flight()
+        pending = rows.store.in_flight(rows.run_id)
         if not pending:
             return
         left = deadline - clock()
@@ -42,8 +42,8 @@ def wait_until_shipped(
             break
         sleep(min(poll_s, left))
     proxies = "; ".join(
-        f"proxy {p['label'] or p['origin']} (origin {p['origin']}): {p['pending_rows']} pending rows, "
-        f"last heartbeat {p['heartbeat_age_s']:.1f} s ago"
+        f"proxy {p.label or p.origin} (origin {p.origin}): {p.pending_rows} pending rows, "
+        f"last heartbeat {p.heartbeat_age_s:.1f} s ago"
         for p in pending
     )
     waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""

@@ -12,7 +12,6 @@ size (:mod:`evaluator.reports.streaming`); :func:`load_predictions_db` collects 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from evaluator.errors import EvalInputError
 from evaluator.inputs.model import Call, Prediction, PredictionSet, add_trial
 from evaluator.inputs.records import parse_arguments
 from evaluator.inputs.trace_rows import TraceRows, open_trace_rows
+from recordings.trace_types import json_or_text
 from recordings.transcripts import observation
 
 DB_COLUMNS = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
@@ -131,13 +131,6 @@ def _db_call(tool: Any, arguments: Any, result: Any, rpc_error: Any, status: Any
 
 def _db_output(result: Any, rpc_error: Any, status: Any, style: str) -> str:
     """The observation as an agent of ``style`` saw it (:func:`recordings.transcripts.observation`)."""
-    return observation(_loads(result), _loads(rpc_error) if rpc_error else None, status, style=style)
-
-
-def _loads(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
+    return observation(
+        json_or_text(result), json_or_text(rpc_error) if rpc_error else None, status, style=style
+    )

@@ -20,6 +20,7 @@ Store reads are synchronous and short; Starlette runs them in its thread pool.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -38,8 +39,8 @@ from evaluator.viewer.diff import (
     sample_metrics,
     traced_predictions,
 )
-from evaluator.viewer.source import Source
 from recordings.plumbing.listener import ListenerPolicy
+from recordings.trace_store import TraceStore
 
 STATIC_TYPES = {
     "app.js": "text/javascript; charset=utf-8",
@@ -62,7 +63,7 @@ class ScoreCache:
 class Viewer:
     """What every request reads: the store, the optional benchmark, the turn base, the score cache."""
 
-    source: Source
+    store: TraceStore
     bench: Benchmark | None = None
     turn_base: int = 0
     scores: ScoreCache = field(default_factory=ScoreCache)
@@ -70,18 +71,18 @@ class Viewer:
     def run_scores(self, run_id: str) -> dict[str, tuple[float, int]]:
         """``{sample_id: (f1, emr)}`` for the run's samples that have a reference (cached per change)."""
         assert self.bench is not None
-        cursor = queries.change_cursor(self.source)
+        cursor = self.store.change_cursor()
         with self.scores.lock:
             cached = self.scores.entries.get(run_id)
             if cached is not None and cached[0] == cursor:
                 return cached[1]
-        rows = queries.prediction_rows(self.source, run_id)
+        rows = self.store.prediction_rows(run_id, outputs=False)
         scores = self._score(rows)
         with self.scores.lock:
             self.scores.entries[run_id] = (cursor, scores)
         return scores
 
-    def _score(self, rows: list[tuple]) -> dict[str, tuple[float, int]]:
+    def _score(self, rows: Iterable[Sequence[Any]]) -> dict[str, tuple[float, int]]:
         assert self.bench is not None
         first: dict[str, Any] = {}
         for (sid, _trial), traced in sorted(traced_predictions(rows, self.turn_base).items()):
@@ -98,7 +99,7 @@ class Viewer:
         """F1 and EMR of some samples of a run (the page being shown), computed now."""
         if self.bench is None or not sample_ids:
             return {}
-        scores = self._score(queries.prediction_rows(self.source, run_id, sample_ids))
+        scores = self._score(self.store.prediction_rows(run_id, outputs=False, sample_ids=sample_ids))
         return {sid: {"f1": f1, "emr": emr} for sid, (f1, emr) in scores.items()}
 
 
@@ -135,24 +136,24 @@ def _viewer(request: Request) -> Viewer:
 
 
 def _check_run(viewer: Viewer, run_id: str) -> None:
-    if not queries.run_exists(viewer.source, run_id):
-        raise NotFound(f"run {run_id!r} not found in {viewer.source.label}")
+    if not viewer.store.run_exists(run_id):
+        raise NotFound(f"run {run_id!r} not found in {viewer.store.label}")
 
 
 def api_runs(request: Request) -> JSONResponse:
     viewer = _viewer(request)
     return JSONResponse(
         {
-            "store": viewer.source.label,
+            "store": viewer.store.label,
             "bench": viewer.bench.name if viewer.bench is not None else None,
-            "cursor": queries.change_cursor(viewer.source),
-            "runs": queries.list_runs(viewer.source),
+            "cursor": viewer.store.change_cursor(),
+            "runs": queries.list_runs(viewer.store),
         }
     )
 
 
 def api_cursor(request: Request) -> JSONResponse:
-    return JSONResponse({"cursor": queries.change_cursor(_viewer(request).source)})
+    return JSONResponse({"cursor": _viewer(request).store.change_cursor()})
 
 
 def api_samples(request: Request) -> JSONResponse:
@@ -164,7 +165,7 @@ def api_samples(request: Request) -> JSONResponse:
     after = params.get("after") or None
     min_f1, max_f1 = _float(request, "min_f1"), _float(request, "max_f1")
     failed = params.get("failed") in ("1", "true", "yes")
-    cursor = queries.change_cursor(viewer.source)
+    cursor = viewer.store.change_cursor()
     scored = viewer.bench is not None and (min_f1 is not None or max_f1 is not None or failed)
     if (min_f1 is not None or max_f1 is not None) and viewer.bench is None:
         raise BadRequest("min_f1/max_f1 need a benchmark: start the viewer with --bench")
@@ -177,7 +178,7 @@ def api_samples(request: Request) -> JSONResponse:
     if scored:
         samples, next_after = _scored_page(viewer, run_id, after, limit, where, min_f1, max_f1, failed)
     else:
-        samples, next_after = queries.sample_page(viewer.source, run_id, after, limit, where)
+        samples, next_after = queries.sample_page(viewer.store, run_id, after, limit, where)
     scores = viewer.page_scores(run_id, [s["sample_id"] for s in samples])
     for sample in samples:
         sample["score"] = scores.get(sample["sample_id"])
@@ -206,13 +207,13 @@ def _scored_page(
     )
     if failed:  # samples with a failed call count too
         calls_failed = queries.SampleFilter(where.status, where.tool, True, where.search)
-        extra, _ = queries.sample_page(viewer.source, run_id, after, queries.PAGE_MAX, calls_failed)
+        extra, _ = queries.sample_page(viewer.store, run_id, after, queries.PAGE_MAX, calls_failed)
         passing = sorted(set(passing) | {s["sample_id"] for s in extra})
     candidates = [sid for sid in passing if after is None or sid > after]
     out: list[dict[str, Any]] = []
     while candidates and len(out) <= limit:
         chunk, candidates = candidates[: limit + 1], candidates[limit + 1 :]
-        page, _ = queries.sample_page(viewer.source, run_id, None, limit + 1, where, only=chunk)
+        page, _ = queries.sample_page(viewer.store, run_id, None, limit + 1, where, only=chunk)
         out.extend(page)
     more = len(out) > limit
     out = out[:limit]
@@ -223,8 +224,8 @@ def api_sample(request: Request) -> JSONResponse:
     viewer = _viewer(request)
     run_id, sample_id = request.path_params["run"], request.path_params["sample"]
     _check_run(viewer, run_id)
-    cursor = queries.change_cursor(viewer.source)
-    calls = queries.sample_calls(viewer.source, run_id, sample_id)
+    cursor = viewer.store.change_cursor()
+    calls = queries.sample_calls(viewer.store, run_id, sample_id)
     trials = sorted({c["trial"] for c in calls})
     trial = _int(request, "trial", trials[0] if trials else 0)
     out: dict[str, Any] = {
@@ -275,11 +276,11 @@ def api_new_calls(request: Request) -> JSONResponse:
         pending = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise BadRequest(f"pending: expected call ids separated by commas, got {text!r}") from None
-    cursor = queries.change_cursor(viewer.source)
+    cursor = viewer.store.change_cursor()
     calls = (
         []
         if cursor <= since and not pending
-        else queries.new_calls(viewer.source, run_id, sample_id, since, pending)
+        else queries.new_calls(viewer.store, run_id, sample_id, since, pending)
     )
     return JSONResponse({"calls": calls, "cursor": cursor})
 
@@ -296,7 +297,7 @@ def static(request: Request) -> Response:
 
 
 def healthz(request: Request) -> JSONResponse:
-    return JSONResponse({"ok": True, "store": _viewer(request).source.label})
+    return JSONResponse({"ok": True, "store": _viewer(request).store.label})
 
 
 def _static_response(name: str) -> Response:

@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
     from evaluator.viewer.app import Viewer, build_app
     from evaluator.viewer.diff import load_benchmark
-    from evaluator.viewer.source import open_source
+    from recordings.errors import RecordingsError
+    from recordings.trace_store import open_trace_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
@@ -54,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise EvalInputError(f"--max-body: {exc}") from None
     bench = load_benchmark(args.bench) if args.bench else None
-    source = open_source(args.db)
+    try:
+        store = open_trace_store(args.db, readonly=True)
+    except RecordingsError as exc:
+        raise EvalInputError(f"--db: {exc}") from None
     if args.host not in LOOPBACK_HOSTS:
         print(
             f"finmcp-eval view: warning: binding {args.host}, not loopback; other machines can read the traces"
@@ -64,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         sock = bind_socket(args.host, args.port, blocking=False, inheritable=False)
     except OSError as exc:
-        source.close()
+        store.close()
         raise EvalInputError(f"cannot bind {args.host}:{args.port}: {exc}") from None
     host, port = sock.getsockname()[:2]
     base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    app = build_app(Viewer(source, bench, args.turn_base), policy)
+    app = build_app(Viewer(store, bench, args.turn_base), policy)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
 
@@ -78,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 await asyncio.sleep(0.01)
             if server.started:
                 print(f"finmcp-eval view: open {base}/" + ("?token=..." if token else ""), file=sys.stderr)
-                announce_ready("finmcp-eval", base, f"view {source.label}")
+                announce_ready("finmcp-eval", base, f"view {store.label}")
 
         watcher = asyncio.ensure_future(announce())
         try:
@@ -89,5 +93,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     finally:
-        source.close()
+        store.close()
     return 0

@@ -2,21 +2,21 @@
 
 Each format is its own module (:mod:`proxy.exports.otlp`, :mod:`proxy.exports.har`,
 :mod:`proxy.exports.tabular`); :func:`render` picks one. They read a trace store through the
-``calls``/``messages``/``sessions`` API (:class:`proxy.exports.exchanges.TraceReader`).
+``calls``/``messages``/``sessions`` API (:class:`recordings.trace_store.TraceStore`).
 """
 
 from __future__ import annotations
 
 import json
 
-from proxy.exports.exchanges import TraceReader
 from recordings.results import escape_surrogates
+from recordings.trace_store import TraceStore
 
 STANDARD_FORMATS = ("otlp", "otlp-proto", "har", "csv", "parquet")
 """The formats rendered here (the prediction formats stay in :mod:`proxy.export`)."""
 
 
-def render(store: TraceReader, run_id: str, fmt: str) -> bytes:
+def render(store: TraceStore, run_id: str, fmt: str) -> bytes:
     """The export of run ``run_id`` in ``fmt`` as the bytes of the file."""
     if fmt == "otlp":
         from proxy.exports.otlp import export_otlp

@@ -22,25 +22,13 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from proxy.tags import TagError, Tags, header_tags, split_path
 
 CLUSTER_GAP_NS = 50_000_000
 """Offsets (wall − monotonic) closer than this belong to one clock: 50 ms, far above a read's jitter."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class TraceReader(Protocol):
-    """The read API the exports use (``RecordingStore`` and the PostgreSQL reader both have it)."""
-
-    def calls(
-        self, run_id: str, sample_id: str | None = None, *, turn: int | None = None, parse_json: bool = True
-    ) -> list[dict[str, Any]]: ...
-
-    def sessions(self, run_id: str | None = None) -> list[dict[str, Any]]: ...
-
-    def messages(self, session_key: str | None = None, run_id: str | None = None) -> list[dict[str, Any]]: ...
 
 
 def wall_ns(text: str | None) -> int | None:

@@ -33,7 +33,6 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from proxy.exports.exchanges import (
-    TraceReader,
     WallClock,
     header_value,
     http_requests,
@@ -41,11 +40,12 @@ from proxy.exports.exchanges import (
     pair_messages,
     trial_of,
 )
+from recordings.trace_store import TraceStore
 
 HAR_VERSION = "1.2"
 
 
-def export_har(store: TraceReader, run_id: str) -> dict[str, Any]:
+def export_har(store: TraceStore, run_id: str) -> dict[str, Any]:
     """The run's HTTP exchanges as a HAR 1.2 object (``{"log": ...}``)."""
     messages = store.messages(run_id=run_id)
     calls = store.calls(run_id)

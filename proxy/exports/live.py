@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 import urllib.error
@@ -32,10 +31,10 @@ from typing import Any
 
 from proxy.exports.exchanges import WallClock
 from proxy.exports.otlp import SessionFacts, call_span, request_document, session_trace_id
+from recordings.errors import RecordingsError
 from recordings.redact import redact_url
-from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
-from recordings.trace import SESSION_FIELDS
-from recordings.trace_read import call_from_row, message_from_row
+from recordings.trace_store import SqliteTraceStore
+from recordings.trace_types import MessageDict, SessionDict
 
 log = logging.getLogger("finmcp.proxy.otlp")
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -47,7 +46,6 @@ RETRY_FIRST = 0.25
 RETRY_MAX = 5.0
 DRAIN_TIMEOUT = 5.0
 POST_TIMEOUT = 5.0
-_ID_INDEX = CALLS_COLUMNS.index("jsonrpc_id")
 
 
 def check_endpoint(url: str) -> str:
@@ -83,15 +81,14 @@ class LiveOtlp:
         self._waiting = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._store: SqliteTraceStore | None = None
 
     # ---------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
         """Open the file read-only, skip the calls already in it, and send on a daemon thread."""
-        self._conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, check_same_thread=False)
-        self._conn.execute("PRAGMA busy_timeout = 2000")
-        self._low = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM calls").fetchone()[0])
+        self._store = SqliteTraceStore.open_readonly(self.db)
+        self._low = self._store.change_cursor()
         self.state = "sending"
         self._thread = threading.Thread(target=self._run, name="finmcp-otlp", daemon=True)
         self._thread.start()
@@ -101,9 +98,9 @@ class LiveOtlp:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(drain_timeout + POST_TIMEOUT + 1)
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
     def status(self) -> dict[str, Any]:
         """The ``/healthz`` view: state, endpoint (credentials removed), spans sent, calls waiting."""
@@ -127,7 +124,7 @@ class LiveOtlp:
                 drain_until = time.monotonic() + DRAIN_TIMEOUT
             try:
                 sent = self.send_once()
-            except (OSError, sqlite3.Error, urllib.error.URLError) as exc:
+            except (OSError, RecordingsError, urllib.error.URLError) as exc:
                 if self.state != "retrying":
                     log.warning("otlp: sending to %s paused: %s", redact_url(self.endpoint), exc)
                 self.state, self.last_error = "retrying", str(exc)
@@ -147,14 +144,11 @@ class LiveOtlp:
 
     def send_once(self) -> int:
         """Send the next finished calls (at most ``batch``); returns how many spans went out."""
-        assert self._conn is not None, "start() first"
-        rows = self._conn.execute(
-            f"SELECT {', '.join(CALLS_COLUMNS)} FROM calls WHERE id > ? ORDER BY id LIMIT ?",
-            (self._low, self.batch * 4),
-        ).fetchall()
-        calls = [call_from_row(row) for row in rows]
-        for call, row in zip(calls, rows, strict=True):
-            call["_id_text"] = row[_ID_INDEX]  # the stored JSON text, as the messages table holds it
+        assert self._store is not None, "start() first"
+        calls = []
+        for logged in self._store.calls_after(self._low, self.batch * 4):
+            logged.call["_id_text"] = logged.jsonrpc_id_text  # as the messages table holds it
+            calls.append(logged.call)
         ready = [c for c in calls if c["status"] != "pending" and c["id"] not in self._sent_above]
         ready = ready[: self.batch]
         self._waiting = sum(1 for c in calls if c["id"] not in self._sent_above)
@@ -171,25 +165,18 @@ class LiveOtlp:
         return len(ready)
 
     def _document(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
-        assert self._conn is not None
+        assert self._store is not None
         keys = sorted({c["session_key"] for c in calls if c["session_key"] is not None})
-        sessions: dict[str, dict[str, Any]] = {}
-        requests: dict[tuple[str, str], dict[str, Any]] = {}
-        columns = ("session_key", *SESSION_FIELDS)
+        sessions: dict[str, SessionDict] = {}
+        requests: dict[tuple[str, str], MessageDict] = {}
         for key in keys:
-            row = self._conn.execute(
-                f"SELECT {', '.join(columns)} FROM sessions WHERE session_key = ?", (key,)
-            ).fetchone()
-            if row is not None:
-                sessions[key] = dict(zip(columns, row, strict=True))
+            session = self._store.session(key)
+            if session is not None:
+                sessions[key] = session
         for call in calls:
-            found = self._conn.execute(
-                f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_key = ? AND jsonrpc_id = ?"
-                " AND kind = 'request' AND method = 'tools/call' AND direction = 'c2s' ORDER BY id DESC LIMIT 1",
-                (call["session_key"], call["_id_text"]),
-            ).fetchone()
+            found = self._store.tools_call_request(call["session_key"], call["_id_text"])
             if found is not None:
-                requests[(call["session_key"], call["_id_text"])] = message_from_row(found)
+                requests[(call["session_key"], call["_id_text"])] = found
         clock = WallClock([(c["t_req_ns"], c["wall_time"]) for c in calls])
         context = SessionFacts(list(requests.values()), sessions)
         spans = []

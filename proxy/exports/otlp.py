@@ -36,12 +36,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from proxy.exports.exchanges import (
     Exchange,
-    TraceReader,
     WallClock,
     body_object,
     header_value,
@@ -52,6 +52,7 @@ from proxy.exports.exchanges import (
 from recordings import transcripts
 from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
+from recordings.trace_store import TraceStore
 
 SERVICE_NAME = "finmcp-proxy"
 SCOPE_NAME = "finmcp.proxy.export"
@@ -64,7 +65,7 @@ def trace_id(run_id: str, sample_id: str, trial: int) -> str:
     return _digest("trace", run_id, sample_id, str(trial))[:32]
 
 
-def export_otlp(store: TraceReader, run_id: str) -> dict[str, Any]:
+def export_otlp(store: TraceStore, run_id: str) -> dict[str, Any]:
     """The run's ``ExportTraceServiceRequest`` as an OTLP/JSON object."""
     calls = store.calls(run_id)
     messages = store.messages(run_id=run_id)
@@ -117,7 +118,7 @@ def session_trace_id(session_key: str | None) -> str:
 class SessionFacts:
     """Per session: the protocol version, the client-sent ``Mcp-Session-Id``, transport and upstream."""
 
-    def __init__(self, messages: list[dict[str, Any]], sessions: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, messages: list[dict[str, Any]], sessions: Mapping[str, Mapping[str, Any]]) -> None:
         self.sessions = sessions
         self.sent_ids: set[str] = set()
         for message in messages:
@@ -126,7 +127,7 @@ class SessionFacts:
                 self.sent_ids.add(sid)
 
     def attributes(self, session_key: str | None, protocol_version: str | None) -> dict[str, Any]:
-        session = self.sessions.get(session_key or "", {})
+        session: Mapping[str, Any] = self.sessions.get(session_key or "", {})
         out: dict[str, Any] = {
             "mcp.protocol.version": protocol_version or session.get("protocol_version"),
             "finmcp.session_key": session_key,

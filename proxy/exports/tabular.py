@@ -1,7 +1,7 @@
 """``--format csv`` and ``--format parquet``: a run's ``calls`` rows for pandas, DuckDB or a spreadsheet.
 
 Both hold every column of :data:`recordings.schema.CALLS_COLUMNS`, in order, one row per call (all of
-the run's calls, with or without a sample tag), ordered as :meth:`RecordingStore.calls` returns them.
+the run's calls, with or without a sample tag), ordered as :meth:`recordings.trace_store.TraceStore.calls` returns them.
 The JSON columns (``jsonrpc_id``, ``arguments``, ``result``, ``rpc_error``) are their stored JSON
 text: a lone surrogate a client sent stays the JSON escape ``\\ud800``, so the text is valid UTF-8
 and decodes to the value the client sent.
@@ -22,20 +22,21 @@ import io
 from datetime import UTC, datetime
 from typing import Any
 
-from proxy.exports.exchanges import TraceReader, wall_ns
+from proxy.exports.exchanges import wall_ns
 from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
 from recordings.schema import CALLS_COLUMNS
+from recordings.trace_store import TraceStore
 
 INTEGER_COLUMNS = frozenset({"id", "turn", "seq", "t_req_ns", "t_resp_ns", "call_group", "trial"})
 
 
-def calls_rows(store: TraceReader, run_id: str) -> list[dict[str, Any]]:
+def calls_rows(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """The run's call rows with the JSON columns as stored text."""
     return store.calls(run_id, parse_json=False)
 
 
-def export_csv(store: TraceReader, run_id: str) -> str:
+def export_csv(store: TraceStore, run_id: str) -> str:
     """The run's calls as RFC 4180 CSV text."""
     lines = [",".join(CALLS_COLUMNS)]
     for row in calls_rows(store, run_id):
@@ -53,7 +54,7 @@ def _csv_field(value: Any) -> str:
     return '"' + escape_surrogates(str(value)).replace('"', '""') + '"'
 
 
-def export_parquet(store: TraceReader, run_id: str) -> bytes:
+def export_parquet(store: TraceStore, run_id: str) -> bytes:
     """The run's calls as a Parquet file (bytes)."""
     try:
         import pyarrow as pa

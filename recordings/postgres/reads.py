@@ -1,8 +1,8 @@
-"""Reading traces from the shared PostgreSQL store with the API and row shapes of SQLite's reads.
+"""The trace store on PostgreSQL: :class:`PgTraceStore`, the reads of SQLite's with the same rows.
 
-:class:`PgTraceReader` has the read API of :class:`recordings.trace_read.TraceReadMixin` -- ``calls``,
-``runs``, ``sessions``, ``messages`` -- with the same arguments, ordering and dict keys, so every
-command that reads a trace store works on either engine. Two differences are of meaning only:
+:class:`PgTraceStore` is a :class:`recordings.trace_store.TraceStore`: every read takes the same
+arguments and gives the same ordering and dict keys as on SQLite, so every command that reads a trace
+store works on either engine. Two differences are of meaning only:
 
 - ``id`` of a call or message is the store-wide row id (unique across proxies, increasing in arrival
   order), not the id the row had in its proxy's local SQLite file (that one is ``local_id``, kept
@@ -16,38 +16,18 @@ database's collation, so both engines list rows in the same order.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from types import TracebackType
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from recordings.errors import RecordingsError, SchemaVersionError
 from recordings.postgres.connection import connect, redacted_url
 from recordings.postgres.schema import SCHEMA_VERSION, current_version, migrate
-from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
-from recordings.trace import SESSION_FIELDS
-from recordings.trace_read import call_from_row, message_from_row, run_from_row
+from recordings.trace_store import TraceStore
+from recordings.trace_types import InFlight
 
 STREAM_BATCH = 5000
 """Rows fetched per round trip by a server-side cursor."""
-
-
-def asc(column: str, text: bool = False) -> str:
-    """``column`` ascending as SQLite orders it: NULLs first, text by bytes."""
-    collate = ' COLLATE "C"' if text else ""
-    return f"{column}{collate} ASC NULLS FIRST"
-
-
-def order_by(*columns: tuple[str, bool]) -> str:
-    """`` ORDER BY`` over (column, is_text) pairs in SQLite's order."""
-    return " ORDER BY " + ", ".join(asc(name, text) for name, text in columns)
-
-
-def where_equal(**filters: object) -> tuple[str, list[Any]]:
-    """``" WHERE a = %s AND ..."`` over the filters that are not None, and their values."""
-    names = [name for name, value in filters.items() if value is not None]
-    if not names:
-        return "", []
-    return " WHERE " + " AND ".join(f"{name} = %s" for name in names), [filters[name] for name in names]
 
 
 def open_store(url: str) -> Any:
@@ -77,113 +57,76 @@ def open_store(url: str) -> Any:
     return conn
 
 
-class PgTraceReader:
-    """The trace read API over a PostgreSQL store (see the module docstring for ``id``)."""
+class PgTraceStore(TraceStore):
+    """The trace store on PostgreSQL (see the module docstring for ``id``); one connection, locked per query."""
+
+    engine = "postgresql"
+    IS = "IS NOT DISTINCT FROM"
 
     def __init__(self, url: str, conn: Any | None = None) -> None:
         self.url = url
         self.label = redacted_url(url)
         self.conn = conn if conn is not None else open_store(url)
-
-    def __enter__(self) -> PgTraceReader:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        self._lock = threading.RLock()
 
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, params).fetchall())
+        with self._lock:
+            return list(self.conn.execute(pg_sql(sql), tuple(params)).fetchall())
 
-    def calls(
-        self,
-        run_id: str,
-        sample_id: str | None = None,
-        *,
-        turn: int | None = None,
-        parse_json: bool = True,
-    ) -> list[dict[str, Any]]:
-        """Calls of a run (optionally one sample / turn), ordered by sample_id, turn, seq, id.
-
-        Same shape as :meth:`recordings.trace_read.TraceReadMixin.calls`.
-        """
-        where, params = where_equal(run_id=run_id, sample_id=sample_id, turn=turn)
-        sql = f"SELECT {', '.join(CALLS_COLUMNS)} FROM calls{where}" + order_by(
-            ("sample_id", True), ("turn", False), ("seq", False), ("id", False)
-        )
-        return [call_from_row(row, parse_json) for row in self._rows(sql, params)]
-
-    def runs(self) -> list[dict[str, Any]]:
-        """Every run with ``run_id, created, meta`` (decoded) and counts: ``calls, samples, sessions``."""
-        sql = (
-            "SELECT r.run_id, r.created, r.meta, coalesce(c.n, 0), coalesce(c.samples, 0),"
-            " coalesce(s.n, 0) FROM runs r"
-            " LEFT JOIN (SELECT run_id, count(*) AS n, count(DISTINCT sample_id) AS samples"
-            "  FROM calls GROUP BY run_id) c ON c.run_id = r.run_id"
-            " LEFT JOIN (SELECT run_id, count(*) AS n FROM sessions GROUP BY run_id) s"
-            "  ON s.run_id = r.run_id" + order_by(("r.created", True), ("r.run_id", True))
-        )
-        return [run_from_row(row) for row in self._rows(sql)]
-
-    def sessions(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """Session rows (all, or one run's), ordered by start time."""
-        columns = ("session_key", *SESSION_FIELDS)
-        where, params = where_equal(run_id=run_id)
-        sql = f"SELECT {', '.join(columns)} FROM sessions{where}" + order_by(
-            ("started", True), ("session_key", True), ("id", False)
-        )
-        return [dict(zip(columns, row, strict=True)) for row in self._rows(sql, params)]
-
-    def messages(self, session_key: str | None = None, run_id: str | None = None) -> list[dict[str, Any]]:
-        """Logged messages (filtered by session and/or run), ordered by session_key, seq, id."""
-        where, params = where_equal(session_key=session_key, run_id=run_id)
-        sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages{where}" + order_by(
-            ("session_key", True), ("seq", False), ("id", False)
-        )
-        return [message_from_row(row) for row in self._rows(sql, params)]
-
-    def stream(self, sql: str, params: Sequence[Any] = (), batch: int = STREAM_BATCH) -> Iterator[tuple]:
-        """Rows of ``sql`` through a server-side cursor, ``batch`` per round trip (bounded memory)."""
-        with self.conn.transaction(), self.conn.cursor(name="finmcp_stream") as cursor:
+    def _stream(
+        self, sql: str, params: Sequence[Any], batch: int = STREAM_BATCH
+    ) -> Iterator[tuple[Any, ...]]:
+        """Rows through a server-side cursor, ``batch`` per round trip (bounded memory)."""
+        with self._lock, self.conn.transaction(), self.conn.cursor(name="finmcp_stream") as cursor:
             cursor.itersize = batch
-            cursor.execute(sql, params)
+            cursor.execute(pg_sql(sql), tuple(params))
             yield from cursor
 
-    def run_ids(self, limit: int = 50) -> list[str]:
-        """Distinct run ids that have calls (byte order, at most ``limit``)."""
-        sql = 'SELECT DISTINCT run_id COLLATE "C" FROM calls WHERE run_id IS NOT NULL ORDER BY 1 LIMIT %s'
-        return [run_id for (run_id,) in self._rows(sql, (limit,))]
+    def _update(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        changed = 0
+        with self._lock, self.conn.transaction():
+            for params in rows:
+                changed += self.conn.execute(pg_sql(sql), tuple(params)).rowcount
+        return changed
+
+    def _order_by(self, *columns: tuple[str, bool]) -> str:
+        return " ORDER BY " + ", ".join(asc(name, text) for name, text in columns)
+
+    def in_flight(self, run_id: str) -> list[InFlight]:
+        """Origins (proxies) whose shipper still holds unshipped rows of ``run_id``.
+
+        An origin counts when ``pending_rows > 0`` and its ``pending_runs`` JSON array names the run;
+        ``heartbeat_age_s`` is the seconds since its shipper last reported.
+        """
+        rows = self._rows(
+            "SELECT origin, label, pending_rows, pending_runs, extract(epoch FROM now() - heartbeat)"
+            ' FROM origins WHERE pending_rows > 0 ORDER BY origin COLLATE "C"'
+        )
+        return [
+            InFlight(origin, label, int(pending_rows), float(age))
+            for origin, label, pending_rows, pending_runs, age in rows
+            if run_id in _runs_named(pending_runs)
+        ]
 
 
-def in_flight(conn: Any, run_id: str) -> list[dict[str, Any]]:
-    """Origins (proxies) whose shipper still holds unshipped rows of ``run_id``.
+def pg_sql(text: str) -> str:
+    """A statement written with ``?`` placeholders in psycopg's style (``%s``, a literal ``%`` doubled)."""
+    return text.replace("%", "%%").replace("?", "%s")
 
-    Each: ``origin``, ``label``, ``pending_rows`` and ``heartbeat_age_s`` (seconds since the shipper
-    last reported). An origin counts when ``pending_rows > 0`` and its ``pending_runs`` JSON array
-    names the run.
-    """
-    rows = conn.execute(
-        "SELECT origin, label, pending_rows, pending_runs, extract(epoch FROM now() - heartbeat)"
-        ' FROM origins WHERE pending_rows > 0 ORDER BY origin COLLATE "C"'
-    ).fetchall()
-    out = []
-    for origin, label, pending_rows, pending_runs, age in rows:
-        try:
-            runs = json.loads(pending_runs) if pending_runs else []
-        except json.JSONDecodeError:
-            runs = []
-        if isinstance(runs, list) and run_id in runs:
-            out.append(
-                {
-                    "origin": origin,
-                    "label": label,
-                    "pending_rows": int(pending_rows),
-                    "heartbeat_age_s": float(age),
-                }
-            )
-    return out
+
+def asc(column: str, text: bool = False) -> str:
+    """``column`` ascending as SQLite orders it: NULLs first, text by bytes."""
+    collate = ' COLLATE "C"' if text else ""
+    return f"{column}{collate} ASC NULLS FIRST"
+
+
+def _runs_named(pending_runs: str | None) -> list[Any]:
+    try:
+        runs = json.loads(pending_runs) if pending_runs else []
+    except json.JSONDecodeError:
+        return []
+    return runs if isinstance(runs, list) else []

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from proxy.testing import ProxyProcess
-from recordings.trace_source import open_trace_reader
+from recordings.trace_store import open_trace_store
 from server.testing import ServerProcess
 from tests.clients import provision
 from tests.support.postgres import require_or_skip
@@ -218,7 +218,7 @@ def test_client_lists_calls_and_is_traced_exactly(
         assert versions == {"2026-07-28"}, versions
     else:
         assert len(versions) == 1 and versions.pop() < "2026", versions
-    with open_trace_reader(str(stack.db)) as reader:
+    with open_trace_store(str(stack.db)) as reader:
         methods = [m["method"] for m in reader.messages(run_id=case.run)]
     assert "tools/list" in methods, methods
     if case.era == "handshake":

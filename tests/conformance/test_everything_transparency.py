@@ -23,7 +23,7 @@ import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from proxy.testing import stdio_args
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from tests.conformance.everything_client import CALLED_TOOLS, ELICITED, SAMPLED, exercise
 from tests.conformance.suite import Everything, Suite, provisioned
 from tests.support.processes import Children
@@ -113,7 +113,7 @@ def test_the_client_answered_the_servers_requests_and_got_its_notifications(tran
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_the_proxy_logged_every_call_and_every_other_message(transcripts, transport):
-    with RecordingStore.open(transcripts.dbs[transport]) as store:
+    with SqliteTraceStore.open(transcripts.dbs[transport]) as store:
         calls = store.calls(RUN)
         conn = store.db.conn
         messages = conn.execute("SELECT direction, kind, method FROM messages").fetchall()

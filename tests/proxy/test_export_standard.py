@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from proxy.cli import main as proxy_main
 from proxy.exports.otlp import trace_id
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from recordings.schema import CALLS_COLUMNS
 from server.sim.example_args import example_arguments
 from server.world import World
@@ -123,7 +123,7 @@ def test_otlp_parses_with_the_opentelemetry_decoder(traced, tmp_path):
     (resource,) = request.resource_spans
     assert _attrs(resource.resource)["service.name"] == "finmcp-proxy"
     spans = [s for scope in resource.scope_spans for s in scope.spans]
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         calls = store.calls(RUN)
         messages = store.messages(run_id=RUN)
     by_trace: dict[bytes, list[Any]] = {}
@@ -305,7 +305,7 @@ def test_har_holds_every_http_exchange_with_the_required_fields(traced, tmp_path
     har = json.loads(out.read_text(encoding="utf-8"))
     jsonschema.validate(har, HAR_SCHEMA)
     entries = har["log"]["entries"]
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         messages = store.messages(run_id=RUN)
         calls = store.calls(RUN)
     assert len(entries) == sum(1 for m in messages if m["headers"] is not None)
@@ -345,7 +345,7 @@ def test_csv_round_trips_every_row_with_the_stdlib_reader(traced, tmp_path):
     with out.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
     assert tuple(rows[0]) == CALLS_COLUMNS
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         stored = store.calls(RUN, parse_json=False)
         parsed = store.calls(RUN)
     assert len(rows) - 1 == len(stored) == 5 + 1 + len(ODD_ARGUMENTS)
@@ -372,7 +372,7 @@ def test_parquet_reads_back_equal_with_typed_columns(traced, tmp_path):
     assert table.schema.field("t_req_ns").type == pa.int64()
     assert table.schema.field("latency_ms").type == pa.float64()
     assert table.schema.field("wall_time").type == pa.timestamp("us", tz="UTC")
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         stored = store.calls(RUN, parse_json=False)
     read = table.to_pylist()
     assert len(read) == len(stored)

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx2
 import pytest
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from tests.support.polling import wait_for
 from tests.support.rpc import JSON_HEADERS, raw_request
 
@@ -142,7 +142,7 @@ def test_request_and_response_bytes_pass_unchanged(proxied):
     lowered = {k.lower(): v for k, v in seen_headers.items()}
     assert lowered["x-custom"] == "kept"
     assert not any(k.startswith("x-finmcp") for k in lowered)
-    with RecordingStore.open(proxied.db) as store:
+    with SqliteTraceStore.open(proxied.db) as store:
         calls = store.calls("fw")
     assert [(c["sample_id"], c["turn"], c["jsonrpc_id"], c["status"]) for c in calls] == [
         ("s", 4, "a-1", "ok")
@@ -155,7 +155,7 @@ def test_a_chunked_json_answer_is_forwarded_whole_after_its_row(proxied):
     with httpx2.Client(timeout=5) as http:
         response = http.post(proxied.tagged("chunked"), content=json.dumps(CALL), headers=JSON_HEADERS)
     assert response.status_code == 200 and response.content == RESULT
-    with RecordingStore.open(proxied.db) as store:
+    with SqliteTraceStore.open(proxied.db) as store:
         assert [c["status"] for c in store.calls("chunked")] == ["ok"]
 
 
@@ -184,7 +184,7 @@ def test_sse_is_streamed_as_it_arrives(proxied):
     # the progress event reached the client while the upstream still held its answer back
     assert arrivals[0][0] is False and "notifications/progress" in arrivals[0][1]
     assert arrivals[1][1] == "data: " + RESULT.decode()
-    with RecordingStore.open(proxied.db) as store:
+    with SqliteTraceStore.open(proxied.db) as store:
         assert [c["status"] for c in store.calls("sse")] == ["ok"]
 
 
@@ -198,7 +198,7 @@ def test_an_sse_answer_and_its_end_arriving_together_pass_unchanged(proxied):
         while not received.endswith(b"0\r\n\r\n"):
             received += sock.recv(65536)
     assert received.split(b"\r\n\r\n", 1)[1] == SSE_WITH_END  # chunk framing included, byte for byte
-    with RecordingStore.open(proxied.db) as store:
+    with SqliteTraceStore.open(proxied.db) as store:
         assert [c["status"] for c in store.calls("together")] == ["ok"]
 
 
@@ -211,7 +211,7 @@ def test_silent_upstream_times_out_with_a_jsonrpc_error(proxied):
     assert response.status_code == 504
     error = response.json()
     assert error["id"] == "a-1" and f"did not answer within {TIMEOUT_S} s" in error["error"]["message"]
-    with RecordingStore.open(proxied.db) as store:
+    with SqliteTraceStore.open(proxied.db) as store:
         calls = store.calls("slow")
     assert [c["status"] for c in calls] == ["transport_error"]
 

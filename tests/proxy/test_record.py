@@ -11,7 +11,7 @@ from mcp.client import Client
 
 from evaluator.inputs.predictions import load_predictions_file
 from proxy.cli import main as proxy_main
-from recordings import RecordingStore
+from recordings import RecordingStore, SqliteTraceStore
 from server.sim.example_args import example_arguments
 from server.world import World
 from tests.support.polling import wait_for
@@ -66,7 +66,7 @@ def recorded(tmp_path_factory):
 @pytest.mark.slow
 def test_record_then_serve_strictly_then_replay_identical(recorded, server_process, capsys):
     db, rec, groups = recorded
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         calls = store.calls("rec")
     ok = [c for c in calls if c["status"] == "ok"]
     assert len(calls) == sum(len(g) for g in groups) + 1 and ok

@@ -11,7 +11,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from evaluator.inputs.trace_db import load_predictions_db
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from tests.support.scripts import proxy_stdio, run_script, server_stdio_command
 from tests.support.sdk import request_meta
 from tests.support.traces import read_calls, wait_calls
@@ -66,7 +66,7 @@ def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, m
     ]
     assert [c["call_group"] for c in calls] == [0, 0, 0, 0]  # turn 3 starts its own numbering
     assert sorted(c["group_source"] for c in calls[:3]) == ["gap", "overlap", "overlap"]
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         (session,) = store.sessions(run)
         messages = store.messages(session["session_key"])
     assert session["transport"] == "stdio" and session["ended"]

@@ -15,7 +15,7 @@ from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
 from proxy.upstream_http import Target, UpstreamError, build_request, parse_head
 from proxy.writer import TraceWriter
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from recordings.plumbing.sse import SSEParser
 from tests.support.rpc import MODERN, raw_request
 
@@ -294,7 +294,7 @@ def test_policy_hosts_origins_token():
 def trace_db(tmp_path):
     """(path, store) of a fresh trace database; the store is closed after the test."""
     path = tmp_path / "t.sqlite"
-    store = RecordingStore.open(path)
+    store = SqliteTraceStore.open(path)
     yield path, store
     store.close()
 
@@ -306,7 +306,7 @@ def test_writer_acks_after_commit_and_batches(trace_db):
     async def main():
         writer.bind(asyncio.get_running_loop())
 
-        def request(i: int) -> Callable[[RecordingStore], object]:
+        def request(i: int) -> Callable[[SqliteTraceStore], object]:
             return lambda s: s.log_message(direction="c2s", kind="request", body=f'{{"id":{i}}}')
 
         for i in range(50):
@@ -318,7 +318,7 @@ def test_writer_acks_after_commit_and_batches(trace_db):
             return s.finish_call(call_ids[0], result={"content": [], "isError": False})
 
         status = await writer.submit(finish, wait=True)
-        with RecordingStore.open(path) as reader:  # another connection sees the committed row
+        with SqliteTraceStore.open(path) as reader:  # another connection sees the committed row
             assert [c["status"] for c in reader.calls("w")] == ["ok"]
         return status
 
@@ -341,7 +341,7 @@ def test_writer_commits_up_to_the_awaited_row_and_lingers_the_rest(trace_db):
         await asyncio.sleep(0.1)
         assert writer.commits == 2 and _committed(path)[0] == 2  # ... at most `linger` seconds
 
-        def ensure(run: str) -> Callable[[RecordingStore], object]:
+        def ensure(run: str) -> Callable[[SqliteTraceStore], object]:
             return lambda s: s.ensure_run(run)
 
         many = [writer.submit(ensure(f"r{i}"), wait=True) for i in range(20)]
@@ -361,7 +361,7 @@ def test_writer_commits_at_once_when_asked_to(trace_db):
         writer.submit(lambda s: s.ensure_run("queued before"))
         future = writer.submit(lambda s: s.ensure_run("now"), wait=True, now=True)
         assert future.done() and writer.commits == 1  # no loop iteration needed
-        with RecordingStore.open(path) as reader:
+        with SqliteTraceStore.open(path) as reader:
             assert sorted(r["run_id"] for r in reader.runs()) == ["now", "queued before"]
         await future
 
@@ -542,5 +542,5 @@ def test_ordered_output_holds_bytes_behind_a_barrier_until_the_rows_commit():
 
 def _committed(path) -> tuple[int, list[str]]:
     """What another connection sees: the number of message rows and the run ids."""
-    with RecordingStore.open(path) as reader:
+    with SqliteTraceStore.open(path) as reader:
         return len(reader.messages()), [r["run_id"] for r in reader.runs()]

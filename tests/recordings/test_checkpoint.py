@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from recordings.checkpoint import BackgroundCheckpointer
 from tests.support.polling import wait_for
 
@@ -22,7 +22,7 @@ def _fully_checkpointed(path) -> bool:
 def test_commits_stop_checkpointing_and_the_thread_catches_up(tmp_path):
     path = tmp_path / "runs.sqlite"
     wal = tmp_path / "runs.sqlite-wal"
-    store = RecordingStore.open(path)
+    store = SqliteTraceStore.open(path)
     store.checkpoint_in_background(interval=3600)  # the test drives the checkpoints itself
     assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
     checkpointer = store._checkpointer
@@ -38,13 +38,13 @@ def test_commits_stop_checkpointing_and_the_thread_catches_up(tmp_path):
     assert checkpointer.checkpoint_if_changed() is False  # nothing committed since
     store.close()
     assert not checkpointer._thread.is_alive()
-    with RecordingStore.open(path) as reopened:
+    with SqliteTraceStore.open(path) as reopened:
         assert len(reopened.messages()) == 1500
 
 
 def test_the_thread_checkpoints_while_the_writer_keeps_committing(tmp_path):
     path = tmp_path / "runs.sqlite"
-    store = RecordingStore.open(path)
+    store = SqliteTraceStore.open(path)
     store.checkpoint_in_background(interval=0.01)
     stop = threading.Event()
     written = []
@@ -62,19 +62,19 @@ def test_the_thread_checkpoints_while_the_writer_keeps_committing(tmp_path):
         writer.join()
     store.close()
     assert _fully_checkpointed(path)  # the last checkpoint at close copied everything
-    with RecordingStore.open(path) as reopened:
+    with SqliteTraceStore.open(path) as reopened:
         assert len(reopened.messages()) == len(written)
 
 
 def test_in_memory_stores_ignore_it():
-    with RecordingStore.open(":memory:") as store:
+    with SqliteTraceStore.open(":memory:") as store:
         store.checkpoint_in_background()
         assert store._checkpointer is None
 
 
 def test_a_long_wal_is_restarted_so_that_it_stops_growing(tmp_path):
     """Past ``restart_frames`` the thread restarts the WAL: the next commit writes it from its start."""
-    store = RecordingStore.open(tmp_path / "runs.sqlite")
+    store = SqliteTraceStore.open(tmp_path / "runs.sqlite")
     store.checkpoint_in_background(interval=3600)  # the test drives the checkpoints itself
     checkpointer = store._checkpointer
     assert isinstance(checkpointer, BackgroundCheckpointer)
@@ -89,5 +89,5 @@ def test_a_long_wal_is_restarted_so_that_it_stops_growing(tmp_path):
     assert busy == 0 and frames == copied < 10  # the WAL holds the last commit only
     assert checkpointer.restarts == 1
     store.close()
-    with RecordingStore.open(tmp_path / "runs.sqlite") as reopened:
+    with SqliteTraceStore.open(tmp_path / "runs.sqlite") as reopened:
         assert len(reopened.messages()) == 101

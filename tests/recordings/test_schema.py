@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from recordings import CALLS_COLUMNS, RecordingStore
+from recordings import CALLS_COLUMNS, RecordingStore, SqliteTraceStore
 from recordings.errors import SchemaError, SchemaVersionError
 from recordings.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_database, user_version
 
@@ -71,7 +71,7 @@ def test_a_version_2_database_loses_the_unused_call_index_and_keeps_its_calls(tm
     db.execute("INSERT INTO calls (tool, arguments, status, trial, run_id) VALUES ('T', '{}', 'ok', 0, 'r')")
     assert "calls_session_jsonrpc_id" in [name for _, name, *_ in db.execute("PRAGMA index_list(calls)")]
     db.close()
-    with RecordingStore.open(path) as store:
+    with SqliteTraceStore.open(path) as store:
         assert [c["tool"] for c in store.calls("r")] == ["T"]
         names = [row[1] for row in store.db.execute("PRAGMA index_list(calls)")]
         assert "calls_session_jsonrpc_id" not in names and "calls_run_sample_turn_seq" in names
@@ -104,8 +104,9 @@ def test_old_database_is_migrated_on_open_and_keeps_its_rows(tmp_path):
         assert store.schema_version == SCHEMA_VERSION
         assert store.count() == 1
         assert store.get_response_by_key("inv", "T", "k")["content"] == TEXT["content"]
-        call_id = store.begin_call(tool="T", arguments={}, run_id="r")
-        assert store.calls("r")[0]["id"] == call_id
+    with SqliteTraceStore.open(path) as traces:
+        call_id = traces.begin_call(tool="T", arguments={}, run_id="r")
+        assert traces.calls("r")[0]["id"] == call_id
 
 
 def test_empty_file_is_initialised(tmp_path):
@@ -170,12 +171,13 @@ def test_committed_rows_survive_a_killed_process(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, signal
-        from recordings import RecordingStore
+        from recordings import RecordingStore, SqliteTraceStore
         store = RecordingStore.open({str(path)!r})
         store.put_response("inv", "T", {{"a": 1}}, {TEXT!r}, "simulated")
-        call = store.begin_call(tool="T", arguments={{"a": 1}}, run_id="r", sample_id="s")
-        store.finish_call(call, result={TEXT!r})
-        pending = store.begin_call(tool="T", arguments={{"a": 2}}, run_id="r", sample_id="s")
+        traces = SqliteTraceStore.sharing(store)
+        call = traces.begin_call(tool="T", arguments={{"a": 1}}, run_id="r", sample_id="s")
+        traces.finish_call(call, result={TEXT!r})
+        pending = traces.begin_call(tool="T", arguments={{"a": 2}}, run_id="r", sample_id="s")
         os.kill(os.getpid(), signal.SIGKILL)
         """
     )
@@ -183,7 +185,8 @@ def test_committed_rows_survive_a_killed_process(tmp_path):
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     with RecordingStore.open(path) as store:
         assert store.get_response("inv", "T", {"a": 1})["content"] == TEXT["content"]
-        assert [c["status"] for c in store.calls("r")] == ["ok", "pending"]
+    with SqliteTraceStore.open(path) as traces:
+        assert [c["status"] for c in traces.calls("r")] == ["ok", "pending"]
 
 
 def test_non_sqlite_file_is_refused(tmp_path):

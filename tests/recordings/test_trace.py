@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from recordings import CALLS_COLUMNS, RecordingStore
+from recordings import CALLS_COLUMNS, SqliteTraceStore
 from recordings import trace as trace_module
 from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
 
@@ -38,7 +38,7 @@ OK = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {}, "isE
 
 @pytest.fixture
 def store(tmp_path):
-    with RecordingStore.open(tmp_path / "runs.sqlite") as opened:
+    with SqliteTraceStore.open(tmp_path / "runs.sqlite") as opened:
         yield opened
 
 
@@ -292,7 +292,7 @@ def test_text_holding_lone_surrogates_is_stored_and_reads_back(store):
 def test_group_refs_get_numbers_unique_in_their_scope_across_writers(tmp_path):
     """Two connections (two proxy processes) writing one scope in turn never share a group number."""
     path = tmp_path / "runs.sqlite"
-    with RecordingStore.open(path) as first, RecordingStore.open(path) as second:
+    with SqliteTraceStore.open(path) as first, SqliteTraceStore.open(path) as second:
 
         def call(store, token, group, turn=0):
             return store.begin_call(
@@ -316,7 +316,7 @@ def test_a_store_remembers_the_most_recently_written_group_refs_only(tmp_path, m
     """The ref -> number memory is bounded (a sequential client opens a group per call): the least
     recently written ref is forgotten first, and a forgotten ref that comes back opens a new group."""
     monkeypatch.setattr(trace_module, "GROUP_REFS_KEPT", 2)
-    with RecordingStore.open(tmp_path / "runs.sqlite") as store:
+    with SqliteTraceStore.open(tmp_path / "runs.sqlite") as store:
 
         def call(group):
             return store.begin_call(tool="T", arguments={}, run_id="r", sample_id="s", group_ref=("a", group))

@@ -15,7 +15,7 @@ import subprocess
 import httpx2
 import pytest
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from tests.support.processes import SERVER_SIGTERM_EXIT, stderr_problems
 from tests.support.rpc import modern_call
 from tests.support.scripts import run_script, script
@@ -202,7 +202,7 @@ def test_secrets_never_stored_or_exported(proxy, tmp_path):
     wait_messages(
         proxy.db, "secrets", lambda m: m["direction"] == "s2c", count=2
     )  # written behind the traffic
-    with RecordingStore.open(proxy.db) as store:
+    with SqliteTraceStore.open(proxy.db) as store:
         calls = store.calls("secrets")
         rows = store.messages(run_id="secrets")
     checkpoint(proxy.db)
@@ -250,7 +250,7 @@ def test_upstream_url_credentials_are_not_stored(server, children, tmp_path):
         httpx2.post(proxy.tagged("up", "s", 0), content=body, headers=headers, timeout=10).status_code == 200
     )
     children.stop(proxy)  # SIGTERM: the proxy commits every queued row before it exits
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         (session,) = store.sessions("up")
     checkpoint(db)
     assert session["upstream"].endswith("?api_key=[REDACTED]")

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from tests.support.loadgen import TOOL, assert_rows_are_what_clients_got, record_diagnoses
 from tests.support.processes import health
 from tests.support.scripts import proxy_stdio
@@ -96,7 +96,7 @@ def test_soak_no_loss_no_duplicates_flat_memory(recordings, children, tmp_path):
     children.stop(server)
 
     total = (HTTP_CLIENTS + STDIO_CLIENTS) * CALLS
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         calls = store.calls("soak")
         integrity = store.db.execute("PRAGMA integrity_check").fetchone()[0]
     figures = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from recordings.postgres.connection import connect
 from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
-from recordings.trace import SESSION_FIELDS
+from recordings.trace_types import SESSION_FIELDS
 
 SESSION_COLUMNS = ("session_key", *SESSION_FIELDS)
 

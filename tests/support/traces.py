@@ -6,13 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from tests.support.polling import DEFAULT_TIMEOUT_S, wait_for
 
 
 def read_calls(db: str | Path, run: str, sample: str | None = None) -> list[dict[str, Any]]:
     """The call rows of a run (or one sample of it), as they are now."""
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         return store.calls(run, sample)
 
 
@@ -46,7 +46,7 @@ def wait_messages(
     """The message rows of a run that match ``predicate``, once at least ``count`` of them exist."""
 
     def probe() -> list[dict[str, Any]]:
-        with RecordingStore.open(db) as store:
+        with SqliteTraceStore.open(db) as store:
             return [m for m in store.messages(run_id=run) if predicate(m)]
 
     return wait_for(
@@ -64,7 +64,7 @@ def wait_sessions(
     """The session rows of a run, once ``predicate(rows)`` holds (session rows lag the traffic)."""
 
     def probe() -> list[dict[str, Any]]:
-        with RecordingStore.open(db) as store:
+        with SqliteTraceStore.open(db) as store:
             return store.sessions(run)
 
     return wait_for(probe, predicate, timeout=timeout, what=f"the session rows of run {run!r}")
@@ -72,13 +72,13 @@ def wait_sessions(
 
 def integrity(db: str | Path) -> str:
     """``PRAGMA integrity_check`` of the file ("ok" when sound)."""
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         return store.db.execute("PRAGMA integrity_check").fetchone()[0]
 
 
 def checkpoint(db: str | Path) -> None:
     """Fold the WAL into the main file (so a byte search of the files sees everything once)."""
-    with RecordingStore.open(db) as store:
+    with SqliteTraceStore.open(db) as store:
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

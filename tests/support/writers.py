@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Condition
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 
 
 def write_in_turn(
@@ -17,7 +17,7 @@ def write_in_turn(
     Each call is one transaction (as a proxy commits a call row), so the processes interleave their
     commits exactly as the schedule says while each keeps its own connection (and ``seq`` cache).
     """
-    store = RecordingStore.open(db)
+    store = SqliteTraceStore.open(db)
     try:
         for index, writer in enumerate(schedule):
             if writer != me:

@@ -81,7 +81,7 @@ def test_db_outputs_errors_and_trials(trace_db):
 
 
 def test_db_errors_are_clear(tmp_path, trace_db):
-    with pytest.raises(EvalInputError, match="trace DB not found"):
+    with pytest.raises(EvalInputError, match="trace store not found"):
         load_predictions_db(tmp_path / "missing.sqlite", "r")
     db = trace_db([{"run": "r1", "sample": "a", "tool": "A"}])
     with pytest.raises(EvalInputError, match=r"run 'zz' not found; runs present: \['r1'\]"):

@@ -8,8 +8,8 @@ from evaluator.benchmarks import open_references
 from evaluator.inputs.trace_db import load_predictions_db
 from evaluator.reports.pipeline import evaluate
 from evaluator.viewer import queries
+from recordings.trace_store import open_trace_store
 from evaluator.viewer.diff import METRIC_KEYS, load_benchmark, sample_diff, sample_metrics, traced_predictions
-from evaluator.viewer.source import open_source
 from tests.evaluator.viewer.conftest import DROPPED, SAMPLES, Traced
 
 pytestmark = pytest.mark.slow  # the session's harness run (server + proxy + two runs)
@@ -23,11 +23,8 @@ def _shape(pred):
 
 @pytest.mark.parametrize("run", ["oracle", "dropped"])
 def test_predictions_and_metrics_match_score(traced: Traced, run: str) -> None:
-    source = open_source(str(traced.db))
-    try:
-        rows = queries.prediction_rows(source, run)
-    finally:
-        source.close()
+    with open_trace_store(traced.db, readonly=True) as store:
+        rows = list(store.prediction_rows(run))
     mine = traced_predictions(rows)
     theirs = load_predictions_db(traced.db, run)
     assert {sid for sid, _ in mine} == set(theirs.by_sample) == set(SAMPLES)
@@ -43,12 +40,9 @@ def test_predictions_and_metrics_match_score(traced: Traced, run: str) -> None:
 
 
 def test_diff_marks_the_deleted_call_missing(traced: Traced) -> None:
-    source = open_source(str(traced.db))
-    try:
-        rows = queries.prediction_rows(source, "dropped", [DROPPED[0]])
-        calls = queries.sample_calls(source, "dropped", DROPPED[0])
-    finally:
-        source.close()
+    with open_trace_store(traced.db, readonly=True) as store:
+        rows = list(store.prediction_rows("dropped", sample_ids=[DROPPED[0]]))
+        calls = queries.sample_calls(store, "dropped", DROPPED[0])
     bench = load_benchmark("finmcp-sim")
     traced_pred = traced_predictions(rows, ids=[c["id"] for c in calls])[(DROPPED[0], 0)]
     diff = sample_diff(bench.refs[DROPPED[0]], traced_pred, bench.canon)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from recordings import RecordingStore
+from recordings import SqliteTraceStore
 from recordings.outbox import (
     ShipperLockBusy,
     acknowledge,
@@ -23,7 +23,7 @@ from recordings.postgres.connection import connect
 from recordings.postgres.ingest import Ingest
 
 
-def _call(store: RecordingStore, run: str = "r1", sample: str = "s1", jsonrpc_id: str = "1") -> int:
+def _call(store: SqliteTraceStore, run: str = "r1", sample: str = "s1", jsonrpc_id: str = "1") -> int:
     return store.begin_call(
         run_id=run,
         sample_id=sample,
@@ -37,17 +37,17 @@ def _call(store: RecordingStore, run: str = "r1", sample: str = "s1", jsonrpc_id
     )
 
 
-def _finish(store: RecordingStore, call_id: int) -> None:
+def _finish(store: SqliteTraceStore, call_id: int) -> None:
     store.finish_call(call_id, result={"content": [], "isError": False}, t_resp_ns=3_000_000)
 
 
-def _log(store: RecordingStore, body: str = '{"jsonrpc":"2.0","id":1,"method":"tools/call"}') -> int:
+def _log(store: SqliteTraceStore, body: str = '{"jsonrpc":"2.0","id":1,"method":"tools/call"}') -> int:
     return store.log_message(session_key="k1", run_id="r1", direction="c2s", kind="request", body=body)
 
 
 @pytest.fixture
 def store(tmp_path):
-    with RecordingStore.open(tmp_path / "local.sqlite") as opened:
+    with SqliteTraceStore.open(tmp_path / "local.sqlite") as opened:
         yield opened
 
 
@@ -116,9 +116,9 @@ def test_turning_shipping_on_queues_the_rows_already_written(store):
 
 def test_the_origin_survives_reopening_the_file(tmp_path):
     path = tmp_path / "local.sqlite"
-    with RecordingStore.open(path) as store:
+    with SqliteTraceStore.open(path) as store:
         origin = install_outbox(store.db.conn)
-    with RecordingStore.open(path) as store:
+    with SqliteTraceStore.open(path) as store:
         assert origin_of(store.db.conn) == origin
         assert install_outbox(store.db.conn) == origin
 

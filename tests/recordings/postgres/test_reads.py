@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from recordings.errors import RecordingsError
-from recordings.trace_source import open_trace_reader
+from recordings.trace_store import open_trace_store
 from tests.support.pg_trace_copy import copy_trace, real_trace
 from tests.support.postgres import PostgresCluster
 from tests.support.scripts import run_script
@@ -37,7 +37,7 @@ def _without_ids(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_every_read_gives_the_same_rows_in_the_same_order(stores: tuple[Path, str]) -> None:
     db, url = stores
-    with open_trace_reader(db) as lite, open_trace_reader(url) as pg:
+    with open_trace_store(db) as lite, open_trace_store(url) as pg:
         assert pg.runs() == lite.runs() and [r["run_id"] for r in pg.runs()] == ["noisy"]
         assert pg.sessions() == lite.sessions() and pg.sessions("noisy") == lite.sessions("noisy")
         calls = lite.calls("noisy")
@@ -92,6 +92,6 @@ def test_a_run_that_is_not_there_and_an_unreachable_server_are_clear(stores: tup
 
 def test_an_empty_database_is_not_a_trace_store(postgres_url: str, tmp_path: Path) -> None:
     with pytest.raises(RecordingsError, match="not a finmcp trace store yet"):
-        open_trace_reader(postgres_url)
-    with pytest.raises(RecordingsError, match="does not exist"):
-        open_trace_reader(tmp_path / "missing.sqlite")
+        open_trace_store(postgres_url)
+    with pytest.raises(RecordingsError, match="trace store not found"):
+        open_trace_store(tmp_path / "missing.sqlite")

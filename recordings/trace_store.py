@@ -1,0 +1,370 @@
+"""The trace store: one interface over a SQLite file or a ``postgresql://`` store, opened by one function.
+
+:func:`open_trace_store` opens either engine; both answer every read of :class:`TraceStore` with the
+same rows in the same order (text sorts by bytes and NULLs first on both): the tables (``runs``,
+``sessions``, ``messages``, ``calls``), the evaluator's stream (:meth:`TraceStore.prediction_rows`),
+the viewer's pages (:class:`recordings.trace_pages.TracePages`), status counts, the rows a shipping
+proxy still holds (:meth:`TraceStore.in_flight`) and the harness's one rewrite of the proxy's rows
+(:meth:`TraceStore.set_aside`). :class:`SqliteTraceStore` also has the proxy's writes
+(:class:`recordings.trace.TraceWrites`); PostgreSQL is written by the shipper's ingest only
+(:mod:`recordings.postgres.ingest`). On PostgreSQL a row's ``id`` is the store-wide id (see
+:mod:`recordings.postgres.reads`).
+
+No module outside ``recordings/`` writes SQL against these tables (``tests/test_architecture.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from recordings.connection import where_equal
+from recordings.errors import RecordingsError
+from recordings.postgres.connection import is_postgres_url
+from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
+from recordings.trace import TraceWrites
+from recordings.trace_pages import TracePages, marks
+from recordings.trace_types import (
+    SESSION_COLUMNS,
+    CallDict,
+    InFlight,
+    LoggedCall,
+    MessageDict,
+    PredictionRow,
+    RunDict,
+    SessionDict,
+    call_from_row,
+    message_from_row,
+    run_from_row,
+    session_from_row,
+)
+
+PREDICTION_COLUMNS = (
+    "run_id",
+    "sample_id",
+    "turn",
+    "seq",
+    "tool",
+    "arguments",
+    "result",
+    "rpc_error",
+    "status",
+)
+"""Columns of ``calls`` the evaluator's stream needs (``call_group`` and ``trial`` are optional)."""
+SQLITE_BATCH = 256
+_JSONRPC_ID = CALLS_COLUMNS.index("jsonrpc_id")
+
+
+class TraceStore(TracePages):
+    """The trace store's interface; each engine supplies the hooks at the bottom.
+
+    A context manager (closes the store). ``label`` names it in messages (a URL's password
+    redacted); ``engine`` is ``"sqlite"`` or ``"postgresql"``.
+    """
+
+    engine = ""
+    label = ""
+    ROW_ID = "id"
+    """The column that breaks ties in arrival order (SQLite: ``rowid``, which every table has)."""
+    IS = "IS"
+    """SQL's null-safe equality in this dialect."""
+
+    # ---------------------------------------------------------------- the tables
+
+    def runs(self) -> list[RunDict]:
+        """Every run with ``run_id, created, meta`` (decoded) and counts: ``calls, samples, sessions``."""
+        sql = (
+            "SELECT r.run_id, r.created, r.meta,"
+            " (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id),"
+            " (SELECT count(DISTINCT c.sample_id) FROM calls c WHERE c.run_id = r.run_id),"
+            " (SELECT count(*) FROM sessions s WHERE s.run_id = r.run_id)"
+            " FROM runs r" + self._order_by(("r.created", True), ("r.run_id", True))
+        )
+        return [run_from_row(row) for row in self._rows(sql)]
+
+    def sessions(self, run_id: str | None = None) -> list[SessionDict]:
+        """Session rows (all, or one run's), ordered by start time."""
+        where, params = where_equal(run_id=run_id)
+        order = self._order_by(("started", True), ("session_key", True), (self.ROW_ID, False))
+        sql = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions{where}{order}"
+        return [session_from_row(row) for row in self._rows(sql, params)]
+
+    def session(self, session_key: str) -> SessionDict | None:
+        """One session's row, or None."""
+        sql = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE session_key = ?"
+        rows = self._rows(sql, [session_key])
+        return session_from_row(rows[0]) if rows else None
+
+    def messages(self, session_key: str | None = None, run_id: str | None = None) -> list[MessageDict]:
+        """Logged messages (filtered by session and/or run), ordered by session_key, seq, id.
+
+        ``body`` is the stored text; ``headers`` and ``jsonrpc_id`` are decoded.
+        """
+        where, params = where_equal(session_key=session_key, run_id=run_id)
+        order = self._order_by(("session_key", True), ("seq", False), (self.ROW_ID, False))
+        sql = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages{where}{order}"
+        return [message_from_row(row) for row in self._rows(sql, params)]
+
+    def tools_call_request(self, session_key: str | None, jsonrpc_id_text: str | None) -> MessageDict | None:
+        """The last ``tools/call`` request the client sent in a session with this (stored) JSON-RPC id."""
+        rows = self._rows(
+            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_key = ? AND jsonrpc_id = ?"
+            " AND kind = 'request' AND method = 'tools/call' AND direction = 'c2s' ORDER BY id DESC LIMIT 1",
+            [session_key, jsonrpc_id_text],
+        )
+        return message_from_row(rows[0]) if rows else None
+
+    def calls(
+        self,
+        run_id: str,
+        sample_id: str | None = None,
+        *,
+        turn: int | None = None,
+        parse_json: bool = True,
+    ) -> list[CallDict]:
+        """Calls of a run (optionally one sample / turn), ordered by sample_id, turn, seq, id.
+
+        Each dict has exactly the ``calls`` columns. With ``parse_json`` (default) the JSON columns
+        ``arguments``, ``result``, ``rpc_error`` and ``jsonrpc_id`` are decoded to Python values;
+        with ``parse_json=False`` they are the stored JSON text.
+        """
+        where, params = where_equal(run_id=run_id, sample_id=sample_id, turn=turn)
+        order = self._order_by(("sample_id", True), ("turn", False), ("seq", False), (self.ROW_ID, False))
+        sql = f"SELECT {', '.join(CALLS_COLUMNS)} FROM calls{where}{order}"
+        return [call_from_row(row, parse_json) for row in self._rows(sql, params)]
+
+    def calls_after(self, call_id: int, limit: int) -> list[LoggedCall]:
+        """Up to ``limit`` calls with an id above ``call_id``, in id order (a live follower's next batch)."""
+        rows = self._rows(
+            f"SELECT {', '.join(CALLS_COLUMNS)} FROM calls WHERE id > ? ORDER BY id LIMIT ?", [call_id, limit]
+        )
+        return [LoggedCall(call_from_row(row), row[_JSONRPC_ID]) for row in rows]
+
+    # ---------------------------------------------------------------- runs and counts
+
+    def run_ids(self, limit: int = 50) -> list[str]:
+        """Distinct run ids that have calls (byte order, at most ``limit``)."""
+        sql = "SELECT run_id FROM calls WHERE run_id IS NOT NULL GROUP BY run_id"
+        rows = self._rows(sql + self._order_by(("run_id", True)) + " LIMIT ?", [limit])
+        return [run_id for (run_id,) in rows]
+
+    def count_calls(self, run_id: str) -> int:
+        """How many calls carry ``run_id``."""
+        return int(self._rows("SELECT count(*) FROM calls WHERE run_id = ?", [run_id])[0][0])
+
+    def calls_per_sample(self, run_id: str) -> dict[str | None, int]:
+        """``{sample_id: number of calls}`` of a run (None: calls without a sample tag)."""
+        rows = self._rows(
+            "SELECT sample_id, count(*) FROM calls WHERE run_id = ? GROUP BY sample_id", [run_id]
+        )
+        return {sample: int(n) for sample, n in rows}
+
+    def call_statuses(self, run_id: str, sample_ids: Sequence[str]) -> dict[str, int]:
+        """``{status: number of calls}`` of some samples of a run."""
+        if not sample_ids:
+            return {}
+        rows = self._rows(
+            f"SELECT status, count(*) FROM calls WHERE run_id = ? AND sample_id IN ({marks(sample_ids)})"
+            " GROUP BY status",
+            [run_id, *sample_ids],
+        )
+        return {str(status): int(n) for status, n in rows}
+
+    # ---------------------------------------------------------------- the evaluator's stream
+
+    def prediction_rows(
+        self, run_id: str, *, outputs: bool = True, sample_ids: Sequence[str] | None = None
+    ) -> Iterator[PredictionRow]:
+        """The run's calls (or some samples') in the evaluator's order: sample, trial, turn, group
+        (NULL first), seq, row id; streamed a batch at a time, never the whole run at once.
+
+        Without ``outputs``, ``result`` and ``rpc_error`` read as None and are not fetched. A file
+        older than ``call_group``/``trial`` reads as one group per call and trial 0. The query is
+        checked when called (:class:`RecordingsError` for a table without the needed columns).
+        """
+        present = self.calls_columns()
+        group = "call_group" if "call_group" in present else "NULL"
+        trial = "trial" if "trial" in present else "0"
+        tail = "result, rpc_error" if outputs else "NULL, NULL"
+        sql = f"SELECT sample_id, {trial}, turn, {group}, seq, tool, arguments, {tail}, status FROM calls WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if sample_ids is not None:
+            if not sample_ids:
+                return iter(())
+            sql += f" AND sample_id IN ({marks(sample_ids)})"
+            params.extend(sample_ids)
+        order = [("sample_id", True), ("2", False), ("turn", False), ("4", False), ("seq", False)]
+        return map(
+            PredictionRow._make, self._stream(sql + self._order_by(*order, (self.ROW_ID, False)), params)
+        )
+
+    def calls_columns(self) -> set[str]:
+        """The columns of ``calls``; :class:`RecordingsError` when one the evaluator's stream needs is missing."""
+        present = self._call_columns()
+        missing = [c for c in PREDICTION_COLUMNS if c not in present]
+        if missing:
+            raise RecordingsError(
+                f"trace store {self.label}: table 'calls' lacks column(s) {', '.join(missing)}"
+            )
+        return present
+
+    # ---------------------------------------------------------------- shipping and the harness
+
+    def in_flight(self, run_id: str) -> list[InFlight]:
+        """Proxies still holding unshipped rows of ``run_id`` (only a store that receives shipments has any)."""
+        return []
+
+    def outbox_status(self, now: float) -> str | None:
+        """One line on the rows this file still has to ship (None: it does not ship)."""
+        return None
+
+    def set_aside(
+        self, run_id: str, to_run: str, keep: set[tuple[str, int]], sample_ids: set[str] | None = None
+    ) -> int:
+        """Move the calls of each (sample, trial) of ``run_id`` not in ``keep`` to run ``to_run``, in one
+        transaction; returns how many moved. With ``sample_ids``, other samples' calls stay."""
+        pairs = self._rows("SELECT DISTINCT sample_id, trial FROM calls WHERE run_id = ?", [run_id])
+        moves = [
+            (sample_id, trial)
+            for sample_id, trial in pairs
+            if (str(sample_id), int(trial or 0)) not in keep
+            and (sample_ids is None or str(sample_id) in sample_ids)
+        ]
+        sql = f"UPDATE calls SET run_id = ? WHERE run_id = ? AND sample_id {self.IS} ? AND trial = ?"
+        return self._update(sql, [(to_run, run_id, sample_id, trial) for sample_id, trial in moves])
+
+    # ---------------------------------------------------------------- the engine's hooks
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """All rows of one query written with ``?`` placeholders."""
+        raise NotImplementedError
+
+    def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        """The rows of one query a batch at a time."""
+        raise NotImplementedError
+
+    def _update(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run one statement per parameter row in one transaction; returns the rows changed."""
+        raise NotImplementedError
+
+    def _order_by(self, *columns: tuple[str, bool]) -> str:
+        """`` ORDER BY`` over (column, is_text) pairs: NULLs first, text by bytes."""
+        return " ORDER BY " + ", ".join(name for name, _text in columns)
+
+    def _call_columns(self) -> set[str]:
+        """The columns ``calls`` has."""
+        return set(CALLS_COLUMNS)
+
+    def close(self) -> None:
+        """Close the store."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class SqliteTraceStore(TraceWrites, TraceStore):
+    """A proxy's SQLite trace file: the proxy's writes and every read.
+
+    ``SqliteTraceStore.open(path)`` creates or migrates the file; ``open_readonly(path)`` reads it
+    as it is (``mode=ro``), seeing the proxy's commits as they land. Reads take the store's lock;
+    a read-only store turns SQLite errors into :class:`RecordingsError`.
+    """
+
+    engine = "sqlite"
+    ROW_ID = "rowid"
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return self.path
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._locked(), self._sqlite_errors():
+            return self._execute(sql, params).fetchall()
+
+    def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        with self._locked(), self._sqlite_errors():
+            cursor = self._execute(sql, params)
+        return self._batches(cursor)
+
+    def _batches(self, cursor: sqlite3.Cursor) -> Iterator[tuple[Any, ...]]:
+        while True:
+            with self._locked(), self._sqlite_errors():
+                batch = cursor.fetchmany(SQLITE_BATCH)
+            if not batch:
+                return
+            yield from batch
+
+    def _update(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        changed = 0
+        with self._sqlite_errors(), self.transaction():
+            for params in rows:
+                changed += self._execute(sql, params).rowcount
+        return changed
+
+    def _call_columns(self) -> set[str]:
+        cols = {row[1] for row in self._rows("PRAGMA table_info(calls)")}
+        if not cols:
+            raise RecordingsError(f"trace store {self.path}: not a finmcp trace store (no table 'calls')")
+        return cols
+
+    def _sqlite_errors(self) -> AbstractContextManager[None]:
+        return _SqliteErrors(self.path)
+
+    def outbox_status(self, now: float) -> str | None:
+        from recordings.outbox import status_line
+
+        with self._locked():
+            return status_line(self._conn, now)
+
+
+class _SqliteErrors:
+    """``with``: a :class:`sqlite3.Error` leaves as :class:`RecordingsError` naming the file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(exc, sqlite3.Error):
+            raise RecordingsError(f"trace store {self.path}: {exc}") from None
+
+
+def open_trace_store(target: str | Path, *, readonly: bool = False) -> TraceStore:
+    """The trace store at ``target``: a SQLite path or a ``postgresql://`` URL.
+
+    A SQLite file must exist; it is migrated to the current schema unless ``readonly`` (then it is
+    read as it is, with the connection shared across threads). A PostgreSQL store must hold finmcp
+    tables (an older schema is migrated). Raises :class:`RecordingsError`, any password redacted,
+    when the file does not exist, the server cannot be reached or it is not a finmcp trace store.
+    """
+    if is_postgres_url(target):
+        from recordings.postgres.reads import PgTraceStore
+
+        return PgTraceStore(str(target))
+    path = Path(target)
+    if readonly:
+        return SqliteTraceStore.open_readonly(path)
+    if not path.is_file():
+        raise RecordingsError(f"trace store not found: {path}")
+    return SqliteTraceStore.open(path)
+
+
+def describe(target: str | Path) -> str:
+    """How to name ``target`` in a message (a URL's password replaced by ``***``)."""
+    from recordings.postgres.connection import redacted_url
+
+    return redacted_url(str(target)) if is_postgres_url(target) else str(target)
