@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -220,3 +221,74 @@ def test_no_private_attribute_of_a_standard_library_module() -> None:
             ):
                 bad.append(f"{_rel(path)}:{node.lineno} uses {node.value.id}.{node.attr}")
     assert not bad, "\n".join(bad)
+
+
+TRACE_TABLES = (
+    "calls",
+    "messages",
+    "sessions",
+    "runs",
+    "origins",
+    "ship_outbox",
+    "ship_origin",
+    "finmcp_schema",
+)
+"""The trace schema's tables: SQLite's (and the outbox's) and PostgreSQL's."""
+TRACE_SQL = re.compile(
+    r"\b(?:FROM|UPDATE|INTO|JOIN|TABLE)\s+\"?(?:" + "|".join(TRACE_TABLES) + r")\b\"?", re.IGNORECASE
+)
+TRACE_STORE_OWNERS = (
+    "recordings.schema",
+    "recordings.connection",
+    "recordings.trace",
+    "recordings.trace_store",
+    "recordings.trace_pages",
+    "recordings.outbox",
+    "recordings.postgres",
+)
+"""The trace store's modules: the only ones that write SQL against the trace schema."""
+
+
+def trace_sql(path: Path) -> list[str]:
+    """``line: text`` of each string in ``path`` (docstrings aside) that holds SQL on a trace table."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    hits = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and TRACE_SQL.search(node.value)
+    ]
+    return [f"{node.lineno}: {node.value.strip()[:80]}" for node in sorted(hits, key=lambda n: n.lineno)]
+
+
+def test_only_the_trace_store_writes_sql_against_the_trace_schema() -> None:
+    bad = [
+        f"{_rel(path)}:{hit}"
+        for path in source_files()
+        if not _within(module_name(path), TRACE_STORE_OWNERS)
+        for hit in trace_sql(path)
+    ]
+    assert not bad, (
+        "SQL on the trace schema outside recordings' trace store (add a store method):\n" + "\n".join(bad)
+    )
+
+
+def test_the_trace_sql_finder_finds_sql(tmp_path: Path) -> None:
+    sample = tmp_path / "m.py"
+    sample.write_text(
+        '"""Rows come FROM calls (a docstring: ignored)."""\n'
+        'A = "SELECT count(*) FROM calls WHERE run_id = ?"\n'
+        'B = f"UPDATE calls SET run_id = {1}"\n'
+        'C = "select 1 from origins"\n'
+        'D = "INSERT INTO responses VALUES (?)"\n',
+        encoding="utf-8",
+    )
+    assert [hit.split(":")[0] for hit in trace_sql(sample)] == ["2", "3", "4"]
