@@ -45,7 +45,23 @@ def where_equal(**filters: object) -> tuple[str, list[Any]]:
     return " WHERE " + " AND ".join(f"{name} = ?" for name in names), [filters[name] for name in names]
 
 
-class StoreConnection:
+class Closing:
+    """A context manager that closes itself when the block ends (subclasses say what :meth:`close` does)."""
+
+    def close(self) -> None:
+        """Release what the object holds."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class StoreConnection(Closing):
     """One connection per store, shared by all threads of a process and guarded by a re-entrant lock.
 
     Every public operation takes the lock, so one store object may be used from many threads (and
@@ -117,14 +133,6 @@ class StoreConnection:
                 return
             self._conn.execute("PRAGMA wal_autocheckpoint=0")
             self._checkpointer = BackgroundCheckpointer(self.path, interval)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     @property
     def db(self) -> Database:

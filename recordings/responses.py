@@ -97,6 +97,22 @@ class ResponsesMixin(StoreConnection):
         except InvalidValueError as exc:
             raise InvalidValueError(f"tool {tool!r}: {exc}") from None
 
+    def _checked(
+        self,
+        inventory: str,
+        tool: str,
+        arguments: Any,
+        provenance: str,
+        latency_ms: Any,
+        input_schema: Mapping[str, Any] | None,
+    ) -> tuple[str, float | None, CanonicalArgs]:
+        """An answer's checked names, provenance and latency: ``(inventory/tool, latency, canonical args)``."""
+        _check_name(inventory, "inventory")
+        _check_name(tool, "tool")
+        check_provenance(provenance)
+        where = f"{inventory}/{tool}"
+        return where, _check_latency(latency_ms, where), self.canonical(tool, arguments, input_schema)
+
     def put_response(
         self,
         inventory: str,
@@ -116,12 +132,9 @@ class ResponsesMixin(StoreConnection):
         different output is overwritten when ``replace`` is true (``"replaced"``), else kept
         (``"kept"``). Commits at once unless inside :meth:`transaction`.
         """
-        _check_name(inventory, "inventory")
-        _check_name(tool, "tool")
-        check_provenance(provenance)
-        where = f"{inventory}/{tool}"
-        latency = _check_latency(latency_ms, where)
-        canon = self.canonical(tool, arguments, input_schema)
+        where, latency, canon = self._checked(
+            inventory, tool, arguments, provenance, latency_ms, input_schema
+        )
         columns = result_to_columns(normalize_result(result, where=f"{where} result"))
         stamp = created or utc_now_iso()
         with self.transaction():
@@ -187,12 +200,9 @@ class ResponsesMixin(StoreConnection):
 
         Steps count from 0 per (inventory, tool, canonical arguments), in the order appended.
         """
-        _check_name(inventory, "inventory")
-        _check_name(tool, "tool")
-        check_provenance(provenance)
-        where = f"{inventory}/{tool}"
-        latency = _check_latency(latency_ms, where)
-        canon = self.canonical(tool, arguments, input_schema)
+        where, latency, canon = self._checked(
+            inventory, tool, arguments, provenance, latency_ms, input_schema
+        )
         if (result is None) == (rpc_error is None):
             raise InvalidValueError(f"{where}: a recorded answer is a result or an rpc_error, exactly one")
         if rpc_error is not None:

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from recordings.connection import where_equal
+from recordings.connection import Closing, where_equal
 from recordings.errors import RecordingsError
 from recordings.postgres.connection import is_postgres_url
 from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
@@ -43,23 +43,13 @@ from recordings.trace_types import (
     session_from_row,
 )
 
-PREDICTION_COLUMNS = (
-    "run_id",
-    "sample_id",
-    "turn",
-    "seq",
-    "tool",
-    "arguments",
-    "result",
-    "rpc_error",
-    "status",
-)
+STREAMED = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
 """Columns of ``calls`` the evaluator's stream needs (``call_group`` and ``trial`` are optional)."""
 SQLITE_BATCH = 256
 _JSONRPC_ID = CALLS_COLUMNS.index("jsonrpc_id")
 
 
-class TraceStore(TracePages):
+class TraceStore(TracePages, Closing):
     """The trace store's interface; each engine supplies the hooks at the bottom.
 
     A context manager (closes the store). ``label`` names it in messages (a URL's password
@@ -205,7 +195,7 @@ class TraceStore(TracePages):
     def calls_columns(self) -> set[str]:
         """The columns of ``calls``; :class:`RecordingsError` when one the evaluator's stream needs is missing."""
         present = self._call_columns()
-        missing = [c for c in PREDICTION_COLUMNS if c not in present]
+        missing = [c for c in STREAMED if c not in present]
         if missing:
             raise RecordingsError(
                 f"trace store {self.label}: table 'calls' lacks column(s) {', '.join(missing)}"
@@ -258,18 +248,6 @@ class TraceStore(TracePages):
     def _call_columns(self) -> set[str]:
         """The columns ``calls`` has."""
         return set(CALLS_COLUMNS)
-
-    def close(self) -> None:
-        """Close the store."""
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 class SqliteTraceStore(TraceWrites, TraceStore):

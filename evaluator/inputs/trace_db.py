@@ -23,15 +23,11 @@ from evaluator.inputs.trace_rows import TraceRows, open_trace_rows
 from recordings.trace_types import json_or_text
 from recordings.transcripts import observation
 
-DB_COLUMNS = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result", "rpc_error", "status")
-"""Columns of ``calls`` the evaluator needs (``call_group`` and ``trial`` are optional)."""
-
 NO_OUTPUTS = "none"
 """The observation style that leaves ``output`` None (scoring that never reads tool outputs)."""
 
 __all__ = [
     "NO_OUTPUTS",
-    "DB_COLUMNS",
     "TraceRows",
     "collect_predictions",
     "iter_sample_predictions",

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from types import TracebackType
 
 from evaluator.errors import EvalInputError
+from recordings.connection import Closing
 from recordings.errors import RecordingsError
 from recordings.trace_store import TraceStore, open_trace_store
 from recordings.trace_types import PredictionRow
 
 
-class TraceRows:
+class TraceRows(Closing):
     """One run's call rows in one store; a context manager (closes the store)."""
 
     def __init__(self, store: TraceStore, run_id: str) -> None:
@@ -45,14 +45,6 @@ class TraceRows:
             stream.close()
         self._streams.clear()
         self.store.close()
-
-    def __enter__(self) -> TraceRows:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def _input_errors(rows: Iterator[PredictionRow]) -> Generator[PredictionRow, None, None]:
