@@ -25,7 +25,7 @@ class SampleTrace:
 
 
 def arrange(calls: list[dict[str, Any]]) -> list[SampleTrace]:
-    """Group call rows (from ``RecordingStore.calls``) per sample and trial, turn, then ``call_group``.
+    """Group call rows (from :meth:`recordings.trace_store.TraceStore.calls`) per sample and trial, turn, then ``call_group``.
 
     Within a turn, groups are ordered by ``call_group`` (a NULL group is a group of its own, placed by
     ``seq``), calls inside a group by ``seq``. A missing turn tag counts as turn 0.

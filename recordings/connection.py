@@ -82,7 +82,6 @@ class StoreConnection(Closing):
             self._db = open_readonly(path) if readonly else open_database(path)
             self._lock, self._owner = threading.RLock(), True
         self._conn = self._db.conn
-        self.readonly = readonly
         self._closed = False
         self.txn_epoch = 0  # bumped when an outermost transaction begins or ends (per-transaction caches)
         self._checkpointer: BackgroundCheckpointer | None = None

@@ -261,9 +261,9 @@ class SqliteTraceStore(TraceWrites, TraceStore):
     engine = "sqlite"
     ROW_ID = "rowid"
 
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return self.path
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        super().__init__(path, **options)
+        self.label = self.path
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._locked(), self._sqlite_errors():
