@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from recordings.connection import Closing, where_equal
@@ -254,8 +253,8 @@ class SqliteTraceStore(TraceWrites, TraceStore):
     """A proxy's SQLite trace file: the proxy's writes and every read.
 
     ``SqliteTraceStore.open(path)`` creates or migrates the file; ``open_readonly(path)`` reads it
-    as it is (``mode=ro``), seeing the proxy's commits as they land. Reads take the store's lock;
-    a read-only store turns SQLite errors into :class:`RecordingsError`.
+    as it is (``mode=ro``), seeing the proxy's commits as they land. Reads take the store's lock and
+    turn SQLite errors into :class:`RecordingsError`.
     """
 
     engine = "sqlite"
@@ -266,17 +265,17 @@ class SqliteTraceStore(TraceWrites, TraceStore):
         self.label = self.path
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._locked(), self._sqlite_errors():
+        with self._locked(), sqlite_errors(self.path):
             return self._execute(sql, params).fetchall()
 
     def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
-        with self._locked(), self._sqlite_errors():
+        with self._locked(), sqlite_errors(self.path):
             cursor = self._execute(sql, params)
         return self._batches(cursor)
 
     def _batches(self, cursor: sqlite3.Cursor) -> Iterator[tuple[Any, ...]]:
         while True:
-            with self._locked(), self._sqlite_errors():
+            with self._locked(), sqlite_errors(self.path):
                 batch = cursor.fetchmany(SQLITE_BATCH)
             if not batch:
                 return
@@ -284,7 +283,7 @@ class SqliteTraceStore(TraceWrites, TraceStore):
 
     def _update(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         changed = 0
-        with self._sqlite_errors(), self.transaction():
+        with sqlite_errors(self.path), self.transaction():
             for params in rows:
                 changed += self._execute(sql, params).rowcount
         return changed
@@ -295,9 +294,6 @@ class SqliteTraceStore(TraceWrites, TraceStore):
             raise RecordingsError(f"trace store {self.path}: not a finmcp trace store (no table 'calls')")
         return cols
 
-    def _sqlite_errors(self) -> AbstractContextManager[None]:
-        return _SqliteErrors(self.path)
-
     def outbox_status(self, now: float) -> str | None:
         from recordings.outbox import status_line
 
@@ -305,20 +301,13 @@ class SqliteTraceStore(TraceWrites, TraceStore):
             return status_line(self._conn, now)
 
 
-class _SqliteErrors:
+@contextmanager
+def sqlite_errors(path: str) -> Iterator[None]:
     """``with``: a :class:`sqlite3.Error` leaves as :class:`RecordingsError` naming the file."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if isinstance(exc, sqlite3.Error):
-            raise RecordingsError(f"trace store {self.path}: {exc}") from None
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise RecordingsError(f"trace store {path}: {exc}") from None
 
 
 def open_trace_store(target: str | Path, *, readonly: bool = False) -> TraceStore:
