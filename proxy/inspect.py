@@ -9,6 +9,7 @@ from typing import Any
 
 from proxy.views import arrange, result_text
 from recordings.outbox import status_line
+from recordings.plumbing.protocol import stored_era
 from recordings.store import RecordingStore
 from recordings.trace_source import describe, open_trace_reader
 
@@ -38,7 +39,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     for s in sessions:
         client = f"{s['client_name'] or '?'}/{s['client_version'] or '?'}"
         print(
-            f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {s['era'] or '?'}"
+            f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {stored_era(s['era']) or '?'}"
             f" {s['protocol_version'] or '?'} client={client} {s['started']} → {s['ended'] or 'open'}"
         )
     if outbox:

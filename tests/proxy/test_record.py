@@ -99,7 +99,7 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
     db, _rec, groups = recorded
     assert proxy_main(["sessions", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "run rec:" in out and "2026-07-28" in out and "handshake" in out
+    assert "run rec:" in out and "stateless" in out and "handshake" in out
     assert proxy_main(["show", "--db", str(db), "--run", "rec", "--sample", "s1"]) == 0
     out = capsys.readouterr().out
     assert "group 1 (3 calls" in out and "turn 0" in out
