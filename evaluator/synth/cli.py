@@ -10,6 +10,7 @@ from typing import Any
 
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings
+from tool_specs.jsonlines import JsonLineError, json_lines
 
 SYNTH_MODEL = "gpt-4o-mini"
 
@@ -83,14 +84,10 @@ def add_parser(sub: Any) -> None:
 def _read_jsonl(path: str) -> list[dict[str, Any]]:
     if not Path(path).is_file():
         raise EvalInputError(f"file not found: {path}")
-    out = []
-    for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise EvalInputError(f"{path}:{n}: not valid JSON: {exc}") from None
-    return out
+    try:
+        return [value for _, value in json_lines(Path(path).read_text("utf-8").splitlines())]
+    except JsonLineError as exc:
+        raise EvalInputError(f"{path}:{exc.number}: not valid JSON: {exc.error}") from None
 
 
 def _write_jsonl(path: str, records: list[dict[str, Any]]) -> None:
