@@ -25,6 +25,8 @@ from typing import Any, Protocol
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, cors_origin
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+TRACE_STORE_HELP = "trace store written by finmcp-proxy (SQLite file)"
+BENCH_HELP = "benchmark: a shipped name (finmcp-sim) or a references file"
 
 
 class OptionTarget(Protocol):
@@ -40,32 +42,17 @@ def add_option(parser: OptionTarget, name: str, **kwargs: Any) -> argparse.Actio
     return parser.add_argument(name, **kwargs)
 
 
-def add_bench(
-    parser: OptionTarget,
-    *,
-    help: str = "benchmark: a shipped name (finmcp-sim) or a references file",
-    **kwargs: Any,
-) -> argparse.Action:
+def add_bench(parser: OptionTarget, *, help: str = BENCH_HELP, **kwargs: Any) -> argparse.Action:
     """``--bench NAME_OR_FILE``: a shipped benchmark or a references file."""
     return add_option(parser, "--bench", metavar="NAME_OR_FILE", help=help, **kwargs)
 
 
-def add_recordings(
-    parser: OptionTarget,
-    *,
-    help: str,
-    **kwargs: Any,
-) -> argparse.Action:
+def add_recordings(parser: OptionTarget, *, help: str, **kwargs: Any) -> argparse.Action:
     """``--recordings FILE``: a recordings file (what it is used for goes in ``help``)."""
     return add_option(parser, "--recordings", metavar="FILE", help=help, **kwargs)
 
 
-def add_trace_store(
-    parser: OptionTarget,
-    *,
-    help: str = "trace store written by finmcp-proxy (SQLite file)",
-    **kwargs: Any,
-) -> argparse.Action:
+def add_trace_store(parser: OptionTarget, *, help: str = TRACE_STORE_HELP, **kwargs: Any) -> argparse.Action:
     """``--db STORE``: a trace store."""
     return add_option(parser, "--db", metavar="STORE", help=help, **kwargs)
 
