@@ -45,7 +45,7 @@ def demo_row(backend: str, loop: str = "auto") -> dict[str, Any]:
     with _backend(backend), tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
         parser = argparse.ArgumentParser()
         add_arguments(parser)
-        args = parser.parse_args(["--out", str(Path(tmp) / "demo"), "--no-progress", "--loop", loop])
+        args = parser.parse_args(["--out-dir", str(Path(tmp) / "demo"), "--no-progress", "--loop", loop])
         timings: dict[str, Any] = {}
         with contextlib.redirect_stdout(io.StringIO()):
             if run_demo(args, timings) != 0:

@@ -6,7 +6,7 @@
    :class:`proxy.shipper.Shipper` drains to PostgreSQL at the same time. Every 8 calls a deferred
    batch of 16 message rows is written too, as the proxy's linger flush does. Rows are interleaved,
    the best of ``ROUNDS`` kept; ``slowdown`` is the variant's median commit over the baseline's.
-2. **Ingest** (real processes): one ``finmcp-server`` and 4 proxies, 8 raw 2026-era HTTP clients per
+2. **Ingest** (real processes): one ``finmcp-server`` and 4 proxies, 8 raw stateless-era HTTP clients per
    proxy, ``CALLS`` calls each: aggregate calls/s with every proxy shipping into one PostgreSQL,
    against the same load with SQLite only; then how long after the last answer every row is in
    PostgreSQL (``drain_s``) and the shipping lag (entry queued → batch committed) p50/p99 that the

@@ -103,7 +103,7 @@ def load_postgres(url: str) -> float:
 def score(db: str, out: Path) -> dict[str, Any]:
     """Run the installed ``finmcp-eval score`` on run RUN of ``db``: seconds, peak RSS (MiB), report."""
     script = Path(sys.executable).parent / "finmcp-eval"
-    argv = [str(script), "score", "--bench", "finmcp-sim", "--db", db, "--run", RUN, "--out", str(out),
+    argv = [str(script), "score", "--bench", "finmcp-sim", "--db", db, "--run", RUN, "--report-dir", str(out),
             "--format", "json", "--wait-flush", "0"]  # fmt: skip
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

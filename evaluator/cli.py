@@ -62,13 +62,14 @@ def _add_wait_flush(p: argparse.ArgumentParser) -> None:
 def _add_common(p: argparse.ArgumentParser) -> None:
     add_bench(
         p,
-        aliases=["--refs"],
         help="benchmark: finmcp-sim, or a references file (finmcp JSON/JSONL, official FinMCP-Bench JSON, "
         "FinToolBench JSONL)",
     )
     add_trace_store(p, help=TRACE_STORE_HELP)
     _add_wait_flush(p)
-    p.add_argument("--out", help="directory for report files (default: Markdown on stdout)")
+    p.add_argument(
+        "--report-dir", dest="out", help="folder for the report files (default: Markdown on stdout)"
+    )
     p.add_argument("--format", default="json,md,html", help="comma-separated: json,md,html")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (0 = no CIs)")
     p.add_argument("--seed", type=int, default=0)
@@ -93,9 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--preds", help="predictions: exported JSONL, official FinMCP-Bench file or FinToolBench results"
     )
     score.add_argument("--judge", choices=("rules", "llm"), default="rules", help="FinToolBench judge")
-    add_llm_endpoint(
-        score, purpose="--judge llm", url_aliases=["--judge-url"], model_aliases=["--judge-model"]
-    )
+    add_llm_endpoint(score, purpose="--judge llm")
     score.add_argument("--judge-cache", help="SQLite file caching judgments")
     score.add_argument("--no-progress", action="store_true", help="no judge progress on stderr")
     score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
@@ -114,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_store(export, required=True, help=TRACE_STORE_HELP)
     _add_wait_flush(export)
     export.add_argument("--run", required=True, help="run id")
-    export.add_argument("--out", help="output JSON file (default stdout)")
+    export.add_argument("--output", dest="out", help="output JSON file (default stdout)")
     add_recordings(export, help="gold tool outputs for messages (default: a shipped benchmark's own)")
     export.add_argument("--inventory", help="validate reference tool names against this inventory")
     export.add_argument("--skip-invalid", action="store_true", help="leave out invalid reference samples")

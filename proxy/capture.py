@@ -56,7 +56,7 @@ def wall_iso(ns: int | None = None) -> str:
 
 @dataclass(slots=True)
 class Session:
-    """What the proxy knows about one client session (handshake era) or client key (2026 era)."""
+    """What the proxy knows about one client session (handshake era) or client key (stateless era)."""
 
     key: str
     transport: str

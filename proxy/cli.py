@@ -6,9 +6,9 @@ finmcp-proxy --transport stdio --db runs.sqlite [options] --upstream-cmd -- cmd 
     (everything after ``--upstream-cmd --`` is the command, unquoted: the form other wrappers use)
 finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
-finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--out FILE]
+finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--output FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
-finmcp-proxy replay --db runs.sqlite --run R [--sample S] --against URL|RECORDINGS | --against-cmd "cmd args"
+finmcp-proxy audit --db runs.sqlite --run R [--sample S] --against URL|RECORDINGS | --against-cmd "cmd args"
     (or, last: --against-cmd -- cmd args...)
 finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
     (ship what a stopped proxy left in its outbox; exits 0 when nothing is left)
@@ -30,7 +30,6 @@ from typing import Any
 from proxy.tags import TagError, Tags
 from recordings.plumbing.eventloop import LOOPS
 from recordings.plumbing.flags import (
-    DeprecatedAlias,
     add_listener_options,
     add_log_level,
     add_option,
@@ -40,7 +39,7 @@ from recordings.plumbing.flags import (
 from recordings.plumbing.pipes import quiet_on_broken_pipe
 from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
 
-COMMANDS = ("serve", "sessions", "show", "export", "replay", "flush")
+COMMANDS = ("serve", "sessions", "show", "export", "audit", "flush")
 DEFAULT_PORT = 8766
 COMMAND_FLAGS = ("--upstream-cmd", "--against-cmd")
 
@@ -59,15 +58,6 @@ def command_after_dashes(argv: list[str]) -> list[str]:
                 raise ValueError(f"{arg} --: expected the command after '--'")
             return [*argv[:index], arg, shlex.join(command)]
     return argv
-
-
-def _listen(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(
-            f"--listen {value!r}: expected HOST:PORT (now spelled --host H --port P)"
-        )
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -175,7 +165,7 @@ def build_serve_parser() -> argparse.ArgumentParser:
     """The parser of ``finmcp-proxy`` serving (HTTP listener or stdio); the subcommands have their own."""
     p = argparse.ArgumentParser(
         prog="finmcp-proxy",
-        description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, replay).",
+        description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, audit).",
     )
     up = p.add_mutually_exclusive_group(required=True)
     up.add_argument(
@@ -195,7 +185,6 @@ def build_serve_parser() -> argparse.ArgumentParser:
         token_help="require this token (Authorization: Bearer or X-Finmcp-Proxy-Token; or set FINMCP_PROXY_TOKEN)",
         cors=True,
     )
-    p.add_argument("--listen", type=_listen, dest="listen", action=DeprecatedAlias, new="--host H --port P")
     p.add_argument(
         "--transport", choices=("http", "stdio"), default="http", help="client side (default http)"
     )
@@ -203,13 +192,11 @@ def build_serve_parser() -> argparse.ArgumentParser:
     add_shipping(p, required=False)
     add_recordings(
         p,
-        aliases=["--record-into"],
         help="record mode: also store each successful upstream answer in this recordings file",
     )
     add_option(
         p,
         "--recordings-inventory",
-        aliases=["--record-inventory"],
         metavar="NAME",
         help="inventory name recordings are stored under (default: NAME of an upstream .../NAME/mcp, else finmcp65)",
     )
@@ -277,7 +264,7 @@ READ_STORE_HELP = "trace store to read: a SQLite file or a postgresql:// URL"
 
 
 def build_inspect_parser() -> argparse.ArgumentParser:
-    """The parser of the inspection subcommands: sessions, show, export, replay."""
+    """The parser of the inspection subcommands: sessions, show, export, audit."""
     p = argparse.ArgumentParser(prog="finmcp-proxy")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sessions", help="list runs and sessions of a trace database")
@@ -308,8 +295,8 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "har (HTTP Archive 1.2 of the HTTP side), csv / parquet (the calls table; parquet needs "
         "pyarrow: pip install 'finmcp[parquet]')",
     )
-    s.add_argument("--out", help="output file (default stdout)")
-    s = sub.add_parser("replay", help="re-issue a run's logged calls and compare the results")
+    s.add_argument("--output", dest="out", help="output file (default stdout)")
+    s = sub.add_parser("audit", help="re-issue a run's logged calls and compare the answers")
     add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
@@ -330,7 +317,9 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="with --against FILE: inventory the recordings are under",
     )
-    s.add_argument("--mode", default="auto", choices=("auto", "legacy"), help="client protocol era")
+    s.add_argument(
+        "--era", default="auto", choices=("auto", "handshake", "stateless"), help="client protocol era"
+    )
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.add_argument("--timeout", type=float, default=60.0)
     s = sub.add_parser(
@@ -372,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from proxy.serve import ProxyConfig, main_serve
 
-    host, port = getattr(args, "listen", None) or (args.host, args.port)
+    host, port = args.host, args.port
     config = ProxyConfig(
         db=args.db,
         upstream=args.upstream,
@@ -461,6 +450,6 @@ def _run_inspect(args: argparse.Namespace) -> int:
         from proxy.export import cmd_export
 
         return cmd_export(args)
-    from proxy.replay import cmd_replay
+    from proxy.audit import cmd_audit
 
-    return cmd_replay(args)
+    return cmd_audit(args)

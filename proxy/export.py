@@ -131,7 +131,7 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
 
 
 def _write_standard(store: Any, args: argparse.Namespace) -> int:
-    """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--out`` or stdout."""
+    """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--output`` or stdout."""
     if not store.calls(args.run) and not store.messages(run_id=args.run):
         print(
             f"finmcp-proxy export: run {args.run!r} has nothing logged in {describe(args.db)}",
@@ -154,7 +154,7 @@ def _write_standard(store: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write the export to ``--out`` or stdout."""
+    """Write the export to ``--output`` or stdout."""
     with open_trace_store(args.db) as store:
         if args.format in STANDARD_FORMATS:
             return _write_standard(store, args)

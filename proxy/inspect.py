@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from proxy.views import arrange, result_text
+from recordings.plumbing.protocol import stored_era
 from recordings.trace_store import describe, open_trace_store
 
 
@@ -36,7 +37,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     for s in sessions:
         client = f"{s['client_name'] or '?'}/{s['client_version'] or '?'}"
         print(
-            f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {s['era'] or '?'}"
+            f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {stored_era(s['era']) or '?'}"
             f" {s['protocol_version'] or '?'} client={client} {s['started']} → {s['ended'] or 'open'}"
         )
     if outbox:

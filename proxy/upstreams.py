@@ -5,7 +5,7 @@ Each takes raw message lines and delivers the upstream's messages as raw bytes t
 request cannot be delivered. Nothing in a message is changed. The HTTP upstream adds what the
 transport needs around the body: ``Accept``, ``Content-Type``, ``Mcp-Session-Id`` (learned from
 the ``initialize`` response), ``MCP-Protocol-Version`` (negotiated, or the request's own ``_meta``
-version in the 2026 era), and in the 2026 era ``Mcp-Method`` / ``Mcp-Name``. A 2026-era
+version in the stateless era), and in the stateless era ``Mcp-Method`` / ``Mcp-Name``. A stateless-era
 ``notifications/cancelled`` is not posted (that era has no client notifications over HTTP): the
 request's own connection is closed instead, which is how that era cancels.
 """
@@ -201,7 +201,7 @@ class HttpUpstream(_HttpBase):
         super().__init__(*args, **kwargs)
         self.session_id: bytes | None = None
         self.version: str | None = None
-        self.modern = False
+        self.stateless = False
         self.in_flight: dict[str, asyncio.Task[Any]] = {}
         self.get_stream: asyncio.Task[Any] | None = None
 
@@ -218,7 +218,7 @@ class HttpUpstream(_HttpBase):
             meta_version = msg.meta.get(PROTOCOL_VERSION_META)
             if isinstance(meta_version, str):
                 version = meta_version
-                self.modern = is_stateless(meta_version)
+                self.stateless = is_stateless(meta_version)
         if self.session_id:
             headers.append((b"mcp-session-id", self.session_id))
         if version and not (msg is not None and msg.method == "initialize"):
@@ -235,7 +235,7 @@ class HttpUpstream(_HttpBase):
         if msg is not None and msg.kind == "notification" and msg.method == "notifications/cancelled":
             target_id = msg.params.get("requestId")
             task = self.in_flight.get(json.dumps(target_id, ensure_ascii=False))
-            if self.modern:  # the 2026 wire cancels by closing the request's stream
+            if self.stateless:  # the stateless era cancels by closing the request's stream
                 if task is not None:
                     task.cancel()
                 return

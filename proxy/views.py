@@ -1,4 +1,4 @@
-"""Reading a run back: calls arranged as samples → trials → turns → groups (shared by show/export/replay)."""
+"""Reading a run back: calls arranged as samples → trials → turns → groups (shared by show/export/audit)."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ class TraceWrites(StoreConnection):
         """Create or update a session row; fields given as None keep their stored value.
 
         Fields: ``run_id, client_name, client_version, protocol_version, era`` (``handshake`` |
-        ``2026-07-28``), ``transport, upstream, started`` (default now), ``ended``. Calling it again
+        ``stateless``), ``transport, upstream, started`` (default now), ``ended``. Calling it again
         later (e.g. after ``initialize`` reveals the client) fills in what is now known.
         """
         check_text(session_key, "session_key")

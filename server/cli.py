@@ -17,9 +17,8 @@ import sys
 from pathlib import Path
 
 from recordings.errors import RecordingsError
-from recordings.plumbing.flags import renamed_subcommand
 from recordings.plumbing.pipes import quiet_on_broken_pipe
-from server.recording_cli import RECORDING_VERBS, add_recording_commands, run_recording_command
+from server.recording_cli import add_recording_commands, run_recording_command
 from server.serve import ServeError, add_serve_options, serve
 from tool_specs.errors import InventoryError
 from tool_specs.graph import DependencyGraph
@@ -48,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     graph = sub.add_parser("graph", help="the typed data-flow dependency graph of an inventory")
     graph.add_argument("--inventory", default="finmcp65", help="built-in name or inventory file")
-    graph.add_argument("--out", type=Path, help="write the graph as JSON to this file")
+    graph.add_argument("--output", dest="out", type=Path, help="write the graph as JSON to this file")
     graph.add_argument("--successors", metavar="TOOL", help="print the tools that TOOL feeds")
     graph.add_argument("--paths", nargs=2, metavar=("FROM", "TO"), help="print paths between two tools")
     graph.add_argument("--max-length", type=int, default=3, help="longest path, in edges (default 3)")
@@ -88,9 +87,6 @@ def _graph(args: argparse.Namespace) -> int:
 @quiet_on_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``finmcp-server``."""
-    argv = renamed_subcommand(
-        sys.argv[1:] if argv is None else argv, "finmcp-server", RECORDING_VERBS, "recordings"
-    )
     args = build_parser().parse_args(argv)
     if args.command in (None, "serve"):
         logging.basicConfig(

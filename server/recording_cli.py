@@ -4,10 +4,7 @@
   record the outputs;
 - ``recordings import --finmcp FILE... | --jsonl FILE --recordings DB``: real outputs from official
   FinMCP-Bench sample files (``imported:<file>``), or a JSONL export;
-- ``recordings export --recordings DB --out FILE.jsonl``: responses as JSONL, in a fixed order.
-
-The verbs used to stand alone (``finmcp-server bake``) and their target was ``--out``; both spellings
-still work, with a deprecation notice.
+- ``recordings export --recordings DB --output FILE.jsonl``: responses as JSONL, in a fixed order.
 """
 
 from __future__ import annotations
@@ -30,9 +27,6 @@ class SubcommandAdder(Protocol):
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
 
 
-RECORDING_VERBS = ("bake", "import", "export")
-
-
 def add_recording_commands(sub: SubcommandAdder) -> None:
     """Register ``recordings`` with its bake, import and export verbs."""
     group = sub.add_parser("recordings", help="fill and move recordings files: bake, import, export")
@@ -42,9 +36,7 @@ def add_recording_commands(sub: SubcommandAdder) -> None:
     bake.add_argument(
         "--calls", type=Path, required=True, help="JSONL calls, reference samples or FinMCP samples"
     )
-    add_recordings(
-        bake, type=Path, required=True, aliases=["--out"], help="recordings file to create or extend"
-    )
+    add_recordings(bake, type=Path, required=True, help="recordings file to create or extend")
     bake.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
     bake.add_argument("--replace", action="store_true", help="overwrite outputs already recorded")
 
@@ -55,13 +47,11 @@ def add_recording_commands(sub: SubcommandAdder) -> None:
     )
     source.add_argument("--jsonl", type=Path, metavar="FILE", help="a finmcp responses JSONL export")
     imp.add_argument("--inventory", default="qieman79", help="inventory the FinMCP outputs belong to")
-    add_recordings(
-        imp, type=Path, required=True, aliases=["--out"], help="recordings file to create or extend"
-    )
+    add_recordings(imp, type=Path, required=True, help="recordings file to create or extend")
 
     exp = verbs.add_parser("export", help="export recorded responses as JSONL")
     add_recordings(exp, type=Path, required=True, help="recordings file to read")
-    exp.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    exp.add_argument("--output", type=Path, required=True, help="JSONL file to write")
     exp.add_argument("--inventory", help="only this inventory")
 
 
@@ -110,6 +100,6 @@ def _export(args: argparse.Namespace) -> int:
     if not args.recordings.is_file():
         raise RecordingsError(f"--recordings {args.recordings}: no such file")
     with RecordingStore.open(args.recordings) as store:
-        lines = export_jsonl(store, args.out, inventory=args.inventory)
-    print(f"exported {lines} responses to {args.out}")
+        lines = export_jsonl(store, args.output, inventory=args.inventory)
+    print(f"exported {lines} responses to {args.output}")
     return 0

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+from tool_specs import param_text
 from tool_specs.entities import INSTRUMENT_ARGUMENTS
 from tool_specs.model import META_KEY
 from tool_specs.validation import fit_length
@@ -130,10 +131,6 @@ _YEAR = re.compile(r"(?:\bFY\s?|(?<![\d.]))((?:19|20)\d\d)(?:\s*年|\b)(?![-/.]\
 _SIX_DIGITS = re.compile(r"(?<![\d.,])(\d{6})(?![\d.,%])")
 _MARKED_TICKER = re.compile(r"\$([A-Z]{1,5})\b|\b(?:NYSE|NASDAQ|Nasdaq|AMEX)\s*:\s*([A-Z]{1,5})\b")
 _PAREN_TICKER = re.compile(r"\(([A-Z]{1,5})\)")
-_CHOICES = re.compile(r"(?:One of|Options):\s*(.+?)(?:\.\s+Default:|\.?\s*$)", re.S)
-_DEFAULT = re.compile(r"Default:\s*([^\s.,;]+)")
-_EXAMPLE = re.compile(r"Example:\s*(\S+?)\.?(?:\s|$)")
-_FORMAT = re.compile(r"Format:\s*([^.]+?(?:\.\d+)?)\s*(?:\.\s|\.$|$)")
 _NOT_A_DATE = re.compile(r"offset|paging|record|page", re.I)
 _DATE_TEXT = re.compile(
     r"\bdates?\b|date range|time window|time of the window|\b(?:first|last) day\b|trading date|timestamp|"
@@ -316,16 +313,15 @@ class _Filler:
     # ------------------------------------------------------------ leaves
     def raw(self, name: str, schema: dict[str, Any]) -> Any:
         desc = str(schema.get("description") or "")
-        choices = _choices(desc, self.end.year)
+        choices = param_text.choices(desc, year=self.end.year)
+        default = param_text.default(desc)
         if choices:
-            default = _DEFAULT.search(desc)
-            pick = self.mentioned(choices) or (default.group(1) if default else None)
+            pick = self.mentioned(choices) or default
             return pick if pick in choices else choices[0]
         if "default" in schema and schema["default"] is not None:
             return schema["default"]
-        default = _DEFAULT.search(desc)
-        if default:
-            return default.group(1)
+        if default is not None:
+            return default
         if self.is_date(name, schema):
             return self.date_value(name, schema, desc)
         lname = name.lower()
@@ -367,11 +363,10 @@ class _Filler:
     def date_value(self, name: str, schema: dict[str, Any], desc: str) -> Any:
         start = bool(_START_NAME.search(name.lower()))
         d = self.start if start else self.end  # an end, or a single date: the day the question is about
-        fmt = _FORMAT.search(desc)
-        label = fmt.group(1).strip() if fmt else ""
-        example = _EXAMPLE.search(desc)
+        label = param_text.stated_date_format(desc) or ""
+        example = param_text.example(desc)
         if not label and example:
-            label = _label_of(example.group(1))
+            label = param_text.date_format_of_value(example)
         if not label and _type(schema) in ("number", "integer"):
             label = "Unix timestamp"
         if not label:
@@ -403,13 +398,13 @@ class _Filler:
             return "crypto"
         if lname.startswith("ticker") or self.source == "rapidapi":
             return "us_ticker"
-        example = _EXAMPLE.search(desc)
-        if example and re.fullmatch(r"[A-Z]{1,5}", example.group(1)):
+        example = param_text.example(desc)
+        if example and re.fullmatch(r"[A-Z]{1,5}", example):
             return "us_ticker"
         return "a_share"
 
     def instrument_value(self, kind: str, lname: str, desc: str) -> str:
-        example = _EXAMPLE.search(desc)
+        example = param_text.example(desc)
         value: str | None = None
         if kind in ("a_share", "fund", "index") and self.q.codes:
             value = self.q.codes[0]
@@ -418,15 +413,15 @@ class _Filler:
         elif kind == "crypto" and self.q.cryptos:
             value = self.q.cryptos[0]
         if value is None:
-            value = example.group(1) if example else DEFAULTS[kind]
-        if kind == "a_share" and example and re.fullmatch(r"(sh|sz)\d{6}", example.group(1)):
+            value = example or DEFAULTS[kind]
+        if kind == "a_share" and example and re.fullmatch(r"(sh|sz)\d{6}", example):
             value = ("sh" if value.startswith("6") else "sz") + value if value.isdigit() else value
         if "slug" in lname:
             value = value.lower()
         return value
 
     def number(self, lname: str, desc: str) -> float:
-        example = _EXAMPLE.search(desc)
+        example = param_text.example(desc)
         if re.search(r"page|begin", lname) and "size" not in lname:
             return 1
         if re.search(r"size|limit|count|^n$|^top$|outputsize", lname):
@@ -439,8 +434,8 @@ class _Filler:
             return 10
         if lname == "time_utc_offset":
             return 28800
-        if example and re.fullmatch(r"-?\d+(?:\.\d+)?", example.group(1)):
-            return float(example.group(1))
+        if example and re.fullmatch(r"-?\d+(?:\.\d+)?", example):
+            return float(example)
         if re.search(r"rate|ratio|return", lname):
             return 0.05
         if re.search(r"amount|value|price|income|payment", lname):
@@ -455,9 +450,9 @@ class _Filler:
         for names, value in STRING_DEFAULTS:
             if lname in names:
                 return value
-        example = _EXAMPLE.search(desc)
+        example = param_text.example(desc)
         if example:
-            return example.group(1)
+            return example
         if re.search(r"period|interval|gran|bucket", lname):
             return "daily"
         if "page" in lname or lname.endswith("id") or lname.endswith("ids"):
@@ -475,40 +470,6 @@ def _type(schema: dict[str, Any]) -> str:
     if kind is None:
         return "object" if "properties" in schema else "array" if "items" in schema else "string"
     return str(kind)
-
-
-def _choices(desc: str, year: int) -> list[str]:
-    """The options of a ``One of:`` / ``Options:`` list (placeholders filled, elisions left out)."""
-    m = _CHOICES.search(desc)
-    if not m:
-        return []
-    out = []
-    for part in re.split(r",\s*", m.group(1)):
-        part = re.sub(r"\s*[(（].*$", "", part.strip()).strip().strip("\"'“”").rstrip(".")
-        if not part or part.endswith("...") or part.endswith("…"):
-            continue
-        out.append(part.replace("XXXX", str(year)))
-    return out
-
-
-def _label_of(example: str) -> str:
-    """The date format an example value is written in (``20200511`` -> ``YYYYMMDD``)."""
-    for rx, label in (
-        (r"\d{10}", "Unix timestamp"),
-        (r"\d{13}", "Unix timestamp (milliseconds)"),
-        (r"\d{8}", "YYYYMMDD"),
-        (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "YYYY-MM-DDTHH:MM:SS"),
-        (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD HH:MM:SS"),
-        (r"\d{4}-\d\d-\d\d", "YYYY-MM-DD"),
-        (r"\d{4}/\d\d/\d\d", "YYYY/MM/DD"),
-        (r"\d{4}\.\d\d\.\d\d", "YYYY.MM.DD"),
-        (r"\d{6}", "YYYYMM"),
-        (r"\d{4}-\d\d", "YYYY-MM"),
-        (r"\d{4}", "YYYY"),
-    ):
-        if re.fullmatch(rx, example):
-            return label
-    return ""
 
 
 def _format_date(d: date, label: str, end: bool = False) -> str | int:

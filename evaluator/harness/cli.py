@@ -41,13 +41,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--noise", default="0.1", help="noisy rates: RATE or drop=,wrong=,over=,split=,merge=,reorder="
     )
-    add_llm_endpoint(
-        p,
-        purpose="--agent openai",
-        url_aliases=["--base-url"],
-        model_aliases=["--model"],
-        key_aliases=["--api-key-env"],
-    )
+    add_llm_endpoint(p, purpose="--agent openai")
     p.add_argument("--max-calls", type=int, default=20, help="tool calls per turn (FinMCP: 20)")
     p.add_argument("--max-steps", type=int, help="assistant steps per turn (FinToolBench: 5)")
     p.add_argument("--top-k", type=int, help="offer only the BM25 top-K tools (FATR-style; e.g. 20)")
@@ -62,8 +56,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--loop", choices=LOOPS, default="auto", help="the harness's event loop (auto: uvloop when installed)"
     )
-    p.add_argument("--out", help="score the run and write report.{json,md,html} here")
-    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for --out")
+    p.add_argument("--report-dir", dest="out", help="score the run and write report.{json,md,html} here")
+    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for --report-dir")
     p.add_argument("--no-progress", action="store_true")
     fan = p.add_argument_group("fanning out (docs/scale.md)")
     fan.add_argument(
@@ -133,8 +127,8 @@ def run(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard, args.shard_base) if args.shard else None
     if shard is not None and args.out:
         raise EvalInputError(
-            "--out scores the whole run: once every shard has finished, run finmcp-eval score --run "
-            f"{args.run} (or use --executor ray --shards N --out DIR)"
+            "--report-dir scores the whole run: once every shard has finished, run finmcp-eval score --run "
+            f"{args.run} (or use --executor ray --shards N --report-dir DIR)"
         )
     result = run_pass(args, shard)
     print(result.summary.line() + (f" [shard {shard}: {len(result.samples)} samples]" if shard else ""))
@@ -142,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         db, _, workdir = paths(args, None)
         if db is None:
-            raise EvalInputError("--out needs the trace DB (--db)")
+            raise EvalInputError("--report-dir needs the trace DB (--db)")
         write_report(
             load(args, workdir), db, [result.state], args.run, Path(args.out), args.bootstrap, args.seed
         )

@@ -26,7 +26,7 @@ DEMO_AGENTS = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``finmcp-eval demo``."""
-    p.add_argument("--out", default="out/demo", help="output folder (default out/demo)")
+    p.add_argument("--out-dir", dest="out", default="out/demo", help="output folder (default out/demo)")
     p.add_argument("--limit", type=int, help="a stratified slice of N samples (default: all 613)")
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")

@@ -11,7 +11,7 @@ Steps: provision, start the server on a free loopback port and wait for it, run 
 finmcp-sim samples through a spawned server + proxy (``--spawn``), write the report, stop everything
 (also on failure or Ctrl-C), then print what the model did and the viewer command.
 
-    python -m evaluator.harness.demo_llm [--samples N] [--out DIR]   # DEMO_LLM_SAMPLES=N also works
+    python -m evaluator.harness.demo_llm [--samples N] [--out-dir DIR]   # DEMO_LLM_SAMPLES=N also works
     python -m evaluator.harness.demo_llm --provision-only            # what CI runs before make test
 """
 
@@ -239,7 +239,7 @@ def run_arguments(url: str, out: Path, samples: int, seed: int = 0) -> list[str]
         "--llm-timeout", "600", "--llm-retries", "1", "--spawn", "--bench", "finmcp-sim",
         "--limit", str(samples), "--run", RUN_ID, "--db", str(out / "runs.sqlite"),
         "--concurrency", "1", "--top-k", str(TOP_K), "--temperature", "0", "--max-tokens", str(MAX_TOKENS), "--seed", str(seed),
-        "--out", str(out / "report"), "--bootstrap", "200",
+        "--report-dir", str(out / "report"), "--bootstrap", "200",
     ]  # fmt: skip
 
 
@@ -292,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     """Provision, serve, run, report, stop; returns the exit status."""
     p = argparse.ArgumentParser(prog="demo-llm", description=__doc__.split("\n", 1)[0])
     p.add_argument("--samples", type=int, default=int(os.environ.get("DEMO_LLM_SAMPLES") or DEFAULT_SAMPLES))
-    p.add_argument("--out", default="out/demo-llm", help="output folder (a fresh trace store each time)")
+    p.add_argument(
+        "--out-dir", dest="out", default="out/demo-llm", help="output folder (a fresh trace store each time)"
+    )
     p.add_argument("--provision-only", action="store_true", help="build or check the model venv, then stop")
     args = p.parse_args(argv)
     if args.samples < 1:

@@ -4,7 +4,7 @@ Each task runs :func:`evaluator.harness.execute.run_pass` for its shard: it star
 ``finmcp-server`` and ``finmcp-proxy`` next to it on that node's loopback (``--spawn`` is required)
 and drives the agent; every proxy writes into the one trace store (``--db``: a SQLite file all
 tasks can reach, i.e. one node, or ``postgresql://…`` for a cluster). The driver gathers the
-summaries and, with ``--out``, scores the whole run.
+summaries and, with ``--report-dir``, scores the whole run.
 
 Ray is an optional extra (``pip install 'finmcp[ray]'``). Without ``RAY_ADDRESS`` a local Ray is
 started on 127.0.0.1 without the dashboard; with it, the tasks go to that cluster.
@@ -49,7 +49,7 @@ def _shard_task(args: dict[str, Any], index: int, count: int) -> Any:
 
 
 def run_on_ray(args: argparse.Namespace) -> int:
-    """Run ``args.shards`` shards as Ray tasks; print each summary; score the run with ``--out``."""
+    """Run ``args.shards`` shards as Ray tasks; print each summary; score the run with ``--report-dir``."""
     from evaluator.harness.cli import print_failures, write_report
     from evaluator.harness.execute import load, paths
 

@@ -46,7 +46,7 @@ class RunConfig:
     resume: bool = False
     group_tags: bool = True
     mcp_client: str = "lean"
-    """'lean' (pooled 2026-era client) or 'sdk' (one SDK client per (sample, turn))."""
+    """'lean' (pooled stateless-era client) or 'sdk' (one SDK client per (sample, turn))."""
     progress: bool = True
     own_samples: set[str] | None = None
     """A shard's sample ids: the new-run check and --resume's set-aside look at these only (None: all)."""

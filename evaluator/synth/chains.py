@@ -7,8 +7,10 @@ a stage with several calls is issued as one parallel group or as consecutive gro
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
+from importlib.resources import files
 from typing import Any
 
 from evaluator.synth.binders import SINGLE_ENTITY_TOOLS
@@ -17,85 +19,13 @@ from tool_specs.inventory import Inventory
 from tool_specs.taxonomy import Taxonomy
 
 AFFINITY: dict[str, tuple[str, ...]] = {
-    "MacroEconomy": ("SearchManagerViewpoint", "searchRealtimeAiAnalysis", "GetCurrentTime", "SearchFunds"),
-    "IndustryAndSector": (
-        "SearchFinancialNews",
-        "SearchFunds",
-        "BatchGetFundsDetail",
-        "GetBatchFundPerformance",
-    ),
-    "MarketNews": ("SearchFinancialNews", "SearchHotTopic", "GetCurrentTime"),
-    "InstitutionalViewpoints": ("BatchGetFundsDetail", "GetBatchFundPerformance", "SearchFinancialNews"),
-    "FundSearch": (
-        "BatchGetFundsDetail",
-        "GetBatchFundPerformance",
-        "BatchGetFundNavHistory",
-        "GetPopularFund",
-    ),
-    "FundPerformance": ("SearchFunds", "GuessFundCode", "RenderEchart", "AnalyzeFundRisk"),
-    "FundHoldings": ("SearchFunds", "GuessFundCode", "BatchGetFundsDetail", "BatchGetStrategiesComposition"),
-    "FundDiagnosis": ("SearchFunds", "GuessFundCode", "GetBatchFundPerformance", "BatchGetFundsDetail"),
-    "StrategyProductDetails": ("GetStrategyRiskInfo", "BatchGetStrategiesComposition", "RenderEchart"),
-    "StrategyRisk": ("StrategySearchByKeyword", "GetStrategyDetails", "GetUserAssetView"),
-    "StrategyComposition": (
-        "StrategySearchByKeyword",
-        "GetUserAssetView",
-        "BatchGetFundsDetail",
-        "AnalyzePortfolioRisk",
-    ),
-    "PersonalizedInvestmentPlans": (
-        "GetCompositeModel",
-        "MonteCarloSimulate",
-        "AnalyzeInvestmentPerformance",
-    ),
-    "AssetAllocation": ("GetAssetAllocationPlan", "BatchGetFundsDetail", "GetFundAssetClassAnalysis"),
-    "RegularInvestmentPlans": (
-        "SearchFunds",
-        "BatchGetFundTradeRules",
-        "BatchGetFundNavHistory",
-        "GetFundAnnouncements",
-    ),
-    "ReturnProjection": ("GetAssetAllocationPlan", "GetCompositeModel", "GetFundsBackTest"),
-    "PortfolioDiagnosis": (
-        "BatchGetStrategiesComposition",
-        "GetUserAssetView",
-        "AnalyzePortfolioRisk",
-        "GetFundsBackTest",
-    ),
-    "PortfolioBacktest": ("BatchGetStrategiesComposition", "GetCompositeModel", "DiagnoseFundPortfolio"),
-    "PortfolioRisk": ("BatchGetStrategiesComposition", "GetCompositeModel", "AnalyzeFundRisk"),
-    "TradingRules": ("SearchFunds", "GuessFundCode", "BatchGetFundTradeLimit", "GetTxnDayRange"),
-    "FeeInquiry": ("SearchFunds", "GuessFundCode", "BatchGetFundTradeRules"),
-    "DividendsAndSplits": ("SearchFunds", "GuessFundCode", "GetFundAnnouncements"),
-    "AssetInquiry": (
-        "BatchGetStrategiesComposition",
-        "GetStrategyAssetClassAnalysis",
-        "BatchGetStrategyRiskInfo",
-    ),
-    "ProfitInquiry": ("GetUserAssetView", "BatchGetStrategiesComposition", "GetUserAssetBrief"),
-    "ReportGeneration": (
-        "GetUserAssetView",
-        "GetUserAssetBrief",
-        "BatchGetStrategiesComposition",
-        "GetStrategyAssetClassAnalysis",
-        "BatchGetStrategyRiskInfo",
-    ),
-    "FamilyProfile": ("AnalyzeIncomeExpense", "AnalyzeCashFlow"),
-    "IncomeAndExpense": ("AnalyzeFamilyMembers", "AnalyzeFinancialIndicators"),
-    "AssetsAndLiabilities": ("AnalyzeIncomeExpense", "GetAssetAllocationPlan"),
-    "CashFlowPlanning": ("AnalyzeFamilyMembers", "AnalyzeIncomeExpense", "GetAssetAllocationPlan"),
-    "InvestmentKnowledge": ("SearchFinancialNews", "SearchManagerViewpoint", "SearchFunds"),
-    "AnnouncementInterpretation": ("SearchFunds", "GuessFundCode", "BatchGetFundsDetail"),
-    "PlatformFeatureUsage": ("BatchGetFundsDetail", "BatchGetFundTradeRules", "SearchFunds"),
-    "DataVisualization": (
-        "BatchGetFundNavHistory",
-        "GetPortfolioNavHistory",
-        "GetAssetAllocationPlan",
-        "SearchFunds",
-    ),
-    "TimeAndTradingCalendar": ("SearchFunds", "GuessFundCode", "BatchGetFundTradeRules"),
+    sub: tuple(tools)
+    for sub, tools in json.loads(
+        files("evaluator.synth").joinpath("affinity.json").read_text("utf-8")
+    ).items()
 }
-"""Tools that co-occur with a sub-scenario's own tools (curated; the paper mines this from app logs)."""
+"""Tools that co-occur with a sub-scenario's own tools (curated in ``affinity.json``; the paper mines this
+from app logs)."""
 
 
 @dataclass

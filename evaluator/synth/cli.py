@@ -10,6 +10,7 @@ from typing import Any
 
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings
+from tool_specs.jsonlines import JsonLineError, json_lines
 
 SYNTH_MODEL = "gpt-4o-mini"
 
@@ -28,26 +29,25 @@ def add_parser(sub: Any) -> None:
         g,
         action="append",
         default=[],
-        aliases=["--refs"],
         help="benchmark or references file with multi-tool traces; repeatable (default: finmcp-sim)",
     )
     g.add_argument("--inventory", default="finmcp65")
     add_llm_endpoint(g, purpose="asking about edges the typed graph rejects", model_default=SYNTH_MODEL)
-    g.add_argument("--out", help="write the validated graph as JSON")
+    g.add_argument("--output", help="write the validated graph as JSON")
     c = cmds.add_parser("chains", help="sample tool chains per sub-scenario")
     common(c)
     c.add_argument("--per-sub", type=int, default=5)
-    c.add_argument("--out", required=True, help="chains JSONL")
+    c.add_argument("--output", required=True, help="chains JSONL")
     q = cmds.add_parser("queries", help="a user query per chain (templates, or an LLM with --llm-url)")
     common(q)
     q.add_argument("--chains", required=True)
-    q.add_argument("--out", required=True)
+    q.add_argument("--output", required=True)
     add_llm_endpoint(q, purpose="writing queries (templates without it)", model_default=SYNTH_MODEL)
     q.add_argument("--examples", help="reference file whose single-tool queries are in-context examples")
     t = cmds.add_parser("trajectories", help="execute queries with the scripted planner; keep valid ones")
     common(t)
     t.add_argument("--queries", required=True)
-    t.add_argument("--out", required=True, help="references JSONL")
+    t.add_argument("--output", required=True, help="references JSONL")
     add_recordings(t, help="recordings file to bake the outputs into")
     t.add_argument("--url", help="MCP endpoint (finmcp-server /mcp or finmcp-proxy); default: in process")
     t.add_argument(
@@ -57,41 +57,37 @@ def add_parser(sub: Any) -> None:
     d = cmds.add_parser("dialogues", help="multi-turn samples by role play")
     common(d)
     d.add_argument("--per-sub", type=int, default=2)
-    d.add_argument("--out", required=True)
+    d.add_argument("--output", required=True)
     add_recordings(d, help="recordings file to bake the outputs into")
     d.add_argument("--url")
     d.add_argument("--tag-template")
     d.add_argument("--run", default="synth")
     b = cmds.add_parser("build", help="rebuild the finmcp-sim benchmark files")
     common(b)
-    b.add_argument("--out", required=True, help="output directory")
+    b.add_argument("--out-dir", required=True, help="output directory")
     b.add_argument("--check", action="store_true", help="compare the result with the shipped files")
     s = cmds.add_parser("stats", help="Table-1 figures and distributions")
-    add_bench(s, aliases=["--refs"], help="benchmark or references file (default: finmcp-sim)")
+    add_bench(s, help="benchmark or references file (default: finmcp-sim)")
     s.add_argument("--json", action="store_true")
     i = cmds.add_parser("import", help="official FinMCP-Bench or FinToolBench files -> reference sets")
     i.add_argument("--finmcp", nargs="*", default=[], help="official FinMCP-Bench JSON files")
     i.add_argument("--fintoolbench", help="FinToolBench questions JSONL")
-    i.add_argument("--out", required=True, help="references JSONL")
+    i.add_argument("--output", required=True, help="references JSONL")
     add_recordings(i, help="recordings file for the imported tool outputs (FinMCP files)")
     i.add_argument("--inventory", default="qieman79")
     e = cmds.add_parser("export", help="write the shipped benchmark as plain JSONL and a recordings DB")
-    add_bench(e, default="finmcp-sim", aliases=["--benchmark"], help="shipped benchmark (default finmcp-sim)")
-    e.add_argument("--out", required=True, help="references JSONL")
+    add_bench(e, default="finmcp-sim", help="shipped benchmark (default finmcp-sim)")
+    e.add_argument("--output", required=True, help="references JSONL")
     add_recordings(e, help="recordings file to create")
 
 
 def _read_jsonl(path: str) -> list[dict[str, Any]]:
     if not Path(path).is_file():
         raise EvalInputError(f"file not found: {path}")
-    out = []
-    for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise EvalInputError(f"{path}:{n}: not valid JSON: {exc}") from None
-    return out
+    try:
+        return [value for _, value in json_lines(Path(path).read_text("utf-8").splitlines())]
+    except JsonLineError as exc:
+        raise EvalInputError(f"{path}:{exc.number}: not valid JSON: {exc.error}") from None
 
 
 def _write_jsonl(path: str, records: list[dict[str, Any]]) -> None:
@@ -139,8 +135,8 @@ def run(args: argparse.Namespace) -> int:
         from evaluator.synth.stages import sample_chains
 
         chains = sample_chains(_builder(args), args.per_sub)
-        _write_jsonl(args.out, chains)
-        print(f"wrote {len(chains)} chains to {args.out}")
+        _write_jsonl(args.output, chains)
+        print(f"wrote {len(chains)} chains to {args.output}")
         return 0
     if cmd == "queries":
         from evaluator.synth.stages import write_queries
@@ -158,17 +154,17 @@ def run(args: argparse.Namespace) -> int:
                 examples,
             )
         queries = write_queries(builder, _read_jsonl(args.chains), writer)
-        _write_jsonl(args.out, queries)
-        print(f"wrote {len(queries)} queries to {args.out}")
+        _write_jsonl(args.output, queries)
+        print(f"wrote {len(queries)} queries to {args.output}")
         return 0
     if cmd == "trajectories":
         from evaluator.synth.stages import run_trajectories
 
         builder = _builder(args)
         kept, dropped = run_trajectories(builder, _read_jsonl(args.queries), progress)
-        _write_jsonl(args.out, [a.record for a in kept])
+        _write_jsonl(args.output, [a.record for a in kept])
         _bake(args.recordings, builder, kept)
-        print(f"kept {len(kept)} trajectories, dropped {len(dropped)}; wrote {args.out}")
+        print(f"kept {len(kept)} trajectories, dropped {len(dropped)}; wrote {args.output}")
         for item in dropped[:20]:
             print(f"  dropped {item['id']}: {item['reason']}", file=sys.stderr)
         return 0
@@ -177,9 +173,9 @@ def run(args: argparse.Namespace) -> int:
 
         builder = _builder(args)
         accepted = make_dialogues(builder, args.per_sub, progress)
-        _write_jsonl(args.out, [a.record for a in accepted])
+        _write_jsonl(args.output, [a.record for a in accepted])
         _bake(args.recordings, builder, accepted)
-        print(f"wrote {len(accepted)} dialogues to {args.out}")
+        print(f"wrote {len(accepted)} dialogues to {args.output}")
         return 0
     if cmd == "build":
         return _build(args, progress)
@@ -233,23 +229,23 @@ def _graph(args: argparse.Namespace) -> int:
     print(f"validated graph: {counts['nodes']} nodes, {counts['edges']} edges, density {counts['density']}")
     t = typed.counts()
     print(f"typed data-flow graph: {t['nodes']} nodes, {t['edges']} edges, density {t['density']}")
-    if args.out:
-        Path(args.out).write_text(json.dumps(graph.to_json(), ensure_ascii=False, indent=1), "utf-8")
-        print(f"wrote {args.out}")
+    if args.output:
+        Path(args.output).write_text(json.dumps(graph.to_json(), ensure_ascii=False, indent=1), "utf-8")
+        print(f"wrote {args.output}")
     return 0
 
 
 def _build(args: argparse.Namespace, progress: bool) -> int:
     from evaluator.synth.build import MANIFEST_FILE, RECORDINGS_FILE, REFERENCES_FILE, build
 
-    manifest = build(args.seed, args.out, progress=progress)
+    manifest = build(args.seed, args.out_dir, progress=progress)
     public = {k: v for k, v in manifest.items() if not k.startswith("_")}
     print(json.dumps(public, ensure_ascii=False, indent=1))
     if args.check:
         from evaluator.benchmarks import data_path
 
         same = all(
-            (Path(args.out) / name).read_bytes() == data_path("finmcp-sim", kind).read_bytes()
+            (Path(args.out_dir) / name).read_bytes() == data_path("finmcp-sim", kind).read_bytes()
             for name, kind in (
                 (REFERENCES_FILE, "references"),
                 (RECORDINGS_FILE, "recordings"),
@@ -286,14 +282,14 @@ def _import(args: argparse.Namespace) -> int:
     if bool(args.finmcp) == bool(args.fintoolbench):
         raise EvalInputError("give either --finmcp FILE... or --fintoolbench FILE")
     if args.finmcp:
-        summary = import_official(args.finmcp, args.out, args.recordings, args.inventory)
+        summary = import_official(args.finmcp, args.output, args.recordings, args.inventory)
         for line in summary["recordings"]:
             print(line)
     else:
-        summary = import_fintoolbench(args.fintoolbench, args.out)
+        summary = import_fintoolbench(args.fintoolbench, args.output)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    print(f"wrote {summary['references']} references to {args.out}")
+    print(f"wrote {summary['references']} references to {args.output}")
     return 0
 
 
@@ -301,8 +297,8 @@ def _export(args: argparse.Namespace) -> int:
     from evaluator.benchmarks import install_recordings, load_records
 
     records = load_records(args.bench)
-    _write_jsonl(args.out, records)
-    print(f"wrote {len(records)} references to {args.out}")
+    _write_jsonl(args.output, records)
+    print(f"wrote {len(records)} references to {args.output}")
     if args.recordings:
         with install_recordings(args.recordings, args.benchmark) as store:
             print(f"wrote {store.count()} recordings to {args.recordings}")

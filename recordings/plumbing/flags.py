@@ -11,22 +11,22 @@ One thing, one flag, everywhere (docs/architecture.md has the glossary):
                               with ``--llm-key-env``, ``--llm-timeout`` and ``--llm-retries``
 ``--host`` / ``--port``       where a server or proxy listens (with ``--token``, ``--max-body``,
                               ``--allow-host``, ``--allow-origin``, ``--cors-origin``, ``--log-level``)
+``--output FILE``             the one file a command writes (an export, chains, a graph)
+``--report-dir DIR``          the folder ``finmcp-eval score`` / ``run`` write report.{json,md,html} to
+``--out-dir DIR``             the working folder a command fills (``demo``, ``synth build``)
 ============================  =====================================================================
-
-Old spellings keep working as hidden aliases: they store into the same place and print one
-deprecation notice on stderr naming the new flag.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 from recordings.plumbing.listener import DEFAULT_MAX_BODY, cors_origin
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+TRACE_STORE_HELP = "trace store written by finmcp-proxy (SQLite file)"
+BENCH_HELP = "benchmark: a shipped name (finmcp-sim) or a references file"
 
 
 class OptionTarget(Protocol):
@@ -37,82 +37,22 @@ class OptionTarget(Protocol):
     def add_mutually_exclusive_group(self, *, required: bool = False) -> Any: ...
 
 
-class DeprecatedAlias(argparse.Action):
-    """A hidden old spelling of ``new``: stores (or appends) like it and says it is deprecated."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, new: str, append: bool = False, **kw: Any):
-        kw.setdefault("default", argparse.SUPPRESS)
-        kw["help"] = argparse.SUPPRESS
-        super().__init__(option_strings, dest, **kw)
-        self.new = new
-        self.append = append
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        print(f"{parser.prog}: {option_string} is deprecated; use {self.new}", file=sys.stderr)
-        if self.append:
-            current = getattr(namespace, self.dest, None)
-            values = [*(current or []), values]
-        setattr(namespace, self.dest, values)
+def add_option(parser: OptionTarget, name: str, **kwargs: Any) -> argparse.Action:
+    """Add ``name`` with ``kwargs`` (``parser.add_argument``, kept as the one entry point of the vocabulary)."""
+    return parser.add_argument(name, **kwargs)
 
 
-def add_option(
-    parser: OptionTarget,
-    name: str,
-    *,
-    aliases: Sequence[str] = (),
-    **kwargs: Any,
-) -> argparse.Action:
-    """Add ``name`` with ``kwargs`` and each old spelling in ``aliases`` as a hidden deprecated alias.
-
-    A required option with aliases is required as "one of them" (a required mutually exclusive group),
-    so an old spelling satisfies it.
-    """
-    if aliases and kwargs.pop("required", False):
-        parser = parser.add_mutually_exclusive_group(required=True)
-    action = parser.add_argument(name, **kwargs)
-    append = kwargs.get("action") == "append"
-    alias_kw = {k: kwargs[k] for k in ("type", "choices", "metavar") if k in kwargs}
-    for alias in aliases:
-        parser.add_argument(
-            alias, dest=action.dest, action=DeprecatedAlias, new=name, append=append, **alias_kw
-        )
-    return action
-
-
-def add_bench(
-    parser: OptionTarget,
-    *,
-    help: str = "benchmark: a shipped name (finmcp-sim) or a references file",
-    aliases: Sequence[str] = (),
-    **kwargs: Any,
-) -> argparse.Action:
+def add_bench(parser: OptionTarget, *, help: str = BENCH_HELP, **kwargs: Any) -> argparse.Action:
     """``--bench NAME_OR_FILE``: a shipped benchmark or a references file."""
-    return add_option(parser, "--bench", aliases=aliases, metavar="NAME_OR_FILE", help=help, **kwargs)
+    return add_option(parser, "--bench", metavar="NAME_OR_FILE", help=help, **kwargs)
 
 
-def add_recordings(
-    parser: OptionTarget,
-    *,
-    help: str,
-    aliases: Sequence[str] = (),
-    **kwargs: Any,
-) -> argparse.Action:
+def add_recordings(parser: OptionTarget, *, help: str, **kwargs: Any) -> argparse.Action:
     """``--recordings FILE``: a recordings file (what it is used for goes in ``help``)."""
-    return add_option(parser, "--recordings", aliases=aliases, metavar="FILE", help=help, **kwargs)
+    return add_option(parser, "--recordings", metavar="FILE", help=help, **kwargs)
 
 
-def add_trace_store(
-    parser: OptionTarget,
-    *,
-    help: str = "trace store written by finmcp-proxy (SQLite file)",
-    **kwargs: Any,
-) -> argparse.Action:
+def add_trace_store(parser: OptionTarget, *, help: str = TRACE_STORE_HELP, **kwargs: Any) -> argparse.Action:
     """``--db STORE``: a trace store."""
     return add_option(parser, "--db", metavar="STORE", help=help, **kwargs)
 
@@ -122,9 +62,6 @@ def add_llm_endpoint(
     *,
     purpose: str,
     model_default: str | None = None,
-    url_aliases: Sequence[str] = (),
-    model_aliases: Sequence[str] = (),
-    key_aliases: Sequence[str] = (),
     timeout: float = 60.0,
     retries: int = 2,
 ) -> None:
@@ -132,18 +69,14 @@ def add_llm_endpoint(
     add_option(
         parser,
         "--llm-url",
-        aliases=url_aliases,
         metavar="URL",
         help=f"OpenAI-compatible base URL for {purpose}, e.g. http://127.0.0.1:8000/v1",
     )
     model_help = f"model name for {purpose}" + (f" (default {model_default})" if model_default else "")
-    add_option(
-        parser, "--llm-model", aliases=model_aliases, metavar="NAME", default=model_default, help=model_help
-    )
+    add_option(parser, "--llm-model", metavar="NAME", default=model_default, help=model_help)
     add_option(
         parser,
         "--llm-key-env",
-        aliases=key_aliases,
         metavar="VAR",
         default=DEFAULT_KEY_ENV,
         help=f"environment variable holding the API key (default {DEFAULT_KEY_ENV}; never stored)",
@@ -216,16 +149,3 @@ def add_log_level(parser: OptionTarget) -> None:
     parser.add_argument(
         "--log-level", default="warning", type=str.lower, choices=LOG_LEVELS, help="default warning"
     )
-
-
-def renamed_subcommand(argv: Sequence[str], program: str, old: Sequence[str], new_prefix: str) -> list[str]:
-    """``argv`` with a deprecated top-level verb in ``old`` moved under ``new_prefix`` (with a notice).
-
-    ``finmcp-server bake ...`` becomes ``finmcp-server recordings bake ...``; argparse never sees the
-    old spelling, so the help lists only the new one.
-    """
-    args = list(argv)
-    if args and args[0] in old:
-        print(f"{program}: '{args[0]}' is deprecated; use '{new_prefix} {args[0]}'", file=sys.stderr)
-        args.insert(0, new_prefix)
-    return args

@@ -34,9 +34,11 @@ STATELESS: Era = "stateless"
 INVALID: Era = "invalid"
 
 HANDSHAKE_ERA_LABEL = "handshake"
-STATELESS_ERA_LABEL = FIRST_STATELESS_VERSION
-"""How a session's era is stored in traces (``sessions.era``): ``handshake`` or ``2026-07-28``."""
+STATELESS_ERA_LABEL = "stateless"
+"""How a session's era is stored in traces (``sessions.era``): ``handshake`` or ``stateless``."""
 ERA_LABELS = frozenset({HANDSHAKE_ERA_LABEL, STATELESS_ERA_LABEL})
+_OLD_ERA_LABELS = {FIRST_STATELESS_VERSION: STATELESS_ERA_LABEL}
+"""Labels traces stored before the era had one word: the stateless era was stored as ``2026-07-28``."""
 
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HANDSHAKE_SET = frozenset(HANDSHAKE_VERSIONS)
@@ -97,8 +99,14 @@ def is_known(version: object) -> bool:
 
 
 def era_label(version: object) -> str:
-    """The trace's era label of a version seen in ``_meta``: ``2026-07-28`` when stateless, else ``handshake``."""
+    """The trace's era label of a version seen in ``_meta``: ``stateless`` or else ``handshake``."""
     return STATELESS_ERA_LABEL if is_stateless(version) else HANDSHAKE_ERA_LABEL
+
+
+def stored_era(label: str | None) -> str | None:
+    """A ``sessions.era`` value as read from a trace, in today's words (an older trace's ``2026-07-28``
+    reads as ``stateless``); None stays None."""
+    return _OLD_ERA_LABELS.get(label, label) if label is not None else None
 
 
 def check_version(version: object) -> str:

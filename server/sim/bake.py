@@ -17,6 +17,7 @@ from typing import Any
 from recordings.store import RecordingStore
 from server.sim.simulator import Simulator
 from tool_specs.inventory import Inventory
+from tool_specs.jsonlines import JsonLineError, json_lines
 
 
 class CallsFileError(ValueError):
@@ -83,14 +84,11 @@ def read_calls(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
     text = path.read_text("utf-8")
     if path.suffix == ".jsonl":
         calls: list[tuple[str, dict[str, Any]]] = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                node = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CallsFileError(f"{path}:{number}: not valid JSON: {exc}") from None
-            calls.extend(_walk(node, f"{path}:{number}"))
+        try:
+            for number, node in json_lines(text.splitlines()):
+                calls.extend(_walk(node, f"{path}:{number}"))
+        except JsonLineError as exc:
+            raise CallsFileError(f"{path}:{exc.number}: not valid JSON: {exc.error}") from None
         return calls
     try:
         document = json.loads(text)

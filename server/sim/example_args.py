@@ -19,16 +19,15 @@ from typing import Any
 
 from recordings.plumbing.seeding import rng_for
 from server.sim.regex_strings import sample_pattern
-from server.sim.schema_values import date_format_from_text, format_date
+from server.sim.schema_values import format_date
 from server.sim.sim_entities import CRYPTO, CURRENCY_PAIRS, US_TICKERS, universe
 from server.world import World
 from server.world import trading_calendar as cal
 from server.world import vocab as v
+from tool_specs import param_text
 from tool_specs.model import ToolSpec
 from tool_specs.validation import fit_length
 
-_ONE_OF = re.compile(r"(?:One of|Options):\s*(.+?)\.?\s*$", re.S)
-_EXAMPLE = re.compile(r"Example:\s*(\S+?)\.?(?:\s|$)")
 _START = re.compile(
     r"^(start|begin|from|since|date_?start|start_?date|startdate|datestart|creation_from)", re.I
 )
@@ -83,7 +82,7 @@ class _Gen:
 
     # -------------------------------------------------------------- dates
     def date_label(self, name: str, desc: str) -> str:
-        label = date_format_from_text(desc)
+        label = param_text.date_format_named(desc)
         if label:
             return label
         if re.search(r"time$", name, re.I) and "YYYY" not in desc:
@@ -114,21 +113,8 @@ class _Gen:
         return out if schema.get("type") != "string" else str(out)
 
     # -------------------------------------------------------------- strings
-    def choices(self, desc: str) -> list[str]:
-        match = _ONE_OF.search(desc)
-        if not match:
-            return []
-        out = []
-        for part in match.group(1).split(", "):
-            part = part.strip().rstrip(".")
-            part = re.sub(r"\s*\(.*$", "", part).strip().strip('"“”')
-            if part in ("...", "…", "....") or part.endswith("..."):
-                continue
-            out.append(part)
-        return out
-
     def symbol(self, name: str, desc: str) -> str:
-        example = _EXAMPLE.search(desc)
+        example = param_text.example(desc)
         text = desc.lower()
         if "crypto" in text or name in ("coin", "crypto_name"):
             return self.pick(CRYPTO)[0]
@@ -141,7 +127,7 @@ class _Gen:
             return self.pick(self.world.index_codes()[:10])
         if "bond code" in text:
             code = self.pick(self.world.bonds())["code"]
-            if example and re.fullmatch(r"(sh|sz)\d+", example.group(1)):
+            if example and re.fullmatch(r"(sh|sz)\d+", example):
                 return "sh" + re.sub(r"\D", "", code)[:6].rjust(6, "0")
             return code
         if "futures" in text or "commodity" in text:
@@ -150,13 +136,13 @@ class _Gen:
             return self.pick(universe(self.world, "option_symbol")).code
         if "board" in text or "industry" in text:
             return self.pick(v.INDUSTRIES)
-        if self.western or (example and re.fullmatch(r"[A-Z]{1,5}", example.group(1))):
+        if self.western or (example and re.fullmatch(r"[A-Z]{1,5}", example)):
             ticker = self.pick(US_TICKERS[:12])[0]
-            if example and ":" in example.group(1):
+            if example and ":" in example:
                 return f"NASDAQ:{ticker}"
             return ticker
         code = self.pick(self.world.stocks())["code"]
-        if example and re.fullmatch(r"(sh|sz)\d{6}", example.group(1)):
+        if example and re.fullmatch(r"(sh|sz)\d{6}", example):
             return ("sh" if code.startswith("6") else "sz") + code
         return code
 
@@ -199,9 +185,10 @@ class _Gen:
             return self.pick(_NAMES)
         if lname in ("width", "height"):
             return "800" if lname == "width" else "600"
-        choices = self.choices(desc)
+        # the simulator's reading of a choice list, kept as it was so its answers stay byte-identical
+        choices = param_text.choices(desc, stop_at_default=False, keep_empty=True, year=w.as_of.year - 1)
         if choices:
-            return self.pick(choices).replace("XXXX", str(w.as_of.year - 1))
+            return self.pick(choices)
         if lname.endswith("_month"):
             return self.recent_day(3).strftime("%y%m")
         if re.search(r"date|time|^start$|^end$|day$|^since$|^until$", lname) and not re.search(
@@ -238,9 +225,9 @@ class _Gen:
             return "USD"
         if lname in ("to_currency",):
             return "CNY"
-        example = _EXAMPLE.search(desc)
+        example = param_text.example(desc)
         if example:
-            return example.group(1)
+            return example
         if lname in ("ticker_slug", "slug"):
             return self.pick(US_TICKERS[:12])[0].lower()
         if lname in ("performanceid", "securityid"):

@@ -15,10 +15,11 @@ from typing import Any
 from recordings.plumbing.seeding import derive_seed
 from server.sim.regex_strings import sample_pattern
 from server.sim.schema_calls import Call, Gen, Row, ToolPlan
-from server.sim.schema_values import column_kind, date_format_from_text, format_date, is_chinese
+from server.sim.schema_values import column_kind, format_date, is_chinese
 from server.sim.sim_entities import INSTRUMENT_TYPES, Entity, universe
 from server.world import vocab as v
 from tool_specs.model import ToolSpec
+from tool_specs.param_text import date_format_named
 
 _NUMERIC_KINDS = frozenset(
     {
@@ -374,7 +375,7 @@ class SchemaCompiler:
         elif fmt == "date-time":
             kind, label = "date", "iso-datetime"
         elif kind == "date":
-            label = date_format_from_text(str(schema.get("description") or ""))
+            label = date_format_named(str(schema.get("description") or ""))
         pattern = raw_pattern if isinstance(raw_pattern := schema.get("pattern"), str) else ""
         compiled = re.compile(pattern) if pattern else None
         min_len = raw_min if isinstance(raw_min := schema.get("minLength"), int) else 0

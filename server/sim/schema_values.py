@@ -11,6 +11,8 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from typing import Literal, overload
 
+from tool_specs.param_text import DATE_FORMATS as _DATE_FORMATS
+
 # (kind, regex) in priority order; names are matched lower-cased.
 _KIND_RULES: tuple[tuple[str, str], ...] = (
     ("rank", r"^(序号|排名|排行|rank|no|index)$"),
@@ -81,18 +83,6 @@ def is_chinese(text: str) -> bool:
 
 # ----------------------------------------------------------------------------- dates
 
-_DATE_FORMATS = (
-    ("%Y-%m-%d", "YYYY-MM-DD"),
-    ("%Y%m%d", "YYYYMMDD"),
-    ("%Y/%m/%d", "YYYY/MM/DD"),
-    ("%Y.%m.%d", "YYYY.MM.DD"),
-    ("%Y-%m-%d %H:%M:%S", "YYYY-MM-DD HH:MM:SS"),
-    ("%Y-%m-%dT%H:%M:%S", "YYYY-MM-DDTHH:MM:SS"),
-    ("%Y-%m-%d %H:%M", "YYYY-MM-DD HH:MM"),
-    ("%Y%m", "YYYYMM"),
-    ("%Y-%m", "YYYY-MM"),
-    ("%Y", "YYYY"),
-)
 _FMT_TO_STRFTIME = {label: fmt for fmt, label in _DATE_FORMATS}
 _CST = timezone(timedelta(hours=8))
 
@@ -144,19 +134,3 @@ def format_date(d: date, label: str, time_of_day: str = "15:00:00") -> str | int
     if label == "YYYY-MM-DD HH:MM":
         return f"{d.isoformat()} {time_of_day[:5]}"
     return d.strftime(_FMT_TO_STRFTIME.get(label, "%Y-%m-%d"))
-
-
-def date_format_from_text(text: str) -> str | None:
-    """A date format label named in a description (``Format: YYYYMMDD``, ``date/time as ...``), or None."""
-    if not text:
-        return None
-    if re.search(r"unix|timestamp|epoch", text, re.I):
-        return "unix"
-    for _, label in sorted(_DATE_FORMATS, key=lambda f: -len(f[1])):
-        if label in text.upper():
-            return label
-    if re.search(r"\b(19|20)\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\b", text):
-        return "YYYYMMDD"
-    if re.search(r"\b(19|20)\d\d-\d\d-\d\d\b", text):
-        return "YYYY-MM-DD"
-    return None

@@ -49,7 +49,7 @@ class Case:
 
     client: str
     transport: str  # "http": the module's HTTP proxy; "stdio": a finmcp-proxy --transport stdio it launches
-    era: str  # "handshake" or "2026"
+    era: str  # "handshake" or "stateless"
     driver: str
     tags: str = "path"  # "path" (/r/RUN/s/SAMPLE/mcp) or "headers" (X-Finmcp-Run, X-Finmcp-Sample)
 
@@ -64,11 +64,11 @@ class Case:
 
 CASES = [
     Case("fastmcp", "http", "handshake", "fastmcp_client.py"),
-    Case("fastmcp", "http", "2026", "fastmcp_client.py"),
+    Case("fastmcp", "http", "stateless", "fastmcp_client.py"),
     Case("fastmcp", "stdio", "handshake", "fastmcp_client.py"),
     Case("pydantic-ai", "http", "handshake", "pydantic_ai_agent.py", tags="headers"),
-    Case("pydantic-ai", "http", "2026", "pydantic_ai_agent.py", tags="headers"),
-    Case("openai-agents", "http", "2026", "openai_agents_server.py", tags="headers"),  # mode "auto"
+    Case("pydantic-ai", "http", "stateless", "pydantic_ai_agent.py", tags="headers"),
+    Case("openai-agents", "http", "stateless", "openai_agents_server.py", tags="headers"),  # mode "auto"
     Case("langchain", "http", "handshake", "langchain_adapters.py"),
     Case("langchain", "stdio", "handshake", "langchain_adapters.py"),
     Case("ts-sdk", "http", "handshake", "ts_sdk.mjs"),
@@ -214,7 +214,7 @@ def test_client_lists_calls_and_is_traced_exactly(
     ], context
     assert {r["sample_id"] for r in rows} == {SAMPLE}
     versions = {r["protocol_version"] for r in rows}
-    if case.era == "2026":
+    if case.era == "stateless":
         assert versions == {"2026-07-28"}, versions
     else:
         assert len(versions) == 1 and versions.pop() < "2026", versions
@@ -246,7 +246,7 @@ def test_docs_matrix_has_one_row_per_case_with_the_pinned_versions() -> None:
     assert len(rows) == len(CASES)
     for row, case in zip(rows, CASES, strict=True):
         transport = "stdio" if "stdio" in row.split("|")[3] else "http"
-        era = "2026" if "2026-07-28" in row.split("|")[4] else "handshake"
+        era = "stateless" if "stateless" in row.split("|")[4] else "handshake"
         assert (transport, era) == (case.transport, case.era), row
     for env in provision.CLIENTS.values():
         name, _, version = env.label.rpartition("==" if env.kind == "python" else "@")

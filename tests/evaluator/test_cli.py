@@ -54,7 +54,7 @@ def test_score_db_writes_three_reports(tmp_path, demo_refs, trace_db, capsys):
             str(db),
             "--run",
             "perfect",
-            "--out",
+            "--report-dir",
             str(out),
             "--bootstrap",
             "200",
@@ -93,7 +93,7 @@ def test_score_repeated_trials_reports_pass_k(tmp_path, demo_refs, trace_db):
     db = trace_db(rows_from_refs(refs, "r", trial=0) + rows_from_refs(refs, "r", drop_every=4, trial=1))
     out = tmp_path / "o"
     score_r = ["score", "--bench", str(demo_refs), "--db", str(db), "--run", "r"]
-    score_r += ["--out", str(out), "--bootstrap", "0"]
+    score_r += ["--report-dir", str(out), "--bootstrap", "0"]
     assert main([*score_r, "--format", "json"]) == 0
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     trials = report["trials"]
@@ -113,7 +113,10 @@ def test_score_official_prediction_file_alone(tmp_path, demo_refs):
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     out = tmp_path / "o"
     assert (
-        main(["score", "--preds", str(path), "--out", str(out), "--format", "json", "--bootstrap", "0"]) == 0
+        main(
+            ["score", "--preds", str(path), "--report-dir", str(out), "--format", "json", "--bootstrap", "0"]
+        )
+        == 0
     )
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["official"]["overall"]["N"] == 6 and len(report["coverage"]["dropped"]) == 1
@@ -135,7 +138,7 @@ def test_compare_two_runs_from_db_and_from_files(tmp_path, demo_refs, trace_db):
                 "A",
                 "--run",
                 "B",
-                "--out",
+                "--report-dir",
                 str(out),
                 "--bootstrap",
                 "300",
@@ -181,7 +184,7 @@ def test_compare_two_runs_from_db_and_from_files(tmp_path, demo_refs, trace_db):
                 paths[0],
                 "--preds",
                 paths[1],
-                "--out",
+                "--report-dir",
                 str(out2),
                 "--format",
                 "json",
@@ -261,7 +264,7 @@ def test_argparse_errors_exit_2(capsys):
 
 @pytest.mark.slow
 def test_demo_runs_end_to_end_on_a_slice(capsys, tmp_path):
-    code = main(["demo", "--limit", "30", "--out", str(tmp_path), "--bootstrap", "0"])
+    code = main(["demo", "--limit", "30", "--out-dir", str(tmp_path), "--bootstrap", "0"])
     out = capsys.readouterr().out
     assert code == 0
     oracle = next(line for line in out.splitlines() if line.lstrip("| ").startswith("oracle"))
@@ -296,7 +299,7 @@ def test_score_fintoolbench_run_renders_all_formats(tmp_path, shared_dir):
         str(questions),
         "--preds",
         str(preds),
-        "--out",
+        "--report-dir",
         str(out),
         "--bootstrap",
         "100",
@@ -320,7 +323,17 @@ def test_score_survives_when_every_prediction_is_an_error(tmp_path, demo_refs):
     out = tmp_path / "o"
     assert (
         main(
-            ["score", "--bench", str(demo_refs), "--preds", str(path), "--out", str(out), "--bootstrap", "50"]
+            [
+                "score",
+                "--bench",
+                str(demo_refs),
+                "--preds",
+                str(path),
+                "--report-dir",
+                str(out),
+                "--bootstrap",
+                "50",
+            ]
         )
         == 0
     )

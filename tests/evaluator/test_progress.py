@@ -88,7 +88,7 @@ def _env() -> dict[str, str]:
 def test_demo_on_a_pipe_writes_plain_progress_lines(tmp_path):
     """``finmcp-eval demo`` with stderr to a pipe: plain lines with count, rate and ETA; no \\r."""
     proc = subprocess.run(
-        _cli("demo", "--limit", "9", "--out", str(tmp_path), "--bootstrap", "20", "--concurrency", "1"),
+        _cli("demo", "--limit", "9", "--out-dir", str(tmp_path), "--bootstrap", "20", "--concurrency", "1"),
         capture_output=True,
         text=True,
         timeout=120,
@@ -158,7 +158,7 @@ def test_score_with_llm_judge_on_a_terminal_redraws_one_line(tmp_path, shared_di
     server = fake_openai(script)
     questions, preds = _judge_refs(shared_dir, tmp_path)
     primary, secondary = pty.openpty()
-    argv = ["score", "--bench", str(questions), "--preds", str(preds), "--out", str(tmp_path / "o")]
+    argv = ["score", "--bench", str(questions), "--preds", str(preds), "--report-dir", str(tmp_path / "o")]
     argv += ["--bootstrap", "20", "--judge", "llm", "--llm-url", server.url, "--llm-model", "m"]
     argv += ["--tool-manifest", str(shared_dir / "fintoolbench" / "tools.jsonl")]
     proc = subprocess.Popen(_cli(*argv), stdout=subprocess.DEVNULL, stderr=secondary, env=_env())

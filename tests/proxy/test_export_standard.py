@@ -84,7 +84,7 @@ def traced(tmp_path_factory):
 
 
 def _export(db: Any, fmt: str, out: Any) -> None:
-    assert proxy_main(["export", "--db", str(db), "--run", RUN, "--format", fmt, "--out", str(out)]) == 0
+    assert proxy_main(["export", "--db", str(db), "--run", RUN, "--format", fmt, "--output", str(out)]) == 0
 
 
 def _hex_ids_as_base64(document: Any) -> Any:

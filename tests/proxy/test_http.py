@@ -22,7 +22,7 @@ from tests.support.sdk import request_meta
 from tests.support.traces import read_calls, wait_calls, wait_messages, wait_sessions
 
 MODES = ["auto", "legacy"]
-ERA = {"auto": "2026-07-28", "legacy": "handshake"}
+ERA = {"auto": "stateless", "legacy": "handshake"}
 INIT = initialize()
 # Groups are inferred from timing. The upstream's latency keeps concurrent calls overlapping and the gap
 # is wide enough that "right after" holds on a loaded machine, while the think time clearly exceeds it.

@@ -141,7 +141,8 @@ def test_finished_calls_reach_the_collector_once_each_as_the_file_export_has_the
 
     out = tmp_path / "live.otlp.json"
     assert (
-        proxy_main(["export", "--db", str(db), "--run", "live", "--format", "otlp", "--out", str(out)]) == 0
+        proxy_main(["export", "--db", str(db), "--run", "live", "--format", "otlp", "--output", str(out)])
+        == 0
     )
     exported = {
         s["spanId"]: s

@@ -1,4 +1,4 @@
-"""Record mode → serve the recordings strictly → replay for audit; and the inspection/export commands."""
+"""Record → serve the recordings strictly (replay) → audit the run against them; inspection and exports."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def recorded(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_record_then_serve_strictly_then_replay_identical(recorded, server_process, capsys):
+def test_record_then_serve_strictly_then_audit_identical(recorded, server_process, capsys):
     db, rec, groups = recorded
     with SqliteTraceStore.open(db) as store:
         calls = store.calls("rec")
@@ -75,18 +75,18 @@ def test_record_then_serve_strictly_then_replay_identical(recorded, server_proce
     assert len(recorded_rows) == len({(c["tool"], json.dumps(c["arguments"], sort_keys=True)) for c in ok})
     assert all(r["provenance"].startswith("recorded:http://127.0.0.1:") for r in recorded_rows)
     replayer = server_process(["--recordings", str(rec), "--miss", "strict", "--latency", "none"])
-    code = proxy_main(["replay", "--db", str(db), "--run", "rec", "--against", replayer.url])
+    code = proxy_main(["audit", "--db", str(db), "--run", "rec", "--against", replayer.url])
     out = capsys.readouterr().out
     assert code == 0, out
     assert f"{len(calls)} identical" in out
     assert health(replayer)["calls"]["finmcp65"].get("miss", 0) == 0
 
 
-def test_replay_reports_differences_with_a_diff(recorded, server_process, capsys):
+def test_audit_reports_differences_with_a_diff(recorded, server_process, capsys):
     db, _rec, _groups = recorded
     other = server_process(["--latency", "none", "--seed", "7"])
     code = proxy_main(
-        ["replay", "--db", str(db), "--run", "rec", "--sample", "s1", "--against", other.url, "--json"]
+        ["audit", "--db", str(db), "--run", "rec", "--sample", "s1", "--against", other.url, "--json"]
     )
     report = json.loads(capsys.readouterr().out)
     assert code == 1
@@ -99,7 +99,7 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
     db, _rec, groups = recorded
     assert proxy_main(["sessions", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "run rec:" in out and "2026-07-28" in out and "handshake" in out
+    assert "run rec:" in out and "stateless" in out and "handshake" in out
     assert proxy_main(["show", "--db", str(db), "--run", "rec", "--sample", "s1"]) == 0
     out = capsys.readouterr().out
     assert "group 1 (3 calls" in out and "turn 0" in out
@@ -107,7 +107,8 @@ def test_sessions_show_and_exports(recorded, tmp_path, capsys):
     for fmt, name in (("jsonl", "preds.jsonl"), ("finmcp", "preds.json"), ("fintoolbench", "ftb.jsonl")):
         path = tmp_path / name
         assert (
-            proxy_main(["export", "--db", str(db), "--run", "rec", "--format", fmt, "--out", str(path)]) == 0
+            proxy_main(["export", "--db", str(db), "--run", "rec", "--format", fmt, "--output", str(path)])
+            == 0
         )
         pointer = "finmcp-eval export --format finmcp --bench" in capsys.readouterr().err
         assert pointer == (fmt == "finmcp")  # predictions only: the official file is the evaluator's

@@ -3,7 +3,7 @@
 The upstream is a real process (tests/support/counter_server.py, the SDK's low-level Server over
 stdio) behind ``finmcp-proxy --transport stdio --recordings``. A finmcp-server with ``--replay
 sequence`` then gives the 30 answers in order (isError results as such, JSON-RPC errors as errors)
-and its exhaustion policy after them; ``finmcp-proxy replay --against-cmd`` finds the session identical.
+and its exhaustion policy after them; ``finmcp-proxy audit --against-cmd`` finds the session identical.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_thirty_different_answers_replay_in_order_errors_as_errors(tmp_path, cap
     assert by_key == [("text", "answer 29"), ("text", "answer 29")]  # the default: one answer per key
 
     command = " ".join([sys.executable, *_replay_server(rec, "--replay", "sequence")])
-    code = proxy_main(["replay", "--db", str(db), "--run", "seq", "--against-cmd", command])
+    code = proxy_main(["audit", "--db", str(db), "--run", "seq", "--against-cmd", command])
     report = capsys.readouterr().out
     assert code == 0, report
-    assert f"replayed {CALLS} calls of run seq: {CALLS} identical" in report
+    assert f"audited {CALLS} calls of run seq: {CALLS} identical" in report

@@ -3,7 +3,7 @@
 finmcp-server over TLS with a bearer token plays the real server; finmcp-proxy in record mode sits in
 front of it over HTTPS (Streamable HTTP on the HTTP side; legacy SSE on the stdio side); an SDK
 client makes the calls. A plain finmcp-server with ``--miss strict`` then serves the recording and
-answers every call identically, and ``finmcp-proxy replay`` finds the session identical, against
+answers every call identically, and ``finmcp-proxy audit`` finds the session identical, against
 that server and against the recordings file itself.
 """
 
@@ -18,8 +18,8 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from proxy.audit import comparable_result
 from proxy.cli import main as proxy_main
-from proxy.replay import comparable_result
 from proxy.testing import stdio_args
 from recordings import RecordingStore
 from server.sim.example_args import example_arguments
@@ -45,8 +45,8 @@ async def _call_all(client: Client, plan: list[tuple[str, dict[str, Any]]]) -> l
     return out
 
 
-def _replay_report(db, run: str, against: list[str], capsys) -> str:
-    code = proxy_main(["replay", "--db", str(db), "--run", run, *against])
+def _audit_report(db, run: str, against: list[str], capsys) -> str:
+    code = proxy_main(["audit", "--db", str(db), "--run", run, *against])
     report = capsys.readouterr().out
     assert code == 0, report
     return report
@@ -87,10 +87,10 @@ def test_record_an_https_streamable_http_server_and_replay_it(tmp_path, capsys):
                 return await _call_all(client, plan)
 
         assert anyio.run(again) == live  # every answer identical, served from the recording
-        report = _replay_report(db, "live", ["--against", replay.url], capsys)
+        report = _audit_report(db, "live", ["--against", replay.url], capsys)
         assert f"{len(plan)} identical" in report
-    report = _replay_report(db, "live", ["--against", str(rec)], capsys)
-    assert f"replayed {len(plan)} calls of run live: {len(plan)} identical" in report
+    report = _audit_report(db, "live", ["--against", str(rec)], capsys)
+    assert f"audited {len(plan)} calls of run live: {len(plan)} identical" in report
 
 
 @pytest.mark.slow
@@ -141,5 +141,5 @@ def test_record_an_https_legacy_sse_server_through_the_stdio_side_and_replay_it(
             return await _call_all(client, plan)
 
     assert anyio.run(again) == live
-    report = _replay_report(db, "sse", ["--against", str(rec)], capsys)
-    assert f"replayed {len(plan)} calls of run sse: {len(plan)} identical" in report
+    report = _audit_report(db, "sse", ["--against", str(rec)], capsys)
+    assert f"audited {len(plan)} calls of run sse: {len(plan)} identical" in report

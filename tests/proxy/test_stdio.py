@@ -70,7 +70,7 @@ def test_stdio_client_through_each_upstream(http_server, sse_server, tmp_path, m
         (session,) = store.sessions(run)
         messages = store.messages(session["session_key"])
     assert session["transport"] == "stdio" and session["ended"]
-    assert session["era"] == ("2026-07-28" if mode == "auto" else "handshake")
+    assert session["era"] == ("stateless" if mode == "auto" else "handshake")
     assert {m["direction"] for m in messages} == {"c2s", "s2c"}
     assert sum(1 for m in messages if m["method"] == "tools/call") == 4
 

@@ -75,7 +75,8 @@ def test_no_secret_lands_in_any_stored_or_exported_file(tmp_path, capsys):
     for fmt in FORMATS:
         out = tmp_path / f"export.{fmt}"
         assert (
-            proxy_main(["export", "--db", str(db), "--run", "sec", "--format", fmt, "--out", str(out)]) == 0
+            proxy_main(["export", "--db", str(db), "--run", "sec", "--format", fmt, "--output", str(out)])
+            == 0
         )
         outputs.append(out)
     capsys.readouterr()

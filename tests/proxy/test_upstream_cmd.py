@@ -5,7 +5,7 @@ test_record_replay_sequence.py launch; here the unquoted one.
 
 A real stdio upstream (tests/support/counter_server.py, launched through ``python -c CODE``: an
 argument with spaces and quotes, which the ``--`` form must pass on as one word) behind
-``finmcp-proxy --transport stdio``, launched the way an MCP host does; ``replay --against-cmd --``
+``finmcp-proxy --transport stdio``, launched the way an MCP host does; ``audit --against-cmd --``
 re-issues the calls against a fresh one.
 """
 
@@ -42,16 +42,16 @@ async def _answers(params: StdioServerParameters, count: int) -> list[Any]:
 
 @pytest.mark.slow
 def test_the_rest_of_the_line_is_the_upstream_command(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(REPO)  # the upstream imports tests.support (the replay's launch inherits the folder)
+    monkeypatch.chdir(REPO)  # the upstream imports tests.support (the audit's launch inherits the folder)
     db = tmp_path / "runs.sqlite"
     args = stdio_args([], db, "--run", "dashes", "--upstream-cmd", "--", *UPSTREAM)
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(REPO))
     assert anyio.run(_answers, params, 2) == ["answer 1", "answer 2"]
     assert [c["status"] for c in wait_calls(db, "dashes", 2)] == ["ok", "ok"]
-    code = proxy_main(["replay", "--db", str(db), "--run", "dashes", "--against-cmd", "--", *UPSTREAM])
+    code = proxy_main(["audit", "--db", str(db), "--run", "dashes", "--against-cmd", "--", *UPSTREAM])
     report = capsys.readouterr().out
     assert code == 0, report
-    assert "replayed 2 calls of run dashes: 2 identical" in report
+    assert "audited 2 calls of run dashes: 2 identical" in report
 
 
 def test_dashes_need_a_command_and_keep_every_word(capsys):

@@ -245,7 +245,7 @@ def test_nasty_tags_are_stored_verbatim_and_never_used_as_paths(proxy, tmp_path)
         for fmt in ("jsonl", "finmcp", "fintoolbench"):
             out = out_dir / f"{index}.{fmt}"
             done = run_script(
-                "finmcp-proxy", "export", "--db", str(proxy.db), "--run", tag, "--format", fmt, "--out", str(out),
+                "finmcp-proxy", "export", "--db", str(proxy.db), "--run", tag, "--format", fmt, "--output", str(out),
                 cwd=tmp_path,
             )  # fmt: skip
             assert done.returncode == 0, done.stderr
@@ -267,7 +267,14 @@ def test_export_paths_go_exactly_where_the_user_asked(tmp_path):
     with RecordingStore.open(rec) as store:
         store.put_response("qieman79", "GetCurrentTime", {}, {"content": [], "isError": False}, "imported:x")
     done = run_script(
-        "finmcp-server", "recordings", "export", "--recordings", str(rec), "--out", "../../x.jsonl", cwd=work
+        "finmcp-server",
+        "recordings",
+        "export",
+        "--recordings",
+        str(rec),
+        "--output",
+        "../../x.jsonl",
+        cwd=work,
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "x.jsonl").is_file() and json.loads((tmp_path / "x.jsonl").read_text())["tool"]
@@ -277,7 +284,7 @@ def test_export_paths_go_exactly_where_the_user_asked(tmp_path):
         "export",
         "--recordings",
         "../nope.sqlite",
-        "--out",
+        "--output",
         "y.jsonl",
         cwd=work,
     )

@@ -225,7 +225,7 @@ def test_secrets_never_stored_or_exported(proxy, tmp_path):
             "secrets",
             "--format",
             fmt,
-            "--out",
+            "--output",
             str(out),
         )
         assert done.returncode == 0, done.stderr

@@ -230,5 +230,5 @@ def test_harness_client_and_proxy_replay_see_every_tool_of_a_paged_server(
 
     anyio.run(logged_call)
     assert wait_calls(db, "big", 1, settled=True)[0]["status"] == "ok"
-    code = proxy_main(["replay", "--db", str(db), "--run", "big", "--against", paged.url, "--json"])
+    code = proxy_main(["audit", "--db", str(db), "--run", "big", "--against", paged.url, "--json"])
     assert code == 0

@@ -98,7 +98,7 @@ def test_bake_then_strict_replay_and_export(server_process, tmp_path):
     anyio.run(main)
 
     out = tmp_path / "export.jsonl"
-    exported = cli("export", "--recordings", str(db), "--out", str(out))
+    exported = cli("export", "--recordings", str(db), "--output", str(out))
     assert exported.returncode == 0, exported.stderr
     assert len(out.read_text("utf-8").splitlines()) == 2
     again = tmp_path / "again.sqlite"
@@ -115,6 +115,6 @@ def test_recording_commands_report_bad_input_clearly(tmp_path):
     bad.write_text('{"tool": "SearchFunds", "arguments": {}}\n{oops\n', "utf-8")
     broken = cli("bake", "--calls", str(bad), "--recordings", str(tmp_path / "x.sqlite"))
     assert broken.returncode == 2 and "bad.jsonl:2" in broken.stderr
-    gone = cli("export", "--recordings", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "o.jsonl"))
+    gone = cli("export", "--recordings", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o.jsonl"))
     assert gone.returncode == 2 and "no such file" in gone.stderr
     assert "Traceback" not in missing.stderr + broken.stderr + gone.stderr

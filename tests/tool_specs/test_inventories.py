@@ -108,7 +108,7 @@ def test_cli_summarises_and_exports_the_graph(tmp_path):
     for name in EXPECTED_COUNTS:
         assert name in summary.stdout
     out = tmp_path / "graph.json"
-    exported = run_cli("graph", "--inventory", "finmcp65", "--out", str(out))
+    exported = run_cli("graph", "--inventory", "finmcp65", "--output", str(out))
     assert exported.returncode == 0, exported.stderr
     assert json.loads(out.read_text("utf-8"))["nodes"] == 65
     tools = run_cli("tools", "--inventory", "qieman79", "--json")

@@ -1,6 +1,6 @@
 """What every Python driver of the client matrix shares (standard library only: each runs in its client's venv).
 
-A driver is ``python DRIVER.py --calls JSON (--url URL [--era handshake|2026] | --stdio CMD ARGS...)``.
+A driver is ``python DRIVER.py --calls JSON (--url URL [--era handshake|stateless] | --stdio CMD ARGS...)``.
 It lists the tools, makes each ``[tool, arguments]`` call of ``--calls`` in order through its client's
 own API, and prints one JSON line: ``{"tools": N, "calls": [{"tool", "is_error", "error", "raised"}]}``
 (``raised``: the client raised instead of returning an error result).
@@ -35,7 +35,7 @@ def parse(argv: list[str] | None = None) -> DriverArgs:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", required=True)
     parser.add_argument("--url")
-    parser.add_argument("--era", choices=["handshake", "2026"], default="handshake")
+    parser.add_argument("--era", choices=["handshake", "stateless"], default="handshake")
     args = parser.parse_args(argv)
     if (args.url is None) == (not stdio):
         parser.error("give exactly one of --url URL and --stdio CMD ARGS...")

@@ -1,6 +1,6 @@
 """fastmcp's ``Client`` through finmcp-proxy: Streamable HTTP in either era, or stdio (a launched stdio proxy).
 
-``--era handshake`` connects with ``mode="legacy"`` (initialize, ``Mcp-Session-Id``), ``--era 2026`` with
+``--era handshake`` connects with ``mode="legacy"`` (initialize, ``Mcp-Session-Id``), ``--era stateless`` with
 ``mode="2026-07-28"`` (stateless, no initialize). See drivers/common.py for the command line and output.
 """
 
@@ -18,7 +18,7 @@ from mcp import MCPError
 async def main() -> None:
     args = parse()
     target: Any = args.url if args.url else StdioTransport(args.stdio[0], args.stdio[1:], keep_alive=False)
-    mode = "2026-07-28" if args.era == "2026" else "legacy"
+    mode = "2026-07-28" if args.era == "stateless" else "legacy"
     outcomes = []
     async with Client(target, mode=mode) as client:
         tools = await client.list_tools()

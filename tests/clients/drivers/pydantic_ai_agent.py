@@ -38,7 +38,7 @@ async def main() -> None:
     headers, argv = _headers(sys.argv[1:])
     args = parse(argv)
     assert args.url, "the pydantic-ai driver runs over Streamable HTTP"
-    mode = "2026-07-28" if args.era == "2026" else "legacy"
+    mode = "2026-07-28" if args.era == "stateless" else "legacy"
     client = Client(StreamableHttpTransport(args.url, headers=headers), mode=mode)
     toolset = MCPToolset(client, max_retries=len(args.calls))
     calls = list(args.calls)

@@ -133,7 +133,7 @@ def test_oracle_succeeds_on_every_fintool760_tool(shared_dir: Path, tmp_path: Pa
     out = tmp_path / "report"
     status = main(
         ["run", "--bench", str(bench), "--inventory", "fintool760", "--agent", "oracle", "--spawn", "--run", "all",
-         "--db", str(tmp_path / "runs.sqlite"), "--out", str(out), "--bootstrap", "0", "--no-progress"]
+         "--db", str(tmp_path / "runs.sqlite"), "--report-dir", str(out), "--bootstrap", "0", "--no-progress"]
     )  # fmt: skip
     assert status == 0
     report = json.loads((out / "report.json").read_text("utf-8"))

@@ -71,12 +71,13 @@ def test_finmcp_agent_and_exports_agree(tmp_path: Path, fake_openai) -> None:
     assert raised.startswith("[error] ") and "NoSuchTool" in raised  # a JSON-RPC error: the call raised
     out = tmp_path / "preds.json"
     assert (
-        proxy_main(["export", "--db", str(db), "--run", "obs", "--format", "finmcp", "--out", str(out)]) == 0
+        proxy_main(["export", "--db", str(db), "--run", "obs", "--format", "finmcp", "--output", str(out)])
+        == 0
     )
     (record,) = json.loads(out.read_text("utf-8"))
     assert [m["content"] for m in record["messages_pred"] if m["role"] == "tool"] == seen
     official = tmp_path / "official.json"
-    argv = ["export", "--bench", "finmcp-sim", "--db", str(db), "--run", "obs", "--out", str(official)]
+    argv = ["export", "--bench", "finmcp-sim", "--db", str(db), "--run", "obs", "--output", str(official)]
     assert eval_main(argv) == 0
     by_id = {r["id"]: r for r in json.loads(official.read_text("utf-8"))}
     assert [m["content"] for m in by_id[bench.refs[0].id]["messages_pred"] if m["role"] == "tool"] == seen
@@ -94,7 +95,7 @@ def test_fintoolbench_agent_and_exports_agree(tmp_path: Path, fake_openai, share
     db, seen = _run(bench, "fintool760", calls, tmp_path, fake_openai)
     assert len(seen) == 3
     out = tmp_path / "ftb.jsonl"
-    argv = ["export", "--db", str(db), "--run", "obs", "--format", "fintoolbench", "--out", str(out)]
+    argv = ["export", "--db", str(db), "--run", "obs", "--format", "fintoolbench", "--output", str(out)]
     assert proxy_main(argv) == 0
     (record,) = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert [c["output"] for c in record["tool_calls"]] == seen

@@ -250,7 +250,7 @@ def test_endpoint_error_is_recorded_per_sample(
     status = main(
         ["run", "--agent", "openai", "--llm-model", "scripted", "--llm-url", fake.url, "--spawn", "--run", "e",
          "--db", str(db), "--recordings", str(bench.recordings), "--llm-retries", "0", "--no-progress",
-         "--out", str(tmp_path / "rep"), "--bootstrap", "0", *ids]
+         "--report-dir", str(tmp_path / "rep"), "--bootstrap", "0", *ids]
     )  # fmt: skip
     assert status == 0
     printed = capsys.readouterr().out

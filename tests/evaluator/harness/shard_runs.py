@@ -25,7 +25,7 @@ def score_report(db: Path | str, run: str, out: Path) -> dict[str, Any]:
     """``finmcp-eval score`` of ``run`` against finmcp-sim; the report with the run id and the store's
     name replaced by ``RUN`` and ``STORE`` (the numbers are what is compared)."""
     status = main(
-        ["score", "--bench", "finmcp-sim", "--db", str(db), "--run", run, "--out", str(out),
+        ["score", "--bench", "finmcp-sim", "--db", str(db), "--run", run, "--report-dir", str(out),
          "--format", "json", "--bootstrap", "200", "--missing", "drop"]
     )  # fmt: skip
     assert status == 0

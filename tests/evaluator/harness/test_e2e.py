@@ -62,7 +62,7 @@ def test_oracle_explicit_groups_via_cli(bench30, tmp_path: Path) -> None:
     out = tmp_path / "report"
     ids = [arg for r in bench30.refs for arg in ("--sample", r.id)]
     status = main(
-        ["run", "--agent", "oracle", "--spawn", "--run", "orc", "--db", str(db), "--out", str(out),
+        ["run", "--agent", "oracle", "--spawn", "--run", "orc", "--db", str(db), "--report-dir", str(out),
          "--bootstrap", "50", "--no-progress", "--recordings", str(bench30.recordings), *ids]
     )  # fmt: skip
     assert status == 0

@@ -26,7 +26,7 @@ def oracle_run(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     db, out = work / "runs.sqlite", work / "report"
     status = main(
         ["run", "--bench", str(questions), "--inventory", "fintool760", "--agent", "oracle", "--spawn",
-         "--run", "orc", "--db", str(db), "--out", str(out), "--bootstrap", "50", "--no-progress"]
+         "--run", "orc", "--db", str(db), "--report-dir", str(out), "--bootstrap", "50", "--no-progress"]
     )  # fmt: skip
     assert status == 0
     report = json.loads((out / "report.json").read_text("utf-8"))
@@ -73,7 +73,7 @@ def test_oracle_calls_all_succeed_on_fintoolbench_questions(oracle_run) -> None:
 def test_score_reads_the_same_trace_with_the_same_numbers(oracle_run, tmp_path: Path) -> None:
     out = tmp_path / "score"
     argv = ["score", "--bench", str(oracle_run["questions"]), "--db", str(oracle_run["db"]), "--run", "orc",
-            "--inventory", "fintool760", "--out", str(out), "--bootstrap", "50"]  # fmt: skip
+            "--inventory", "fintool760", "--report-dir", str(out), "--bootstrap", "50"]  # fmt: skip
     assert main(argv) == 0
     report = json.loads((out / "report.json").read_text("utf-8"))
     assert report["fintoolbench"]["tool_metadata_source"] == "inventory fintool760"
@@ -89,7 +89,7 @@ def test_score_without_tool_metadata_says_na_and_warns(oracle_run, tmp_path: Pat
     empty.write_text("", encoding="utf-8")
     out = tmp_path / "score"
     argv = ["score", "--bench", str(oracle_run["questions"]), "--db", str(oracle_run["db"]), "--run", "orc",
-            "--tool-manifest", str(empty), "--out", str(out), "--bootstrap", "50"]  # fmt: skip
+            "--tool-manifest", str(empty), "--report-dir", str(out), "--bootstrap", "50"]  # fmt: skip
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert (

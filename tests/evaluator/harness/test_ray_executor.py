@@ -43,10 +43,20 @@ def scenario(folder: str) -> None:
         tmp = Path(folder)
         common = ["run", "--agent", "noisy", "--noise", NOISE, "--seed", "3", "--spawn", "--db",
                   str(tmp / "runs.sqlite"), "--no-progress", "--bootstrap", "200", *samples]  # fmt: skip
-        assert main([*common, "--run", "run-whole-q", "--out", str(tmp / "a")]) == 0
+        assert main([*common, "--run", "run-whole-q", "--report-dir", str(tmp / "a")]) == 0
         assert (
             main(
-                [*common, "--run", "run-ray-q", "--executor", "ray", "--shards", "2", "--out", str(tmp / "b")]
+                [
+                    *common,
+                    "--run",
+                    "run-ray-q",
+                    "--executor",
+                    "ray",
+                    "--shards",
+                    "2",
+                    "--report-dir",
+                    str(tmp / "b"),
+                ]
             )
             == 0
         )

@@ -78,7 +78,7 @@ def test_shard_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[s
     base = ["run", "--agent", "oracle", "--spawn", "--run", "r", "--db", str(tmp_path / "t.sqlite")]
     for extra, message in (
         (["--shard", "4/4"], "add --shard-base 1"),
-        (["--shard", "0/4", "--out", str(tmp_path / "rep")], "--out scores the whole run"),
+        (["--shard", "0/4", "--report-dir", str(tmp_path / "rep")], "--report-dir scores the whole run"),
         (["--shards", "2"], "--shards N needs --executor ray"),
         (["--executor", "ray", "--shards", "0"], "--executor ray needs --shards N"),
     ):

@@ -34,7 +34,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: PostgresC
 
 def _score(tmp_path: Path, name: str, db: str, *extra: str) -> dict:
     out = tmp_path / name
-    argv = ["score", "--bench", "finmcp-sim", "--db", db, "--run", "noisy", "--out", str(out)]
+    argv = ["score", "--bench", "finmcp-sim", "--db", db, "--run", "noisy", "--report-dir", str(out)]
     assert main([*argv, "--format", "json", "--bootstrap", "50", *extra]) == 0
     return json.loads((out / "report.json").read_text("utf-8"))
 
@@ -59,7 +59,7 @@ def test_score_compare_and_export_agree_across_engines(
     assert dumps(streamed) == dumps(evaluate(refs, load_predictions_db(url, "noisy")))
     for store in (str(db), url):
         out = tmp_path / f"export-{len(store)}.json"
-        argv = ["export", "--bench", "finmcp-sim", "--db", store, "--run", "noisy", "--out", str(out)]
+        argv = ["export", "--bench", "finmcp-sim", "--db", store, "--run", "noisy", "--output", str(out)]
         assert main(argv) == 0
     exports = [p.read_text("utf-8") for p in sorted(tmp_path.glob("export-*.json"))]
     assert len(exports) == 2 and exports[0] == exports[1]

@@ -54,7 +54,7 @@ def test_partial_match_warns_and_reports_the_unmatched(refs_file, trace_db, tmp_
         "r",
         "--bootstrap",
         "0",
-        "--out",
+        "--report-dir",
         str(out),
     ]
     assert main(argv) == 0
@@ -114,7 +114,7 @@ def test_real_traces_with_prefixed_sample_tags(tmp_path: Path, capsys):
     assert f"none of the 8 samples of run 'pref' of trace DB {db}" in err
     assert f"'p-{records[0]['id']}'" in err and "/r/{run}/s/{sample}/t/{turn}/mcp" in err
     out = tmp_path / "half-report"
-    assert main([*score, "--run", "half", "--out", str(out)]) == 0
+    assert main([*score, "--run", "half", "--report-dir", str(out)]) == 0
     err = capsys.readouterr().err
     assert "warning: 4 traced samples of run 'half'" in err and f"'p-{records[3]['id']}'" in err
     report = json.loads((out / "report.json").read_text("utf-8"))

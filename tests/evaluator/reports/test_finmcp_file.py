@@ -115,7 +115,7 @@ def demo_by_task(shared_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def _score(argv: list[str], out: Path) -> dict[str, Any]:
-    assert main(["score", *argv, "--out", str(out), "--format", "json", "--bootstrap", "0"]) == 0
+    assert main(["score", *argv, "--report-dir", str(out), "--format", "json", "--bootstrap", "0"]) == 0
     return json.loads((out / "report.json").read_text("utf-8"))
 
 
@@ -132,7 +132,7 @@ def test_real_run_exports_the_file_the_official_script_reads(
     assert main([*run, "--run", "noisy", "--db", str(db), "--limit", "18", "--no-progress"]) == 0
     out = tmp_path / "official.json"
     argv = ["export", "--format", "finmcp", "--bench", "finmcp-sim", "--db", str(db), "--run", "noisy"]
-    assert main([*argv, "--out", str(out)]) == 0
+    assert main([*argv, "--output", str(out)]) == 0
     assert "613 samples (18 with calls, 595 without: messages_pred [])" in capsys.readouterr().err
     records = json.loads(out.read_text("utf-8"))
     assert len(records) == 613 and len({r["id"] for r in records}) == 613
@@ -163,7 +163,7 @@ def test_official_references_are_written_back_with_their_predictions(
     rows.append({"run": "r", "sample": "elsewhere", "tool": "SearchFunds"})
     db = trace_db(rows)
     out = tmp_path / "official.json"
-    assert main(["export", "--bench", str(bench), "--db", str(db), "--run", "r", "--out", str(out)]) == 0
+    assert main(["export", "--bench", str(bench), "--db", str(db), "--run", "r", "--output", str(out)]) == 0
     assert "1 traced sample(s) match no reference and were left out: 'elsewhere'" in capsys.readouterr().err
     records = json.loads(out.read_text("utf-8"))
     originals = json.loads(bench.read_text("utf-8"))

@@ -221,7 +221,7 @@ def test_compare_html_has_one_forest_row_per_scenario(tmp_path, shared_dir, trac
     db = trace_db(rows_from_refs(refs, "A") + rows_from_refs(refs, "B", drop_every=3))
     out = tmp_path / "cmp"
     argv = ["compare", "--bench", str(demo_refs), "--db", str(db), "--run", "A", "--run", "B"]
-    assert main([*argv, "--out", str(out), "--bootstrap", "200", "--format", "json,html"]) == 0
+    assert main([*argv, "--report-dir", str(out), "--bootstrap", "200", "--format", "json,html"]) == 0
     result = json.loads((out / "compare.json").read_text("utf-8"))
     tree = Tree((out / "compare.html").read_text("utf-8"))
     scenarios = sorted({r.level1 for r in refs.samples})

@@ -42,7 +42,17 @@ def test_imported_references_score_against_themselves(shared_dir, tmp_path):
     out = tmp_path / "report"
     assert (
         eval_main(
-            ["score", "--bench", str(refs_file), "--preds", str(preds), "--out", str(out), "--bootstrap", "0"]
+            [
+                "score",
+                "--bench",
+                str(refs_file),
+                "--preds",
+                str(preds),
+                "--report-dir",
+                str(out),
+                "--bootstrap",
+                "0",
+            ]
         )
         == 0
     )

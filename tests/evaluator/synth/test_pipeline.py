@@ -144,16 +144,16 @@ def test_cli_stats_and_bad_input(capsys):
     stats = json.loads(capsys.readouterr().out)
     assert stats["by_type"]["multi_tool"]["samples"] == 249 and stats["sub_scenarios"] == 33
     assert stats["by_type"]["multi_tool"]["parallel"] >= 70
-    assert eval_main(["synth", "import", "--out", "x.jsonl"]) == 2
+    assert eval_main(["synth", "import", "--output", "x.jsonl"]) == 2
     assert "either --finmcp" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_cli_stage_by_stage(tmp_path, capsys):
     chains, queries, refs = tmp_path / "c.jsonl", tmp_path / "q.jsonl", tmp_path / "r.jsonl"
-    assert eval_main(["synth", "chains", "--per-sub", "1", "--out", str(chains), "--no-progress"]) == 0
-    assert eval_main(["synth", "queries", "--chains", str(chains), "--out", str(queries)]) == 0
-    args = ["synth", "trajectories", "--queries", str(queries), "--out", str(refs), "--no-progress"]
+    assert eval_main(["synth", "chains", "--per-sub", "1", "--output", str(chains), "--no-progress"]) == 0
+    assert eval_main(["synth", "queries", "--chains", str(chains), "--output", str(queries)]) == 0
+    args = ["synth", "trajectories", "--queries", str(queries), "--output", str(refs), "--no-progress"]
     assert eval_main([*args, "--recordings", str(tmp_path / "r.sqlite")]) == 0
     lines = [json.loads(x) for x in refs.read_text().splitlines()]
     assert 20 <= len(lines) <= 33

@@ -9,8 +9,8 @@ import pytest
 from evaluator.benchmarks import install_recordings, load_benchmark, load_records
 from evaluator.inputs.trace_db import load_predictions_db
 from evaluator.synth.build import Builder, Quotas
+from evaluator.synth.execute_refs import execute_references
 from evaluator.synth.executor import McpExecutor
-from evaluator.synth.replay import replay_all
 from proxy.testing import ProxyProcess
 from recordings.canonical import canonical_arguments
 from server.testing import ServerProcess
@@ -51,7 +51,7 @@ def test_every_reference_replays_through_the_server_in_strict_mode(recordings_db
     refs = load_benchmark("finmcp-sim")
     args = _strict_server(recordings_db)
     with ServerProcess(args) as server:
-        results = replay_all(refs, McpExecutor(server.url))
+        results = execute_references(refs, McpExecutor(server.url))
         health = server.health()
     failures = [
         (ref.id, call.tool, _text(res)[:120])
@@ -79,8 +79,8 @@ def test_synthesis_through_a_real_server_matches_in_process_synthesis():
 
 
 @pytest.mark.slow
-def test_replay_through_proxy_logs_a_trace_equal_to_the_references(recordings_db, tmp_path):
-    """The oracle replayed through finmcp-proxy logs groups equal to the references'."""
+def test_oracle_through_proxy_logs_a_trace_equal_to_the_references(recordings_db, tmp_path):
+    """The oracle executed through finmcp-proxy logs groups equal to the references'."""
 
     inventory = load_inventory("finmcp65")
     refs = [r for r in load_benchmark("finmcp-sim") if r.id in set(SLICE_IDS)]
@@ -91,7 +91,7 @@ def test_replay_through_proxy_logs_a_trace_equal_to_the_references(recordings_db
         ProxyProcess(["--upstream", server.url, "--db", str(db)]) as proxy,
     ):
         template = proxy.base + "/r/{run}/s/{sample}/t/{turn}/mcp"
-        replay_all(refs, McpExecutor(proxy.url, "oracle", template))
+        execute_references(refs, McpExecutor(proxy.url, "oracle", template))
     preds = load_predictions_db(db, "oracle").first_trial()
 
     def groups(turns):

@@ -14,6 +14,7 @@ from recordings.plumbing.protocol import (
     is_handshake,
     is_known,
     is_stateless,
+    stored_era,
 )
 
 
@@ -34,14 +35,20 @@ def test_released_handshake_versions(version):
 
 def test_the_first_stateless_version():
     assert era_of("2026-07-28") == "stateless" and is_stateless("2026-07-28") and is_known("2026-07-28")
-    assert era_label("2026-07-28") == "2026-07-28"  # the label traces store
+    assert era_label("2026-07-28") == "stateless"  # the label traces store
+
+
+def test_stored_era_reads_an_older_trace_s_label_in_today_s_words():
+    assert stored_era("2026-07-28") == "stateless"  # what traces stored before the era had one word
+    assert stored_era("stateless") == "stateless" and stored_era("handshake") == "handshake"
+    assert stored_era(None) is None
 
 
 @pytest.mark.parametrize("version", ["2026-07-29", "2027-01-15", "2031-12-31"])
 def test_a_future_dated_version_is_stateless_not_handshake(version):
     assert era_of(version) == "stateless" and is_stateless(version) and not is_handshake(version)
     assert not is_known(version)
-    assert era_label(version) == "2026-07-28"
+    assert era_label(version) == "stateless"
     assert check_version(version) == version
 
 

@@ -20,7 +20,6 @@ line, the tool and the field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from tool_specs.importers.fintoolbench.entities import infer_consumes, infer_pro
 from tool_specs.importers.fintoolbench.facts import ToolFacts
 from tool_specs.importers.fintoolbench.outputs import describe_output, output_meta, output_schema
 from tool_specs.importers.fintoolbench.text import input_schema, tool_description, tool_title
+from tool_specs.jsonlines import JsonLineError, json_lines
 from tool_specs.model import FinanceTags, ToolSpec, is_valid_tool_name
 from tool_specs.tags import (
     INTENT_TYPES,
@@ -200,30 +200,27 @@ def load_manifest_lines(
     """
     specs: list[ToolSpec] = []
     first_line: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ManifestError(f"{origin}: line {number}: not valid JSON: {exc.msg}") from None
-        tool = record.get("name") if isinstance(record, dict) else None
-        where = f"{origin}: line {number}: tool {tool!r}" if tool else f"{origin}: line {number}"
-        try:
-            facts = record_facts(record)
-            spec = facts_to_spec(facts, keep_text=keep_text)
-        except _LineError as exc:
-            raise ManifestError(f"{where}: field {exc.field}: {exc.problem}") from None
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "<root>"
-            raise ManifestError(f"{where}: field {loc}: {first['msg']}") from None
-        if facts.name in first_line:
-            raise ManifestError(
-                f"{where}: field name: duplicate tool name (first on line {first_line[facts.name]})"
-            )
-        first_line[facts.name] = number
-        specs.append(spec)
+    try:
+        for number, record in json_lines(lines):
+            tool = record.get("name") if isinstance(record, dict) else None
+            where = f"{origin}: line {number}: tool {tool!r}" if tool else f"{origin}: line {number}"
+            try:
+                facts = record_facts(record)
+                spec = facts_to_spec(facts, keep_text=keep_text)
+            except _LineError as exc:
+                raise ManifestError(f"{where}: field {exc.field}: {exc.problem}") from None
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first["loc"]) or "<root>"
+                raise ManifestError(f"{where}: field {loc}: {first['msg']}") from None
+            if facts.name in first_line:
+                raise ManifestError(
+                    f"{where}: field name: duplicate tool name (first on line {first_line[facts.name]})"
+                )
+            first_line[facts.name] = number
+            specs.append(spec)
+    except JsonLineError as exc:
+        raise ManifestError(f"{origin}: line {exc.number}: not valid JSON: {exc.error.msg}") from None
     if not specs:
         raise ManifestError(f"{origin}: no tools found")
     return specs

@@ -1,17 +1,20 @@
-"""``finmcp-proxy replay``: re-issue a run's logged calls against a server and compare the results.
+"""``finmcp-proxy audit``: re-issue a run's logged calls against a server and compare the results.
 
-Samples are replayed one after another; within a sample, turns and groups in order, the calls of one
+Samples are audited one after another; within a sample, turns and groups in order, the calls of one
 group concurrently (as they were made). Each call is ``identical`` (same ``content``,
 ``structuredContent`` and ``isError``; or the same JSON-RPC error code and message), ``different``
-(with a JSON diff), ``failed`` (the replayed call raised a transport error) or ``skipped`` (the
+(with a JSON diff of the ``logged`` and the ``reissued`` answer), ``failed`` (the re-issued call
+raised a transport error) or ``skipped`` (the
 logged call itself never got an answer: transport error, cancelled, pending). Result ``_meta`` is not
-compared (it carries provenance, which differs between a live server and a replay). Arguments are
+compared (it carries provenance, which differs between a live server and a recording). Arguments are
 sent as logged, so redacted secrets are sent as ``[REDACTED]``.
 
-What the calls are replayed against (``--against``): a Streamable HTTP URL, a recordings file (a
+What the calls are re-issued against (``--against``): a Streamable HTTP URL, a recordings file (a
 ``finmcp-server --transport stdio --recordings FILE --miss strict --replay sequence`` is launched
 on it, so repeated identical calls get the recorded answers in order), or with ``--against-cmd
-"cmd args"`` any stdio MCP server the replay launches.
+"cmd args"`` any stdio MCP server the audit launches. ``--era`` picks the client's protocol era
+(``auto`` by default: stateless when the server offers it; a stdio server is spoken to in the
+handshake era).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from proxy.views import arrange
+from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
 from recordings.trace_store import describe, open_trace_store
 
 SKIPPED_STATUSES = frozenset({"transport_error", "cancelled", "pending"})
@@ -44,7 +48,7 @@ def _clean(value: Any) -> Any:
 
 
 def comparable_result(result: Any) -> dict[str, Any]:
-    """``{content, structuredContent, isError}`` of a logged or replayed result, ``_meta`` dropped."""
+    """``{content, structuredContent, isError}`` of a logged or re-issued result, ``_meta`` dropped."""
     result = result if isinstance(result, dict) else {}
     content = result.get("content")
     return {
@@ -58,36 +62,36 @@ def comparable_result(result: Any) -> dict[str, Any]:
     }
 
 
-def json_diff(logged: Any, replayed: Any, path: str = "") -> list[dict[str, Any]]:
-    """Differences between two JSON values as ``[{path, logged, replayed}]`` (paths like ``content[0].text``)."""
-    if isinstance(logged, dict) and isinstance(replayed, dict):
+def json_diff(logged: Any, reissued: Any, path: str = "") -> list[dict[str, Any]]:
+    """Differences between two JSON values as ``[{path, logged, reissued}]`` (paths like ``content[0].text``)."""
+    if isinstance(logged, dict) and isinstance(reissued, dict):
         out = []
-        for key in list(logged) + [k for k in replayed if k not in logged]:
+        for key in list(logged) + [k for k in reissued if k not in logged]:
             sub = f"{path}.{key}" if path else str(key)
-            if key not in replayed:
-                out.append({"path": sub, "logged": logged[key], "replayed": "<missing>"})
+            if key not in reissued:
+                out.append({"path": sub, "logged": logged[key], "reissued": "<missing>"})
             elif key not in logged:
-                out.append({"path": sub, "logged": "<missing>", "replayed": replayed[key]})
+                out.append({"path": sub, "logged": "<missing>", "reissued": reissued[key]})
             else:
-                out += json_diff(logged[key], replayed[key], sub)
+                out += json_diff(logged[key], reissued[key], sub)
         return out
-    if isinstance(logged, list) and isinstance(replayed, list):
+    if isinstance(logged, list) and isinstance(reissued, list):
         out = []
-        for i in range(max(len(logged), len(replayed))):
+        for i in range(max(len(logged), len(reissued))):
             sub = f"{path}[{i}]"
             if i >= len(logged):
-                out.append({"path": sub, "logged": "<missing>", "replayed": replayed[i]})
-            elif i >= len(replayed):
-                out.append({"path": sub, "logged": logged[i], "replayed": "<missing>"})
+                out.append({"path": sub, "logged": "<missing>", "reissued": reissued[i]})
+            elif i >= len(reissued):
+                out.append({"path": sub, "logged": logged[i], "reissued": "<missing>"})
             else:
-                out += json_diff(logged[i], replayed[i], sub)
+                out += json_diff(logged[i], reissued[i], sub)
         return out
-    if logged != replayed or type(logged) is not type(replayed):
-        return [{"path": path or "$", "logged": logged, "replayed": replayed}]
+    if logged != reissued or type(logged) is not type(reissued):
+        return [{"path": path or "$", "logged": logged, "reissued": reissued}]
     return []
 
 
-async def _replay_call(client: Client, call: dict[str, Any], timeout: float) -> dict[str, Any]:
+async def _reissue_and_compare(client: Client, call: dict[str, Any], timeout: float) -> dict[str, Any]:
     outcome: dict[str, Any] = {
         "call_id": call["id"],
         "sample_id": call["sample_id"],
@@ -107,21 +111,21 @@ async def _replay_call(client: Client, call: dict[str, Any], timeout: float) -> 
         if call["status"] != "rpc_error":
             return outcome | {
                 "verdict": "different",
-                "diff": [{"path": "$", "logged": call["status"], "replayed": f"rpc error {exc.code}: {exc}"}],
+                "diff": [{"path": "$", "logged": call["status"], "reissued": f"rpc error {exc.code}: {exc}"}],
             }
         logged = call["rpc_error"] or {}
-        replayed = {"code": exc.error.code, "message": exc.error.message}
-        diff = json_diff({"code": logged.get("code"), "message": logged.get("message")}, replayed)
+        reissued = {"code": exc.error.code, "message": exc.error.message}
+        diff = json_diff({"code": logged.get("code"), "message": logged.get("message")}, reissued)
         return outcome | ({"verdict": "different", "diff": diff} if diff else {"verdict": "identical"})
     except Exception as exc:  # transport failures, timeouts, client-side validation
         return outcome | {"verdict": "failed", "reason": f"{type(exc).__name__}: {exc}"}
     if call["status"] == "rpc_error":
         return outcome | {
             "verdict": "different",
-            "diff": [{"path": "$", "logged": call["rpc_error"], "replayed": "a result"}],
+            "diff": [{"path": "$", "logged": call["rpc_error"], "reissued": "a result"}],
         }
-    replayed = comparable_result(result.model_dump(mode="json", by_alias=True, exclude_none=True))
-    diff = json_diff(comparable_result(call["result"]), replayed)
+    reissued = comparable_result(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    diff = json_diff(comparable_result(call["result"]), reissued)
     return outcome | ({"verdict": "different", "diff": diff} if diff else {"verdict": "identical"})
 
 
@@ -147,24 +151,36 @@ def is_recordings_file(target: str) -> bool:
     return "://" not in target and Path(target).is_file()
 
 
-async def replay_run(
+ERAS = ("auto", "handshake", "stateless")
+"""Values of ``--era``: let the SDK client discover the era, or speak one era."""
+
+
+def client_mode(era: str, target: str | StdioServerParameters) -> str:
+    """The SDK client's ``mode`` for ``era`` (the SDK calls the handshake era ``legacy``)."""
+    if era == "handshake" or (era == "auto" and isinstance(target, StdioServerParameters)):
+        return "legacy"  # a stdio server speaks the handshake era
+    if era == "stateless":
+        return LATEST_STATELESS_VERSION
+    return "auto"
+
+
+async def audit_calls(
     calls: list[dict[str, Any]],
     url: str | StdioServerParameters,
-    mode: str = "auto",
+    era: str = "auto",
     timeout: float = 60.0,
 ) -> list[dict[str, Any]]:
-    """Replay the given call rows against ``url`` (or a stdio server); one outcome dict per call, in trace order."""
+    """Re-issue the given call rows against ``url`` (or a stdio server) and compare each answer with the
+    logged one; one outcome dict per call, in trace order."""
     outcomes: list[dict[str, Any]] = []
-    if isinstance(url, StdioServerParameters) and mode == "auto":
-        mode = "legacy"  # a stdio server speaks the handshake era
-    async with Client(url, mode=mode) as client:
+    async with Client(url, mode=client_mode(era, url)) as client:
         for trace in arrange(calls):
             for _turn, groups in trace.ordered_turns():
                 for group in groups:
                     results: list[dict[str, Any] | None] = [None] * len(group)
 
                     async def one(i: int, call: dict[str, Any], results: list[Any] = results) -> None:
-                        results[i] = await _replay_call(client, call, timeout)
+                        results[i] = await _reissue_and_compare(client, call, timeout)
 
                     async with anyio.create_task_group() as tg:
                         for i, call in enumerate(group):
@@ -173,12 +189,12 @@ async def replay_run(
     return outcomes
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
+def cmd_audit(args: argparse.Namespace) -> int:
     """Print the per-call verdicts; exit 1 on any difference or failure."""
     with open_trace_store(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
-        print(f"finmcp-proxy replay: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)
+        print(f"finmcp-proxy audit: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)
         return 2
     against_cmd = getattr(args, "against_cmd", None)
     target: str | StdioServerParameters
@@ -195,12 +211,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             raise ValueError(f"--against {args.against}: neither a URL nor an existing recordings file")
     except ValueError as exc:
-        print(f"finmcp-proxy replay: {exc}", file=sys.stderr)
+        print(f"finmcp-proxy audit: {exc}", file=sys.stderr)
         return 2
     try:
-        outcomes = anyio.run(replay_run, calls, target, args.mode, args.timeout)
+        outcomes = anyio.run(audit_calls, calls, target, args.era, args.timeout)
     except Exception as exc:
-        print(f"finmcp-proxy replay: could not replay against {shown}: {exc!r}", file=sys.stderr)
+        print(f"finmcp-proxy audit: could not re-issue the calls against {shown}: {exc!r}", file=sys.stderr)
         return 2
     counts: dict[str, int] = {}
     for outcome in outcomes:
@@ -217,8 +233,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"{o['verdict']:9} {where} {o['tool']}" + (f"  ({o['reason']})" if "reason" in o else ""))
             for d in o.get("diff", []):
                 logged = json.dumps(d["logged"], ensure_ascii=False)[:200]
-                replayed = json.dumps(d["replayed"], ensure_ascii=False)[:200]
-                print(f"            {d['path']}: logged {logged} | replayed {replayed}")
+                reissued = json.dumps(d["reissued"], ensure_ascii=False)[:200]
+                print(f"            {d['path']}: logged {logged} | reissued {reissued}")
         summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        print(f"replayed {len(outcomes)} calls of run {args.run}: {summary}")
+        print(f"audited {len(outcomes)} calls of run {args.run}: {summary}")
     return 1 if counts.get("different") or counts.get("failed") else 0

@@ -1,7 +1,7 @@
-"""Replay references through an executor (the oracle path): every gold group issued as one group.
+"""Execute references' gold calls through an executor (the oracle path), each gold group as one group.
 
-Used to check that the shipped benchmark replays from its recordings through ``finmcp-server`` (and
-``finmcp-proxy``, whose trace must then equal the references).
+Used to check that the shipped benchmark is answered from its recordings by ``finmcp-server`` (and,
+through ``finmcp-proxy``, that the proxy's trace then equals the references).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from evaluator.inputs.model import Reference
 from evaluator.synth.executor import Executor
 
 
-async def replay_reference(ref: Reference, executor: Executor) -> list[list[list[dict[str, Any]]]]:
+async def execute_reference(ref: Reference, executor: Executor) -> list[list[list[dict[str, Any]]]]:
     """Issue every turn's gold groups in order; returns the results as ``[turn][group][call]``."""
     out: list[list[list[dict[str, Any]]]] = []
     group_no = 0
@@ -30,11 +30,13 @@ async def replay_reference(ref: Reference, executor: Executor) -> list[list[list
     return out
 
 
-def replay_all(refs: list[Reference], executor: Executor) -> dict[str, list[list[list[dict[str, Any]]]]]:
-    """Replay ``refs`` one after another; results keyed by sample id."""
+def execute_references(
+    refs: list[Reference], executor: Executor
+) -> dict[str, list[list[list[dict[str, Any]]]]]:
+    """Execute ``refs`` one after another; results keyed by sample id."""
 
     async def main() -> dict[str, list[list[list[dict[str, Any]]]]]:
         async with executor.shared():
-            return {ref.id: await replay_reference(ref, executor) for ref in refs}
+            return {ref.id: await execute_reference(ref, executor) for ref in refs}
 
     return anyio.run(main)
