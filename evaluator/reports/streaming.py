@@ -25,6 +25,7 @@ from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.stats import pass_hat_k
 from evaluator.metrics.table import Scorer
 from evaluator.reports.evidence import sample_evidence
+from evaluator.reports.model import Report
 from evaluator.reports.pipeline import assemble_report
 
 
@@ -49,7 +50,7 @@ class NameOnly:
 
 def evaluate_trace(
     refs: ReferenceSet, rows: TraceRows, turn_base: int = 0, opts: EvalOptions | None = None
-) -> dict[str, Any]:
+) -> Report:
     """The report of run ``rows.run_id`` against ``refs``, streaming the rows (FinMCP references)."""
     opts = opts or EvalOptions()
     canon = opts.canon or Canonicalizer()
