@@ -37,7 +37,7 @@ def _score(rates: NoiseRates, seed: int = 0) -> dict[str, float]:
     report = evaluate(
         ReferenceSet(REFS, "finmcp"), PredictionSet(by_sample, "test", "test"), EvalOptions(bootstrap=0)
     )
-    head = report["headline"]
+    head = report.to_dict()["headline"]
     return {k: head[f"official.macro_{m}"]["value"] for k, m in (("TR", "Recall"), ("TP", "Precision"))} | {
         "TPmicro": head["official.micro_Precision"]["value"],
         "EMR": head["paper.EMR"]["value"],
