@@ -22,9 +22,9 @@ Tool outputs follow each benchmark's convention (:func:`recordings.transcripts.o
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from proxy.exports import STANDARD_FORMATS, render
@@ -33,6 +33,17 @@ from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
 from recordings.trace_source import describe, open_trace_reader
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """``finmcp-proxy export``: the trace store, the run, the format, and the file (stdout without)."""
+
+    db: str
+    run: str
+    format: str = "jsonl"
+    out: str | None = None
+
 
 OFFICIAL_FILE_NOTE = (
     "finmcp-proxy export: note: this file holds predictions only (id, messages_pred) for the samples "
@@ -130,7 +141,7 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
     return {"id": trace.sample_id, "tool_calls": entries, "error": last if "error" in last else None}
 
 
-def _write_standard(store: Any, args: argparse.Namespace) -> int:
+def _write_standard(store: Any, args: ExportOptions) -> int:
     """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--out`` or stdout."""
     if not store.calls(args.run) and not store.messages(run_id=args.run):
         print(
@@ -153,7 +164,7 @@ def _write_standard(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_export(args: ExportOptions) -> int:
     """Write the export to ``--out`` or stdout."""
     with open_trace_reader(args.db) as store:
         if args.format in STANDARD_FORMATS:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from proxy.views import arrange, result_text
@@ -13,12 +13,30 @@ from recordings.store import RecordingStore
 from recordings.trace_source import describe, open_trace_reader
 
 
+@dataclass(frozen=True)
+class SessionsOptions:
+    """``finmcp-proxy sessions``: the trace store, and one run or all."""
+
+    db: str
+    run: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowOptions:
+    """``finmcp-proxy show``: the calls of a run (or one sample of it), shortened unless ``full``."""
+
+    db: str
+    run: str
+    sample: str | None = None
+    full: bool = False
+
+
 def _short(text: str, limit: int) -> str:
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def cmd_sessions(args: argparse.Namespace) -> int:
+def cmd_sessions(args: SessionsOptions) -> int:
     """Runs (with call/sample counts) and their sessions."""
     with open_trace_reader(args.db) as store:
         runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
@@ -46,7 +64,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace) -> int:
+def cmd_show(args: ShowOptions) -> int:
     """The calls of a run (or one sample), turn by turn, in parallel groups."""
     with open_trace_reader(args.db) as store:
         calls = store.calls(args.run, args.sample)

@@ -16,10 +16,10 @@ on it, so repeated identical calls get the recorded answers in order), or with `
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,23 +173,38 @@ async def replay_run(
     return outcomes
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class ReplayOptions:
+    """``finmcp-proxy replay``: which logged calls, what to re-issue them against, and how to report."""
+
+    db: str
+    run: str
+    sample: str | None = None
+    against: str | None = None
+    """A Streamable HTTP URL or a recordings file (``against_cmd`` otherwise)."""
+    against_cmd: str | None = None
+    recordings_inventory: str | None = None
+    mode: str = "auto"
+    json: bool = False
+    timeout: float = 60.0
+
+
+def cmd_replay(args: ReplayOptions) -> int:
     """Print the per-call verdicts; exit 1 on any difference or failure."""
     with open_trace_reader(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
         print(f"finmcp-proxy replay: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)
         return 2
-    against_cmd = getattr(args, "against_cmd", None)
+    against_cmd = args.against_cmd
     target: str | StdioServerParameters
     try:
         if against_cmd:
             target, shown = command_server(against_cmd), against_cmd
+        elif args.against is None:
+            raise ValueError("give --against URL|FILE or --against-cmd COMMAND")
         elif is_recordings_file(args.against):
-            target, shown = (
-                recording_server(args.against, getattr(args, "recordings_inventory", None)),
-                args.against,
-            )
+            target, shown = recording_server(args.against, args.recordings_inventory), args.against
         elif "://" in args.against:
             target, shown = args.against, args.against
         else:

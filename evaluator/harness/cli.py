@@ -11,6 +11,7 @@ from evaluator.errors import EvalInputError
 from evaluator.harness.options import AgentOptions, DemoOptions, RunOptions
 from recordings.plumbing.eventloop import LOOPS
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
+from recordings.plumbing.options import options_from
 
 
 def add_parser(sub: Any) -> None:
@@ -107,65 +108,19 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     """The typed options of parsed ``finmcp-eval run`` arguments."""
-    agent = AgentOptions(
-        kind=args.agent,
-        noise=args.noise,
-        seed=args.seed,
-        llm_url=args.llm_url,
-        llm_model=args.llm_model,
-        llm_key_env=args.llm_key_env,
-        llm_timeout=args.llm_timeout,
-        llm_retries=args.llm_retries,
-        max_calls=args.max_calls,
-        max_steps=args.max_steps,
-        top_k=args.top_k,
-        inject_tags=args.inject_tags,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-    )
-    return RunOptions(
-        run=args.run,
-        agent=agent,
-        bench=args.bench,
-        proxy=args.proxy,
-        spawn=args.spawn,
-        db=args.db,
-        state=args.state,
-        concurrency=args.concurrency,
-        trials=args.trials,
-        resume=args.resume,
+    return options_from(
+        RunOptions,
+        args,
+        agent=options_from(AgentOptions, args, kind=args.agent),
         group_tags=args.group_tags == "on",
-        limit=args.limit,
         samples=tuple(args.sample),
-        inventory=args.inventory,
-        recordings=args.recordings,
-        seed=args.seed,
-        server_latency=args.server_latency,
-        server_miss=args.server_miss,
-        mcp_client=args.mcp_client,
-        loop=args.loop,
-        out=args.out,
-        bootstrap=args.bootstrap,
         progress=not args.no_progress,
-        shard=args.shard,
-        shard_base=args.shard_base,
-        executor=args.executor,
-        shards=args.shards,
-        workdir=args.workdir,
     )
 
 
 def demo_options(args: argparse.Namespace) -> DemoOptions:
     """The typed options of parsed ``finmcp-eval demo`` arguments."""
-    return DemoOptions(
-        out=args.out,
-        limit=args.limit,
-        concurrency=args.concurrency,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        progress=not args.no_progress,
-        loop=args.loop,
-    )
+    return options_from(DemoOptions, args, progress=not args.no_progress)
 
 
 def run(options: RunOptions) -> int:

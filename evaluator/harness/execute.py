@@ -122,8 +122,10 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
             except SpawnError as exc:
                 raise EvalInputError(f"--spawn: {exc}") from None
             proxy_url = stack.proxy_base
-        else:
+        elif options.proxy is not None:
             proxy_url = options.proxy
+        else:
+            raise EvalInputError("give --proxy URL (a running finmcp-proxy) or --spawn")
         config = RunConfig(
             run_id=options.run,
             proxy_url=proxy_url,

@@ -51,7 +51,8 @@ def _shard_task(options: RunOptions, index: int, count: int) -> PassResult:
 
 def run_on_ray(options: RunOptions) -> int:
     """Run ``options.shards`` shards as Ray tasks; print each summary; score the run with ``--out``."""
-    if options.shards is None or options.shards < 1:
+    count = options.shards
+    if count is None or count < 1:
         raise EvalInputError("--executor ray needs --shards N (N >= 1)")
     if options.shard:
         raise EvalInputError("--executor ray runs every shard: give --shards N, not --shard")
@@ -72,13 +73,13 @@ def run_on_ray(options: RunOptions) -> int:
     ray = _import_ray()
     ensure_ray(ray)
     task = ray.remote(num_cpus=1)(_shard_task)
-    results = ray.get([task.remote(options, i, options.shards) for i in range(options.shards)])
+    results = ray.get([task.remote(options, i, count) for i in range(count)])
     for result in results:
         print(f"{result.summary.line()} [shard {result.shard}: {len(result.samples)} samples]")
         print_failures(result.summary, result.state)
     done = sum(r.summary.done for r in results)
     failed = sum(len(r.summary.errors) for r in results)
-    print(f"run {options.run}: {options.shards} shards on Ray, {done} done, {failed} failed")
+    print(f"run {options.run}: {count} shards on Ray, {done} done, {failed} failed")
     if options.out:
         states = [r.state for r in results]
         write_report(bench, db, states, options.run, Path(options.out), options.bootstrap, options.seed)

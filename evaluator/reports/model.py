@@ -1,7 +1,7 @@
 """The typed report of one run: what ``report.json`` holds, field for field, in the same order.
 
-:func:`evaluator.reports.pipeline.assemble_report` builds it; the Markdown and HTML renderings, the
-harness's leaderboard and the command lines read it. :meth:`Report.to_json` is today's ``report.json``
+:func:`evaluator.reports.pipeline.evaluate` (and its streamed form) builds it; the Markdown and HTML
+renderings, the harness's leaderboard and the command lines read it. :meth:`Report.to_json` is today's ``report.json``
 byte for byte (the model keeps every key, its order, ints as ints and floats as floats), so a reader
 of the file sees no change. Nested blocks whose keys are data (metric names, group values, the
 released scripts' own records) stay mappings of JSON values.

@@ -153,27 +153,12 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
     pairing = pair_up(refs, preds, opts.missing)
     require_matches(pairing, refs, preds)
     table = score_pairs(pairing.pairs, canon)
-    return assemble_report(refs, preds, pairing, table, trials_block(refs, preds, canon), opts)
+    return Report.from_dict(report_dict(refs, preds, pairing, table, trials_block(refs, preds, canon), opts))
 
 
 def is_fintoolbench(refs: ReferenceSet) -> bool:
     """True when every reference is a FinToolBench sample (the report then scores it as FinToolBench)."""
     return all(r.source == "fintoolbench" for r in refs.samples)
-
-
-def assemble_report(
-    refs: ReferenceSet,
-    preds: PredictionSet,
-    pairing: Pairing,
-    table: ScoreTable,
-    trials: dict[str, Any] | None,
-    opts: EvalOptions,
-    evidence: dict[str, dict[str, Any]] | None = None,
-) -> Report:
-    """The report of scored pairs: ``table`` holds the rows of ``pairing.pairs`` in order, ``trials``
-    the :func:`trials_block` (both computed here by :func:`evaluate`, or while streaming a trace);
-    ``evidence`` per sample id when already built (streaming keeps it instead of the predictions)."""
-    return Report.from_dict(report_dict(refs, preds, pairing, table, trials, opts, evidence))
 
 
 def report_dict(
@@ -185,7 +170,10 @@ def report_dict(
     opts: EvalOptions,
     evidence: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """:func:`assemble_report` as the JSON-ready dict it validates (``report.json``'s keys in order)."""
+    """The report of scored pairs as a JSON-ready dict (``report.json``'s keys in order; a
+    :class:`Report` validates it): ``table`` holds the rows of ``pairing.pairs`` in order, ``trials``
+    the :func:`trials_block` (both computed here by :func:`evaluate`, or while streaming a trace);
+    ``evidence`` per sample id when already built (streaming keeps it instead of the predictions)."""
     benchmark = "fintoolbench" if is_fintoolbench(refs) else "finmcp"
     report: dict[str, Any] = {
         "version": REPORT_VERSION,

@@ -26,7 +26,7 @@ from evaluator.metrics.stats import pass_hat_k
 from evaluator.metrics.table import Scorer
 from evaluator.reports.evidence import sample_evidence
 from evaluator.reports.model import Report
-from evaluator.reports.pipeline import assemble_report
+from evaluator.reports.pipeline import report_dict
 
 
 class NameOnly:
@@ -98,4 +98,4 @@ def evaluate_trace(
                 str(trial): compute_official(rows)["overall"] for trial, rows in sorted(by_trial.items())
             },
         }
-    return assemble_report(refs, preds, pairing, scorer.finish(), trials_info, opts, evidence)
+    return Report.from_dict(report_dict(refs, preds, pairing, scorer.finish(), trials_info, opts, evidence))

@@ -20,7 +20,7 @@ from evaluator.metrics.finmcp import compute_official
 from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.table import score_pairs
 from evaluator.reports.model import Report, headline
-from evaluator.reports.pipeline import assemble_report, dumps, report_dict, trials_block
+from evaluator.reports.pipeline import dumps, report_dict, trials_block
 
 REFS = load_benchmark("finmcp-sim")
 TOOLS = sorted({c.tool for r in REFS for t in r.turns for g in t.calls for c in g})
@@ -53,7 +53,7 @@ def _both(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions) -> tuple[
     text = json.dumps(
         report_dict(refs, preds, pairing, table, trials, opts), ensure_ascii=False, indent=1, default=str
     )
-    return text, assemble_report(refs, preds, pairing, table, trials, opts)
+    return text, Report.from_dict(report_dict(refs, preds, pairing, table, trials, opts))
 
 
 @pytest.mark.slow
@@ -91,7 +91,7 @@ def test_report_json_reads_back_unchanged() -> None:
     preds = PredictionSet(
         {r.id: [Prediction(r.id, [t.calls for t in r.turns])] for r in REFS[:30]}, "memory", "m"
     )
-    text = assemble_report(refs, preds, *_scored(refs, preds)).to_json()
+    text = Report.from_dict(report_dict(refs, preds, *_scored(refs, preds))).to_json()
     again = Report.from_dict(json.loads(text))
     assert again.to_json() == text
     assert again.coverage.missing_predictions == 10 and again.headline["paper.EMR"].value == 30 / 40
@@ -106,8 +106,8 @@ def _scored(refs: ReferenceSet, preds: PredictionSet) -> tuple:
 def test_numbers_keep_their_json_type() -> None:
     """An int stays an int and a float a float (``0`` and ``0.0`` are different bytes in report.json)."""
     refs = ReferenceSet([], "finmcp", "empty")
-    report = assemble_report(
-        refs, PredictionSet({}, "memory", "m"), *_scored(refs, PredictionSet({}, "memory", "m"))
+    report = Report.from_dict(
+        report_dict(refs, PredictionSet({}, "memory", "m"), *_scored(refs, PredictionSet({}, "memory", "m")))
     )
     overall = headline(report)["overall"]  # no reference: the FinMCP formulas' zeros
     assert overall["macro_F1"] == 0 and isinstance(overall["macro_F1"], int)
