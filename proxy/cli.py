@@ -156,20 +156,20 @@ def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
         required=required,
         help="also ship the --db file's rows to this PostgreSQL trace store (the file is the outbox)",
     )
-    p.add_argument(
-        "--ship-batch",
-        type=_positive(int),
-        default=DEFAULT_BATCH_ROWS,
-        metavar="ROWS",
-        help=f"most outbox entries per shipment (default {DEFAULT_BATCH_ROWS})",
-    )
-    p.add_argument(
-        "--ship-interval",
-        type=_positive(float),
-        default=DEFAULT_INTERVAL,
-        metavar="S",
-        help=f"seconds between shipments while the outbox is not full (default {DEFAULT_INTERVAL})",
-    )
+    pace: list[tuple[str, type[int] | type[float], float, str, str]] = [
+        ("--ship-batch", int, DEFAULT_BATCH_ROWS, "ROWS", "most outbox entries per shipment"),
+        (
+            "--ship-interval",
+            float,
+            DEFAULT_INTERVAL,
+            "S",
+            "seconds between shipments while the outbox is not full",
+        ),
+    ]
+    for flag, kind, default, metavar, what in pace:
+        p.add_argument(
+            flag, type=_positive(kind), default=default, metavar=metavar, help=f"{what} (default {default})"
+        )
 
 
 def build_serve_parser() -> argparse.ArgumentParser:

@@ -40,8 +40,10 @@ class ExportOptions:
     """``finmcp-proxy export``: the trace store, the run, the format, and the file (stdout without)."""
 
     db: str
+    """The trace store: a SQLite file or a ``postgresql://`` URL."""
     run: str
     format: str = "jsonl"
+    """``jsonl``, ``finmcp``, ``fintoolbench``, or one of :data:`proxy.exports.STANDARD_FORMATS`."""
     out: str | None = None
 
 

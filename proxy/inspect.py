@@ -18,7 +18,9 @@ class SessionsOptions:
     """``finmcp-proxy sessions``: the trace store, and one run or all."""
 
     db: str
+    """The trace store: a SQLite file or a ``postgresql://`` URL."""
     run: str | None = None
+    """Only this run (all runs when None)."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class ShowOptions:
     run: str
     sample: str | None = None
     full: bool = False
+    """Arguments and outputs whole (else cut to 100 characters)."""
 
 
 def _short(text: str, limit: int) -> str:

@@ -183,9 +183,13 @@ class ReplayOptions:
     against: str | None = None
     """A Streamable HTTP URL or a recordings file (``against_cmd`` otherwise)."""
     against_cmd: str | None = None
+    """A stdio MCP server to launch: ``"cmd args..."``."""
     recordings_inventory: str | None = None
+    """With a recordings file: the inventory its recordings are under."""
     mode: str = "auto"
+    """The client's protocol era: ``auto`` or ``legacy``."""
     json: bool = False
+    """Print the report as JSON."""
     timeout: float = 60.0
 
 

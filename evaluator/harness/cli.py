@@ -80,12 +80,8 @@ def add_parser(sub: Any) -> None:
         default=0,
         help="1: --shard indices are 1-based (1/4..4/4, Slurm --array=1-4)",
     )
-    fan.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="local (this process) or ray: --shards N Ray tasks, each with its own server + proxy",
-    )
+    ray_help = "local (this process) or ray: --shards N Ray tasks, each with its own server + proxy"
+    fan.add_argument("--executor", choices=("local", "ray"), default="local", help=ray_help)
     fan.add_argument("--shards", type=int, help="how many shards --executor ray runs")
     fan.add_argument(
         "--workdir",
