@@ -120,5 +120,5 @@ def test_noisy_through_the_proxy_is_monotone(tmp_path: Path) -> None:
             score_run(bench.refs, db, run, RunState(state).records(run), bench.inventory, bootstrap=0)
         )
     for metric in ("official.macro_Recall", "official.macro_Precision", "paper.EMR"):
-        values = [r["headline"][metric]["value"] for r in reports]
+        values = [r.headline[metric].value for r in reports]
         assert values[0] == 1.0 and values[0] > values[1] > values[2], (metric, values)
