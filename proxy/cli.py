@@ -433,9 +433,9 @@ def _inspect(argv: list[str]) -> int:
 def _run_inspect(args: argparse.Namespace) -> int:
     """The subcommand of ``args``, called with its typed options."""
     if args.command == "sessions":
-        from proxy.inspect import SessionsOptions, cmd_sessions
+        from proxy.inspect import cmd_sessions
 
-        return cmd_sessions(options_from(SessionsOptions, args))
+        return cmd_sessions(args.db, args.run)
     if args.command == "show":
         from proxy.inspect import ShowOptions, cmd_show
 
@@ -445,9 +445,9 @@ def _run_inspect(args: argparse.Namespace) -> int:
 
         return cmd_flush(options_from(FlushOptions, args))
     if args.command == "export":
-        from proxy.export import ExportOptions, cmd_export
+        from proxy.export import cmd_export
 
-        return cmd_export(options_from(ExportOptions, args))
+        return cmd_export(args.db, args.run, args.format, args.out)
     from proxy.replay import ReplayOptions, cmd_replay
 
     return cmd_replay(options_from(ReplayOptions, args))

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from proxy.exports import STANDARD_FORMATS, render
@@ -33,19 +32,6 @@ from recordings.errors import RecordingsError
 from recordings.results import escape_surrogates
 from recordings.trace_source import describe, open_trace_reader
 from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """``finmcp-proxy export``: the trace store, the run, the format, and the file (stdout without)."""
-
-    db: str
-    """The trace store: a SQLite file or a ``postgresql://`` URL."""
-    run: str
-    format: str = "jsonl"
-    """``jsonl``, ``finmcp``, ``fintoolbench``, or one of :data:`proxy.exports.STANDARD_FORMATS`."""
-    out: str | None = None
-
 
 OFFICIAL_FILE_NOTE = (
     "finmcp-proxy export: note: this file holds predictions only (id, messages_pred) for the samples "
@@ -143,21 +129,21 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
     return {"id": trace.sample_id, "tool_calls": entries, "error": last if "error" in last else None}
 
 
-def _write_standard(store: Any, args: ExportOptions) -> int:
+def _write_standard(store: Any, db: str, run_id: str, fmt: str, out: str | None) -> int:
     """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--out`` or stdout."""
-    if not store.calls(args.run) and not store.messages(run_id=args.run):
+    if not store.calls(run_id) and not store.messages(run_id=run_id):
         print(
-            f"finmcp-proxy export: run {args.run!r} has nothing logged in {describe(args.db)}",
+            f"finmcp-proxy export: run {run_id!r} has nothing logged in {describe(db)}",
             file=sys.stderr,
         )
         return 1
     try:
-        data = render(store, args.run, args.format)
+        data = render(store, run_id, fmt)
     except RecordingsError as exc:
         print(f"finmcp-proxy export: {exc}", file=sys.stderr)
         return 2
-    if args.out:
-        with open(args.out, "wb") as handle:
+    if out:
+        with open(out, "wb") as handle:
             handle.write(data)
     else:
         sys.stdout.flush()
@@ -166,27 +152,27 @@ def _write_standard(store: Any, args: ExportOptions) -> int:
     return 0
 
 
-def cmd_export(args: ExportOptions) -> int:
-    """Write the export to ``--out`` or stdout."""
-    with open_trace_reader(args.db) as store:
-        if args.format in STANDARD_FORMATS:
-            return _write_standard(store, args)
-        calls = store.calls(args.run)
+def cmd_export(db: str, run_id: str, fmt: str = "jsonl", out: str | None = None) -> int:
+    """Write run ``run_id`` of the trace store ``db`` in format ``fmt`` to the file ``out`` or stdout."""
+    with open_trace_reader(db) as store:
+        if fmt in STANDARD_FORMATS:
+            return _write_standard(store, db, run_id, fmt, out)
+        calls = store.calls(run_id)
     if not calls:
-        print(f"finmcp-proxy export: run {args.run!r} has no calls in {describe(args.db)}", file=sys.stderr)
+        print(f"finmcp-proxy export: run {run_id!r} has no calls in {describe(db)}", file=sys.stderr)
         return 1
-    records = export_records(calls, args.run, args.format)
-    if args.format == "finmcp":
+    records = export_records(calls, run_id, fmt)
+    if fmt == "finmcp":
         text = json.dumps(records, ensure_ascii=False, indent=4) + "\n"
     else:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     text = escape_surrogates(text)  # a client's "\ud800" stays an escape: UTF-8 cannot hold it raw
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
+    if out:
+        with open(out, "w", encoding="utf-8") as handle:
             handle.write(text)
     else:
         sys.stdout.write(text)
-    if args.format == "finmcp":
+    if fmt == "finmcp":
         print(OFFICIAL_FILE_NOTE, file=sys.stderr)
     untagged = sum(1 for c in calls if c["sample_id"] is None)
     if untagged:

@@ -14,16 +14,6 @@ from recordings.trace_source import describe, open_trace_reader
 
 
 @dataclass(frozen=True)
-class SessionsOptions:
-    """``finmcp-proxy sessions``: the trace store, and one run or all."""
-
-    db: str
-    """The trace store: a SQLite file or a ``postgresql://`` URL."""
-    run: str | None = None
-    """Only this run (all runs when None)."""
-
-
-@dataclass(frozen=True)
 class ShowOptions:
     """``finmcp-proxy show``: the calls of a run (or one sample of it), shortened unless ``full``."""
 
@@ -39,22 +29,22 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def cmd_sessions(args: SessionsOptions) -> int:
-    """Runs (with call/sample counts) and their sessions."""
-    with open_trace_reader(args.db) as store:
-        runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
-        sessions = store.sessions(args.run)
+def cmd_sessions(db: str, run_id: str | None = None) -> int:
+    """Runs (with call/sample counts) and their sessions: of every run, or of ``run_id``."""
+    with open_trace_reader(db) as store:
+        runs = [r for r in store.runs() if run_id is None or r["run_id"] == run_id]
+        sessions = store.sessions(run_id)
         # None unless the file ships (--ship-to); a PostgreSQL store is where outboxes ship to
         outbox = status_line(store.db.conn, time.time()) if isinstance(store, RecordingStore) else None
-    if args.run is not None and not runs:
-        print(f"run {args.run!r} not found in {describe(args.db)}")
+    if run_id is not None and not runs:
+        print(f"run {run_id!r} not found in {describe(db)}")
         return 1
     for run in runs:
         print(
             f"run {run['run_id']}: {run['calls']} calls, {run['samples']} samples, {run['sessions']} sessions"
         )
     untagged = [s for s in sessions if s["run_id"] is None]
-    if untagged and args.run is None:
+    if untagged and run_id is None:
         print(f"(no run tag): {len(untagged)} sessions")
     for s in sessions:
         client = f"{s['client_name'] or '?'}/{s['client_version'] or '?'}"
