@@ -14,7 +14,6 @@ client, :mod:`evaluator.harness.http_pool`, on uvloop); a third row gives the ra
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
@@ -23,8 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evaluator.harness.demo import add_arguments, run_demo
+from evaluator.harness.demo import run_demo
 from evaluator.harness.mcp_client import HTTP_BACKEND_ENV
+from evaluator.harness.options import DemoOptions
 
 EXPECTED_TF1 = {"oracle": "1.000", "noisy-light": "0.904", "noisy-heavy": "0.683"}
 
@@ -43,12 +43,10 @@ def run() -> list[dict[str, Any]]:
 def demo_row(backend: str, loop: str = "auto") -> dict[str, Any]:
     """One demo with the harness's ``backend`` HTTP client on ``loop``: calls/s, parts' CPU, scoring."""
     with _backend(backend), tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        args = parser.parse_args(["--out-dir", str(Path(tmp) / "demo"), "--no-progress", "--loop", loop])
+        options = DemoOptions(out=str(Path(tmp) / "demo"), progress=False, loop=loop)
         timings: dict[str, Any] = {}
         with contextlib.redirect_stdout(io.StringIO()):
-            if run_demo(args, timings) != 0:
+            if run_demo(options, timings) != 0:
                 raise RuntimeError("finmcp-eval demo failed")
     table = timings.pop("leaderboard")
     tf1 = {line.split("|")[1].strip(): line.split("|")[3].split()[0] for line in table.splitlines()[2:]}

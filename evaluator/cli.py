@@ -9,11 +9,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
 from recordings.plumbing.pipes import quiet_on_broken_pipe
+
+if TYPE_CHECKING:
+    from evaluator.reports.model import Report
 
 FORMATS = ("json", "md", "html")
 
@@ -118,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--inventory", help="validate reference tool names against this inventory")
     export.add_argument("--skip-invalid", action="store_true", help="leave out invalid reference samples")
     export.add_argument("--turn-base", type=int, default=0, help="number of the first turn in trace tags")
+    from evaluator.harness.cli import add_demo_arguments
     from evaluator.harness.cli import add_parser as add_run_parser
-    from evaluator.harness.demo import add_arguments as add_demo_arguments
 
     add_run_parser(sub)
     add_demo_arguments(sub.add_parser("demo", help="end-to-end demo on the embedded defaults"))
@@ -221,29 +224,8 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
     return opts
 
 
-def _write(out: str | None, stem: str, formats: list[str], report: dict[str, Any], md: str, html_fn) -> None:
-    if out is None:
-        sys.stdout.write(md)
-        return
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    if "json" in formats:
-        (folder / f"{stem}.json").write_text(
-            json.dumps(report, ensure_ascii=False, indent=1, default=str), "utf-8"
-        )
-        written.append(f"{stem}.json")
-    if "md" in formats:
-        (folder / f"{stem}.md").write_text(md, "utf-8")
-        written.append(f"{stem}.md")
-    if "html" in formats and html_fn is not None:
-        (folder / f"{stem}.html").write_text(html_fn(report), "utf-8")
-        written.append(f"{stem}.html")
-    print(f"wrote {', '.join(str(folder / w) for w in written)}")
-
-
 def cmd_score(args: argparse.Namespace) -> int:
-    from evaluator.reports.html import render_html
+    from evaluator.reports.files import write_report
     from evaluator.reports.markdown import render_markdown
     from evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
 
@@ -256,16 +238,16 @@ def cmd_score(args: argparse.Namespace) -> int:
         refs = _references(args, preds, inventory)
         fintool = is_fintoolbench(refs) or preds.format == "fintoolbench_result"
         report = evaluate(refs, preds, _options(args, refs, inventory, fintool))
-    print_warnings(report, "finmcp-eval score")
+    print_warnings(report.warnings, "finmcp-eval score")
     md = render_markdown(report)
-    _write(args.out, "report", formats, report, md, render_html)
-    if args.out is not None:
-        official = report["official"] if "official" in report else report["tool_selection"]
-        print(json.dumps({"overall": official["overall"]}, ensure_ascii=False))
+    if args.out is None:
+        sys.stdout.write(md)
+    else:
+        write_report(report, Path(args.out), formats, md)
     return 0
 
 
-def _score_trace(args: argparse.Namespace, inventory: Any) -> dict[str, Any]:
+def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:
     """Score ``--run`` of ``--db`` streaming its rows (FinToolBench references: loaded whole)."""
     from evaluator.inputs.trace_db import collect_predictions
     from evaluator.reports.pipeline import evaluate, is_fintoolbench
@@ -283,8 +265,9 @@ def _score_trace(args: argparse.Namespace, inventory: Any) -> dict[str, Any]:
 def cmd_compare(args: argparse.Namespace) -> int:
     from evaluator.metrics.compare import compare_runs
     from evaluator.reports.compare_html import render_compare_html
+    from evaluator.reports.files import write_files
     from evaluator.reports.markdown import render_compare_markdown
-    from evaluator.reports.pipeline import print_warnings
+    from evaluator.reports.pipeline import dumps, print_warnings
 
     formats = _formats(args.format)
     if args.preds:
@@ -301,8 +284,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     inventory = _load_inventory(args.inventory) if args.inventory else None
     refs = _references(args, pa, inventory)
     result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
-    print_warnings(result, "finmcp-eval compare")
-    _write(args.out, "compare", formats, result, render_compare_markdown(result), render_compare_html)
+    print_warnings(result.get("warnings") or [], "finmcp-eval compare")
+    md = render_compare_markdown(result)
+    if args.out is None:
+        sys.stdout.write(md)
+    else:
+        write_files(
+            Path(args.out), "compare", formats, dumps(result), md, lambda: render_compare_html(result)
+        )
     return 0
 
 
@@ -352,15 +341,16 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from evaluator.harness.cli import demo_options
     from evaluator.harness.demo import run_demo
 
-    return run_demo(args)
+    return run_demo(demo_options(args))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from evaluator.harness.cli import run
+    from evaluator.harness.cli import run, run_options
 
-    return run(args)
+    return run(run_options(args))
 
 
 def cmd_synth(args: argparse.Namespace) -> int:

@@ -19,10 +19,10 @@ handshake era).
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -189,23 +189,42 @@ async def audit_calls(
     return outcomes
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class AuditOptions:
+    """``finmcp-proxy audit``: which logged calls, what to re-issue them against, and how to report."""
+
+    db: str
+    run: str
+    sample: str | None = None
+    against: str | None = None
+    """A Streamable HTTP URL or a recordings file (``against_cmd`` otherwise)."""
+    against_cmd: str | None = None
+    """A stdio MCP server to launch: ``"cmd args..."``."""
+    recordings_inventory: str | None = None
+    """With a recordings file: the inventory its recordings are under."""
+    era: str = "auto"
+    """The client's protocol era: ``auto``, ``handshake`` or ``stateless``."""
+    json: bool = False
+    """Print the report as JSON."""
+    timeout: float = 60.0
+
+
+def cmd_audit(args: AuditOptions) -> int:
     """Print the per-call verdicts; exit 1 on any difference or failure."""
     with open_trace_store(args.db) as store:
         calls = store.calls(args.run, args.sample)
     if not calls:
         print(f"finmcp-proxy audit: no calls for run {args.run!r} in {describe(args.db)}", file=sys.stderr)
         return 2
-    against_cmd = getattr(args, "against_cmd", None)
+    against_cmd = args.against_cmd
     target: str | StdioServerParameters
     try:
         if against_cmd:
             target, shown = command_server(against_cmd), against_cmd
+        elif args.against is None:
+            raise ValueError("give --against URL|FILE or --against-cmd COMMAND")
         elif is_recordings_file(args.against):
-            target, shown = (
-                recording_server(args.against, getattr(args, "recordings_inventory", None)),
-                args.against,
-            )
+            target, shown = recording_server(args.against, args.recordings_inventory), args.against
         elif "://" in args.against:
             target, shown = args.against, args.against
         else:

@@ -36,6 +36,7 @@ from recordings.plumbing.flags import (
     add_recordings,
     add_trace_store,
 )
+from recordings.plumbing.options import options_from
 from recordings.plumbing.pipes import quiet_on_broken_pipe
 from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
 
@@ -145,20 +146,20 @@ def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
         required=required,
         help="also ship the --db file's rows to this PostgreSQL trace store (the file is the outbox)",
     )
-    p.add_argument(
-        "--ship-batch",
-        type=_positive(int),
-        default=DEFAULT_BATCH_ROWS,
-        metavar="ROWS",
-        help=f"most outbox entries per shipment (default {DEFAULT_BATCH_ROWS})",
-    )
-    p.add_argument(
-        "--ship-interval",
-        type=_positive(float),
-        default=DEFAULT_INTERVAL,
-        metavar="S",
-        help=f"seconds between shipments while the outbox is not full (default {DEFAULT_INTERVAL})",
-    )
+    pace: list[tuple[str, type[int] | type[float], float, str, str]] = [
+        ("--ship-batch", int, DEFAULT_BATCH_ROWS, "ROWS", "most outbox entries per shipment"),
+        (
+            "--ship-interval",
+            float,
+            DEFAULT_INTERVAL,
+            "S",
+            "seconds between shipments while the outbox is not full",
+        ),
+    ]
+    for flag, kind, default, metavar, what in pace:
+        p.add_argument(
+            flag, type=_positive(kind), default=default, metavar=metavar, help=f"{what} (default {default})"
+        )
 
 
 def build_serve_parser() -> argparse.ArgumentParser:
@@ -362,34 +363,19 @@ def main(argv: list[str] | None = None) -> int:
     from proxy.serve import ProxyConfig, main_serve
 
     host, port = args.host, args.port
-    config = ProxyConfig(
-        db=args.db,
-        upstream=args.upstream,
-        upstream_cmd=args.upstream_cmd,
-        upstream_sse=args.upstream_sse,
-        transport=args.transport,
+    config = options_from(  # every other field is the flag of its name
+        ProxyConfig,
+        args,
         host=host,
         port=port,
         record_into=args.recordings,
         record_inventory=args.recordings_inventory,
-        group_gap_ms=args.group_gap_ms,
         group_sequence=args.group_sequence == "on",
-        timeout=args.timeout,
-        max_body=args.max_body,
-        token=args.token,
         allow_hosts=args.allow_host,
         allow_origins=args.allow_origin,
         cors_origins=args.cors_origin,
         upstream_headers=args.upstream_header,
         defaults=defaults,
-        loop=args.loop,
-        ship_to=args.ship_to,
-        ship_batch=args.ship_batch,
-        ship_interval=args.ship_interval,
-        upstream_ca=args.upstream_ca,
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        otlp_endpoint=args.otlp_endpoint,
         otlp_headers=args.otlp_header,
     )
     from proxy.upstream_http import Target
@@ -434,22 +420,23 @@ def _inspect(argv: list[str]) -> int:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
+    """The subcommand of ``args``, called with its typed options."""
     if args.command == "sessions":
         from proxy.inspect import cmd_sessions
 
-        return cmd_sessions(args)
+        return cmd_sessions(args.db, args.run)
     if args.command == "show":
-        from proxy.inspect import cmd_show
+        from proxy.inspect import ShowOptions, cmd_show
 
-        return cmd_show(args)
+        return cmd_show(options_from(ShowOptions, args))
     if args.command == "flush":
-        from proxy.flush import cmd_flush
+        from proxy.flush import FlushOptions, cmd_flush
 
-        return cmd_flush(args)
+        return cmd_flush(options_from(FlushOptions, args))
     if args.command == "export":
         from proxy.export import cmd_export
 
-        return cmd_export(args)
-    from proxy.audit import cmd_audit
+        return cmd_export(args.db, args.run, args.format, args.out)
+    from proxy.audit import AuditOptions, cmd_audit
 
-    return cmd_audit(args)
+    return cmd_audit(options_from(AuditOptions, args))

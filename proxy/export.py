@@ -22,7 +22,6 @@ Tool outputs follow each benchmark's convention (:func:`recordings.transcripts.o
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
@@ -130,21 +129,21 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
     return {"id": trace.sample_id, "tool_calls": entries, "error": last if "error" in last else None}
 
 
-def _write_standard(store: Any, args: argparse.Namespace) -> int:
+def _write_standard(store: Any, db: str, run_id: str, fmt: str, out: str | None) -> int:
     """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--output`` or stdout."""
-    if not store.calls(args.run) and not store.messages(run_id=args.run):
+    if not store.calls(run_id) and not store.messages(run_id=run_id):
         print(
-            f"finmcp-proxy export: run {args.run!r} has nothing logged in {describe(args.db)}",
+            f"finmcp-proxy export: run {run_id!r} has nothing logged in {describe(db)}",
             file=sys.stderr,
         )
         return 1
     try:
-        data = render(store, args.run, args.format)
+        data = render(store, run_id, fmt)
     except RecordingsError as exc:
         print(f"finmcp-proxy export: {exc}", file=sys.stderr)
         return 2
-    if args.out:
-        with open(args.out, "wb") as handle:
+    if out:
+        with open(out, "wb") as handle:
             handle.write(data)
     else:
         sys.stdout.flush()
@@ -153,27 +152,27 @@ def _write_standard(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    """Write the export to ``--output`` or stdout."""
-    with open_trace_store(args.db) as store:
-        if args.format in STANDARD_FORMATS:
-            return _write_standard(store, args)
-        calls = store.calls(args.run)
+def cmd_export(db: str, run_id: str, fmt: str = "jsonl", out: str | None = None) -> int:
+    """Write run ``run_id`` of the trace store ``db`` in format ``fmt`` to the file ``out`` or stdout."""
+    with open_trace_store(db) as store:
+        if fmt in STANDARD_FORMATS:
+            return _write_standard(store, db, run_id, fmt, out)
+        calls = store.calls(run_id)
     if not calls:
-        print(f"finmcp-proxy export: run {args.run!r} has no calls in {describe(args.db)}", file=sys.stderr)
+        print(f"finmcp-proxy export: run {run_id!r} has no calls in {describe(db)}", file=sys.stderr)
         return 1
-    records = export_records(calls, args.run, args.format)
-    if args.format == "finmcp":
+    records = export_records(calls, run_id, fmt)
+    if fmt == "finmcp":
         text = json.dumps(records, ensure_ascii=False, indent=4) + "\n"
     else:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     text = escape_surrogates(text)  # a client's "\ud800" stays an escape: UTF-8 cannot hold it raw
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
+    if out:
+        with open(out, "w", encoding="utf-8") as handle:
             handle.write(text)
     else:
         sys.stdout.write(text)
-    if args.format == "finmcp":
+    if fmt == "finmcp":
         print(OFFICIAL_FILE_NOTE, file=sys.stderr)
     untagged = sum(1 for c in calls if c["sample_id"] is None)
     if untagged:

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
+from dataclasses import dataclass
 
 from proxy.shipper import Shipper
 from recordings.errors import RecordingsError
 from recordings.trace_store import SqliteTraceStore
 
 
-def cmd_flush(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class FlushOptions:
+    """``finmcp-proxy flush``: the outbox, where it ships, the shipper's pace, and how long to try."""
+
+    db: str
+    ship_to: str
+    ship_batch: int
+    ship_interval: float
+    timeout: float = 60.0
+    log_level: str = "warning"
+
+
+def cmd_flush(args: FlushOptions) -> int:
     """Drain ``--db`` to ``--ship-to`` within ``--timeout`` seconds; 0 when nothing is left, else 1."""
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.WARNING),

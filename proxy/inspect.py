@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from proxy.views import arrange, result_text
@@ -12,27 +12,38 @@ from recordings.plumbing.protocol import stored_era
 from recordings.trace_store import describe, open_trace_store
 
 
+@dataclass(frozen=True)
+class ShowOptions:
+    """``finmcp-proxy show``: the calls of a run (or one sample of it), shortened unless ``full``."""
+
+    db: str
+    run: str
+    sample: str | None = None
+    full: bool = False
+    """Arguments and outputs whole (else cut to 100 characters)."""
+
+
 def _short(text: str, limit: int) -> str:
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def cmd_sessions(args: argparse.Namespace) -> int:
-    """Runs (with call/sample counts) and their sessions."""
-    with open_trace_store(args.db) as store:
-        runs = [r for r in store.runs() if args.run is None or r["run_id"] == args.run]
-        sessions = store.sessions(args.run)
+def cmd_sessions(db: str, run_id: str | None = None) -> int:
+    """Runs (with call/sample counts) and their sessions: of every run, or of ``run_id``."""
+    with open_trace_store(db) as store:
+        runs = [r for r in store.runs() if run_id is None or r["run_id"] == run_id]
+        sessions = store.sessions(run_id)
         # None unless the file ships (--ship-to); a PostgreSQL store is where outboxes ship to
         outbox = store.outbox_status(time.time())
-    if args.run is not None and not runs:
-        print(f"run {args.run!r} not found in {describe(args.db)}")
+    if run_id is not None and not runs:
+        print(f"run {run_id!r} not found in {describe(db)}")
         return 1
     for run in runs:
         print(
             f"run {run['run_id']}: {run['calls']} calls, {run['samples']} samples, {run['sessions']} sessions"
         )
     untagged = [s for s in sessions if s["run_id"] is None]
-    if untagged and args.run is None:
+    if untagged and run_id is None:
         print(f"(no run tag): {len(untagged)} sessions")
     for s in sessions:
         client = f"{s['client_name'] or '?'}/{s['client_version'] or '?'}"
@@ -45,7 +56,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace) -> int:
+def cmd_show(args: ShowOptions) -> int:
     """The calls of a run (or one sample), turn by turn, in parallel groups."""
     with open_trace_store(args.db) as store:
         calls = store.calls(args.run, args.sample)

@@ -6,8 +6,10 @@
 - ``recordings/plumbing`` is self-contained: it imports no other project module;
 - the scoring core (``evaluator/inputs`` <- ``metrics`` <- ``reports``) imports upward only and never the
   server, the proxy, the harness, the agents or synthesis;
-- no import cycle between modules when they load; no private name imported across modules; no private
-  attribute of a standard-library module (``re._parser`` and the like).
+- no import cycle between modules, counting function-level imports too (only ``if TYPE_CHECKING:``
+  blocks aside): a module that imports another inside a function still depends on it at run time;
+- no private name imported across modules; no private attribute of a standard-library module
+  (``re._parser`` and the like).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.source import PACKAGES, REPO, module_name, project_imports, source_files
+from tests.support.source import PACKAGES, REPO, module_name, parse_imports, project_imports, source_files
 
 MAY_IMPORT = {
     "tool_specs": set(),
@@ -84,13 +86,14 @@ def test_scoring_core_imports_upward_only() -> None:
     assert not bad, "\n".join(bad)
 
 
-def _load_graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports while loading (``from pkg import mod`` names ``pkg.mod``)."""
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports, at load time or inside a function (not the
+    ``if TYPE_CHECKING:`` ones); ``from pkg import mod`` names ``pkg.mod``."""
     files = {module_name(p): p for p in source_files()}
     graph: dict[str, set[str]] = {m: set() for m in files}
     for module, path in files.items():
         for item in project_imports(path):
-            if not item.at_load:
+            if not item.at_run:
                 continue
             targets = {f"{item.module}.{n}" for n in item.names if f"{item.module}.{n}" in files}
             graph[module] |= targets or ({item.module} if item.module in files else set())
@@ -144,10 +147,27 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles_between_modules() -> None:
-    cycles = _cycles(_load_graph())
-    assert not cycles, "modules that import each other while loading: " + "; ".join(
+    cycles = _cycles(_import_graph())
+    assert not cycles, "modules that import each other (at load or in a function): " + "; ".join(
         " <-> ".join(c) for c in cycles
     )
+
+
+def test_function_level_imports_count_and_type_checking_ones_do_not(tmp_path: Path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\nimport os\nif TYPE_CHECKING:\n    import json\n"
+        "def f():\n    import sys\n    if TYPE_CHECKING:\n        import re\n",
+        "utf-8",
+    )
+    found = {i.module: (i.at_load, i.at_run) for i in parse_imports(source, "mod")}
+    assert found == {
+        "typing": (True, True),
+        "os": (True, True),
+        "json": (False, False),
+        "sys": (False, True),
+        "re": (False, False),
+    }
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -242,6 +262,7 @@ TRACE_STORE_OWNERS = (
     "recordings.connection",
     "recordings.trace",
     "recordings.trace_store",
+    "recordings.trace_store_api",
     "recordings.trace_pages",
     "recordings.outbox",
     "recordings.postgres",

@@ -1,15 +1,17 @@
-"""``finmcp-eval run``: drive an agent over a benchmark through the proxy, then (optionally) score it."""
+"""``finmcp-eval run`` and ``demo``: their flags, and the typed options (:mod:`evaluator.harness.options`)
+they become; :func:`run` drives an agent over a benchmark through the proxy, then (optionally) scores it."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from evaluator.harness.options import AgentOptions, DemoOptions, RunOptions
 from recordings.plumbing.eventloop import LOOPS
 from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
+from recordings.plumbing.options import options_from
 
 
 def add_parser(sub: Any) -> None:
@@ -72,12 +74,8 @@ def add_parser(sub: Any) -> None:
         default=0,
         help="1: --shard indices are 1-based (1/4..4/4, Slurm --array=1-4)",
     )
-    fan.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="local (this process) or ray: --shards N Ray tasks, each with its own server + proxy",
-    )
+    ray_help = "local (this process) or ray: --shards N Ray tasks, each with its own server + proxy"
+    fan.add_argument("--executor", choices=("local", "ray"), default="local", help=ray_help)
     fan.add_argument("--shards", type=int, help="how many shards --executor ray runs")
     fan.add_argument(
         "--workdir",
@@ -85,102 +83,70 @@ def add_parser(sub: Any) -> None:
     )
 
 
-def make_agent(args: argparse.Namespace) -> Any:
-    """The agent the arguments ask for."""
-    from evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
-
-    if args.agent == "oracle":
-        return OracleAgent()
-    if args.agent == "noisy":
-        return NoisyAgent(NoiseRates.parse(args.noise), args.seed)
-    from evaluator.agents.openai_agent import OpenAIAgent
-    from evaluator.llm import Endpoint, LlmError
-
-    if args.max_calls < 1 or (args.max_steps is not None and args.max_steps < 1):
-        raise EvalInputError("--max-calls and --max-steps must be >= 1")
-    if args.top_k is not None and args.top_k < 1:
-        raise EvalInputError("--top-k must be >= 1")
-    if getattr(args, "max_tokens", None) is not None and args.max_tokens < 1:
-        raise EvalInputError("--max-tokens must be >= 1")
-    try:
-        chat = Endpoint.from_args(args, "--agent openai").client(
-            temperature=args.temperature, max_tokens=getattr(args, "max_tokens", None)
-        )
-    except LlmError as exc:
-        raise EvalInputError(str(exc)) from None
-    return OpenAIAgent(chat, args.max_calls, args.max_steps, args.top_k, args.inject_tags)
+def add_demo_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``finmcp-eval demo``."""
+    p.add_argument("--out-dir", dest="out", default="out/demo", help="output folder (default out/demo)")
+    p.add_argument("--limit", type=int, help="a stratified slice of N samples (default: all 613)")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--loop", choices=LOOPS, default="auto", help="the harness's event loop (auto: uvloop when installed)"
+    )
 
 
-def run(args: argparse.Namespace) -> int:
-    """``finmcp-eval run``."""
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The typed options of parsed ``finmcp-eval run`` arguments."""
+    return options_from(
+        RunOptions,
+        args,
+        agent=options_from(AgentOptions, args, kind=args.agent),
+        group_tags=args.group_tags == "on",
+        samples=tuple(args.sample),
+        progress=not args.no_progress,
+    )
+
+
+def demo_options(args: argparse.Namespace) -> DemoOptions:
+    """The typed options of parsed ``finmcp-eval demo`` arguments."""
+    return options_from(DemoOptions, args, progress=not args.no_progress)
+
+
+def run(options: RunOptions) -> int:
+    """``finmcp-eval run``: one pass (or one shard), or every shard on Ray; scores the run with ``--report-dir``."""
     from evaluator.harness.execute import load, paths, run_pass
+    from evaluator.harness.reporting import print_failures, write_report
     from evaluator.harness.shards import parse_shard
 
-    if args.concurrency < 1 or args.trials < 1:
+    if options.concurrency < 1 or options.trials < 1:
         raise EvalInputError("--concurrency and --trials must be >= 1")
-    if args.executor == "ray":
+    if options.executor == "ray":
         from evaluator.harness.ray_executor import run_on_ray
 
-        return run_on_ray(args)
-    if args.shards is not None:
+        return run_on_ray(options)
+    if options.shards is not None:
         raise EvalInputError("--shards N needs --executor ray (one process per shard: --shard I/N)")
-    shard = parse_shard(args.shard, args.shard_base) if args.shard else None
-    if shard is not None and args.out:
+    shard = parse_shard(options.shard, options.shard_base) if options.shard else None
+    if shard is not None and options.out:
         raise EvalInputError(
             "--report-dir scores the whole run: once every shard has finished, run finmcp-eval score --run "
-            f"{args.run} (or use --executor ray --shards N --report-dir DIR)"
+            f"{options.run} (or use --executor ray --shards N --report-dir DIR)"
         )
-    result = run_pass(args, shard)
+    result = run_pass(options, shard)
     print(result.summary.line() + (f" [shard {shard}: {len(result.samples)} samples]" if shard else ""))
     print_failures(result.summary, result.state)
-    if args.out:
-        db, _, workdir = paths(args, None)
+    if options.out:
+        db, _, workdir = paths(options, None)
         if db is None:
             raise EvalInputError("--report-dir needs the trace DB (--db)")
         write_report(
-            load(args, workdir), db, [result.state], args.run, Path(args.out), args.bootstrap, args.seed
+            load(options, workdir),
+            db,
+            [result.state],
+            options.run,
+            Path(options.out),
+            options.bootstrap,
+            options.seed,
         )
     return 0
-
-
-def print_failures(summary: Any, state: Path) -> None:
-    """Up to 10 failed samples of a summary, then how many more are in ``state``."""
-    for key, error in list(summary.errors.items())[:10]:
-        print(f"  failed {key}: {error}")
-    if len(summary.errors) > 10:
-        print(f"  ... {len(summary.errors) - 10} more failures in {state}")
-
-
-def write_report(
-    bench: Any,
-    db: str | Path,
-    state: Path | list[Path],
-    run_id: str,
-    out: Path,
-    bootstrap: int,
-    seed: int,
-) -> dict[str, Any]:
-    """Score ``run_id`` and write ``report.json``, ``report.md`` and ``report.html`` under ``out``.
-
-    ``state``: the run-state file, or the files of all its shards."""
-    from evaluator.harness.scoring import score_run
-    from evaluator.harness.state import RunState
-    from evaluator.reports.html import render_html
-    from evaluator.reports.markdown import render_markdown
-    from evaluator.reports.pipeline import print_warnings
-
-    records = [
-        r for path in (state if isinstance(state, list) else [state]) for r in RunState(path).records(run_id)
-    ]
-    report = score_run(
-        bench.refs, db, run_id, records, bench.inventory, bootstrap, seed, bench.name, bench.format
-    )
-    print_warnings(report, "finmcp-eval run")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str), "utf-8")
-    (out / "report.md").write_text(render_markdown(report), "utf-8")
-    (out / "report.html").write_text(render_html(report), "utf-8")
-    overall = (report.get("official") or report.get("tool_selection") or {}).get("overall")
-    print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'report.html'}")
-    print(json.dumps({"overall": overall}, ensure_ascii=False))
-    return report

@@ -7,14 +7,14 @@ agent, ``leaderboard.md`` and ``leaderboard.html`` (with each agent's paired com
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
-from recordings.plumbing.eventloop import LOOPS
+from evaluator.harness.options import DemoOptions
+from evaluator.reports.model import Report
 from recordings.plumbing.eventloop import run as run_loop
 
 DEMO_AGENTS = (
@@ -22,19 +22,6 @@ DEMO_AGENTS = (
     ("noisy-light", "drop=0.05,wrong=0.05,over=0.05,split=0.05,merge=0.05,reorder=0.05"),
     ("noisy-heavy", "drop=0.2,wrong=0.2,over=0.2,split=0.2,merge=0.2,reorder=0.2"),
 )
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of ``finmcp-eval demo``."""
-    p.add_argument("--out-dir", dest="out", default="out/demo", help="output folder (default out/demo)")
-    p.add_argument("--limit", type=int, help="a stratified slice of N samples (default: all 613)")
-    p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument(
-        "--loop", choices=LOOPS, default="auto", help="the harness's event loop (auto: uvloop when installed)"
-    )
 
 
 def _fresh(path: Path) -> None:
@@ -57,7 +44,7 @@ def process_cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) -> int:
+def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int:
     """Run the demo; prints the leaderboard and the report paths.
 
     ``timings``, when given, receives where the time went: ``runs_s`` and ``scoring_s`` (wall clock),
@@ -66,25 +53,25 @@ def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) ->
     ``harness_cpu_s`` (``bench/bench_demo.py`` reports them beside the demo's calls/s).
     """
     from evaluator.agents.history import RecordedOutputs
-    from evaluator.harness.cli import write_report
+    from evaluator.harness.reporting import write_report
     from evaluator.harness.runner import RunConfig, run_agent
     from evaluator.harness.scoring import leaderboard
     from evaluator.harness.setup import load_bench
     from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
 
     start = time.monotonic()
-    out = Path(args.out)
+    out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     db = out / "runs.sqlite"
     _fresh(db)
     state = db.with_name(db.name + ".harness.jsonl")
-    bench = load_bench("finmcp-sim", out, limit=args.limit)
+    bench = load_bench("finmcp-sim", out, limit=options.limit)
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory)
-    progress = not args.no_progress
+    progress = options.progress
     print(
         f"finmcp-eval demo: {len(bench.refs)} samples of finmcp-sim, agents {', '.join(n for n, _ in DEMO_AGENTS)}"
     )
-    spawn = SpawnConfig(db=db, inventory=bench.inventory_name, recordings=bench.recordings, seed=args.seed)
+    spawn = SpawnConfig(db=db, inventory=bench.inventory_name, recordings=bench.recordings, seed=options.seed)
     cpu: dict[str, float | None] = {}
     try:
         with Stack(spawn) as stack:
@@ -104,15 +91,15 @@ def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) ->
                         proxy_url=stack.proxy_base,
                         state_path=state,
                         db_path=db,
-                        concurrency=args.concurrency,
+                        concurrency=options.concurrency,
                         progress=progress,
                     )
                     summaries.append(
-                        await run_agent(bench.refs, _agent(name, noise, args.seed), config, outputs)
+                        await run_agent(bench.refs, _agent(name, noise, options.seed), config, outputs)
                     )
                 return summaries
 
-            summaries = run_loop(all_runs(), args.loop)
+            summaries = run_loop(all_runs(), options.loop)
             cpu["harness"] = time.process_time() - harness_cpu
             for kind, proc in pids.items():
                 now = process_cpu_seconds(proc.pid) if proc else None
@@ -127,11 +114,11 @@ def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) ->
     ran = time.monotonic() - start
     rows = []
     for name, _ in DEMO_AGENTS:
-        report = write_report(bench, db, state, name, out / name, args.bootstrap, args.seed)
+        report = write_report(bench, db, state, name, out / name, options.bootstrap, options.seed)
         rows.append((name, report))
     table = leaderboard(rows)
     (out / "leaderboard.md").write_text(table, "utf-8")
-    write_leaderboard_html(out / "leaderboard.html", rows, _comparisons(bench, db, state, args))
+    write_leaderboard_html(out / "leaderboard.html", rows, _comparisons(bench, db, state, options))
     print()
     print(table)
     for name, _ in DEMO_AGENTS:
@@ -153,7 +140,7 @@ def run_demo(args: argparse.Namespace, timings: dict[str, Any] | None = None) ->
     return 0
 
 
-def _comparisons(bench: Any, db: Path, state: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+def _comparisons(bench: Any, db: Path, state: Path, options: DemoOptions) -> list[dict[str, Any]]:
     """Every demo agent paired against the first (``oracle``): paired bootstrap, McNemar, per scenario."""
     from evaluator.harness.scoring import run_predictions
     from evaluator.harness.state import RunState
@@ -164,8 +151,8 @@ def _comparisons(bench: Any, db: Path, state: Path, args: argparse.Namespace) ->
 
     refs = ReferenceSet(list(bench.refs), bench.format, bench.name)
     opts = EvalOptions(
-        bootstrap=args.bootstrap,
-        seed=args.seed,
+        bootstrap=options.bootstrap,
+        seed=options.seed,
         canon=Canonicalizer(inventory_schema_lookup(bench.inventory)),
     )
     records = RunState(state)
@@ -178,7 +165,7 @@ def _comparisons(bench: Any, db: Path, state: Path, args: argparse.Namespace) ->
 
 
 def write_leaderboard_html(
-    path: Path, rows: list[tuple[str, dict[str, Any]]], comparisons: list[dict[str, Any]]
+    path: Path, rows: list[tuple[str, Report]], comparisons: list[dict[str, Any]]
 ) -> None:
     """``leaderboard.html``: the leaderboard table and each agent's paired comparison with the first."""
     from evaluator.harness.scoring import LEADERBOARD

@@ -8,13 +8,13 @@ sets aside only its own samples' calls, and (with PostgreSQL) its own proxy outb
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from evaluator.harness.options import RunOptions
 from evaluator.harness.shards import Shard, select
 from recordings.plumbing.eventloop import run as run_loop
 
@@ -38,32 +38,32 @@ def is_postgres(db: str | None) -> bool:
     return is_postgres_url(db)
 
 
-def paths(args: argparse.Namespace, shard: Shard | None) -> tuple[str | None, Path, Path]:
+def paths(options: RunOptions, shard: Shard | None) -> tuple[str | None, Path, Path]:
     """(trace store, run-state file, local work folder) of this pass.
 
     The default run state is ``<db>.harness.jsonl``, per shard ``<db>.shard-I-of-N.harness.jsonl``;
     with a PostgreSQL store the state and the proxy's outbox live in ``--workdir`` (default ``out``).
     """
-    db = args.db or (DEFAULT_DB if args.spawn else None)
+    db = options.db or (DEFAULT_DB if options.spawn else None)
     label = f".{shard.label}" if shard is not None else ""
     if db is not None and is_postgres(db):
-        workdir = Path(args.workdir or "out")
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in args.run)
+        workdir = Path(options.workdir or "out")
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in options.run)
         default_state = workdir / f"{safe}{label}.harness.jsonl"
     elif db is not None:
         workdir = Path(db).parent
         default_state = Path(db).with_name(f"{Path(db).name}{label}.harness.jsonl")
-    elif args.state:
-        workdir = Path(args.state).parent
-        default_state = Path(args.state)
+    elif options.state:
+        workdir = Path(options.state).parent
+        default_state = Path(options.state)
     else:
         raise EvalInputError("with --proxy, give --db (the proxy's trace DB) or --state FILE")
-    state = Path(args.state) if args.state else default_state
+    state = Path(options.state) if options.state else default_state
     return db, state, workdir
 
 
-def load(args: argparse.Namespace, workdir: Path) -> Any:
-    """The benchmark of ``args``; the shipped recordings are installed once under a file lock."""
+def load(options: RunOptions, workdir: Path) -> Any:
+    """The benchmark of ``options``; the shipped recordings are installed once under a file lock."""
     from evaluator.harness.setup import load_bench
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -71,35 +71,40 @@ def load(args: argparse.Namespace, workdir: Path) -> Any:
         fcntl.flock(lock, fcntl.LOCK_EX)  # shards starting together install the recordings once
         try:
             return load_bench(
-                args.bench, workdir, args.inventory, args.recordings, args.limit, args.sample or None
+                options.bench,
+                workdir,
+                options.inventory,
+                options.recordings,
+                options.limit,
+                list(options.samples) or None,
             )
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool = False) -> PassResult:
+def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = False) -> PassResult:
     """Run the agent over the benchmark (or ``shard`` of it); returns the pass's result."""
     from evaluator.agents.history import RecordedOutputs
-    from evaluator.harness.cli import make_agent
+    from evaluator.harness.agent_factory import make_agent
     from evaluator.harness.outbox import outbox_path, wait_drained
     from evaluator.harness.runner import RunConfig
     from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
 
-    db, state, workdir = paths(args, shard)
+    db, state, workdir = paths(options, shard)
     postgres = db is not None and is_postgres(db)
-    if postgres and not args.spawn:
+    if postgres and not options.spawn:
         raise EvalInputError(
             "--db postgresql://… needs --spawn (a running proxy ships on its own: give --db its outbox)"
         )
-    bench = load(args, workdir)
+    bench = load(options, workdir)
     refs = select(bench.refs, shard) if shard is not None else bench.refs
     samples = [r.id for r in refs]
-    agent = make_agent(args)
+    agent = make_agent(options.agent)
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None
     stack = None
-    outbox = outbox_path(workdir, args.run, shard.label if shard else "all") if postgres else None
+    outbox = outbox_path(workdir, options.run, shard.label if shard else "all") if postgres else None
     try:
-        if args.spawn:
+        if options.spawn:
             assert db is not None
             proxy_db = outbox if outbox is not None else Path(db)
             proxy_db.parent.mkdir(parents=True, exist_ok=True)
@@ -107,9 +112,9 @@ def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool =
                 db=proxy_db,
                 inventory=bench.inventory_name,
                 recordings=bench.recordings,
-                miss=args.server_miss,
-                latency=args.server_latency,
-                seed=args.seed,
+                miss=options.server_miss,
+                latency=options.server_latency,
+                seed=options.seed,
                 ship_to=db if postgres else None,
             )
             try:
@@ -117,24 +122,26 @@ def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool =
             except SpawnError as exc:
                 raise EvalInputError(f"--spawn: {exc}") from None
             proxy_url = stack.proxy_base
+        elif options.proxy is not None:
+            proxy_url = options.proxy
         else:
-            proxy_url = args.proxy
+            raise EvalInputError("give --proxy URL (a running finmcp-proxy) or --spawn")
         config = RunConfig(
-            run_id=args.run,
+            run_id=options.run,
             proxy_url=proxy_url,
             state_path=state,
             db_path=None if postgres or db is None else Path(db),
-            concurrency=args.concurrency,
-            trials=args.trials,
-            resume=args.resume,
-            group_tags=args.group_tags == "on",
-            mcp_client=args.mcp_client,
-            progress=not quiet and not args.no_progress,
+            concurrency=options.concurrency,
+            trials=options.trials,
+            resume=options.resume,
+            group_tags=options.group_tags,
+            mcp_client=options.mcp_client,
+            progress=not quiet and options.progress,
             own_samples=set(samples) if shard is not None else None,
         )
-        summary = run_loop(_drive(refs, agent, config, outputs), getattr(args, "loop", "auto"))
+        summary = run_loop(_drive(refs, agent, config, outputs), options.loop)
         if outbox is not None and db is not None:
-            wait_drained(outbox, db, args.run, samples)  # before the proxy (and its shipper) stops
+            wait_drained(outbox, db, options.run, samples)  # before the proxy (and its shipper) stops
     finally:
         if stack is not None:
             stack.stop()

@@ -12,12 +12,15 @@ started on 127.0.0.1 without the dashboard; with it, the tasks go to that cluste
 
 from __future__ import annotations
 
-import argparse
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evaluator.errors import EvalInputError
+from evaluator.harness.execute import PassResult, load, paths, run_pass
+from evaluator.harness.options import RunOptions
+from evaluator.harness.reporting import print_failures, write_report
 from evaluator.harness.shards import Shard
 
 
@@ -42,49 +45,42 @@ def ensure_ray(ray: Any) -> None:
     ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
 
 
-def _shard_task(args: dict[str, Any], index: int, count: int) -> Any:
-    from evaluator.harness.execute import run_pass
-
-    return run_pass(argparse.Namespace(**args), Shard(index, count), quiet=True)
+def _shard_task(options: RunOptions, index: int, count: int) -> PassResult:
+    return run_pass(options, Shard(index, count), quiet=True)
 
 
-def run_on_ray(args: argparse.Namespace) -> int:
-    """Run ``args.shards`` shards as Ray tasks; print each summary; score the run with ``--report-dir``."""
-    from evaluator.harness.cli import print_failures, write_report
-    from evaluator.harness.execute import load, paths
-
-    if args.shards is None or args.shards < 1:
+def run_on_ray(options: RunOptions) -> int:
+    """Run ``options.shards`` shards as Ray tasks; print each summary; score the run with ``--report-dir``."""
+    count = options.shards
+    if count is None or count < 1:
         raise EvalInputError("--executor ray needs --shards N (N >= 1)")
-    if args.shard:
+    if options.shard:
         raise EvalInputError("--executor ray runs every shard: give --shards N, not --shard")
-    if not args.spawn:
+    if not options.spawn:
         raise EvalInputError("--executor ray needs --spawn (each task starts its own server and proxy)")
-    if args.state:
+    if options.state:
         raise EvalInputError("--executor ray: every shard keeps its own run state; leave out --state")
-    db, _, workdir = paths(args, None)
+    db, _, workdir = paths(options, None)
     assert db is not None
     if not Path(workdir).is_absolute():  # Ray workers may start elsewhere: pin every path
-        args = argparse.Namespace(**vars(args))
-        if db and not db.startswith(("postgresql://", "postgres://")):
-            args.db = str(Path(db).resolve())
-        args.workdir = str(Path(args.workdir or "out").resolve())
-        db, _, workdir = paths(args, None)
+        pinned_db = db if db.startswith(("postgresql://", "postgres://")) else str(Path(db).resolve())
+        options = replace(options, db=pinned_db, workdir=str(Path(options.workdir or "out").resolve()))
+        db, _, workdir = paths(options, None)
     assert db is not None
-    bench = load(args, Path(workdir))  # installs the shipped recordings once, before the tasks start
-    if args.recordings is None and bench.recordings is not None:
-        args = argparse.Namespace(**{**vars(args), "recordings": str(bench.recordings.resolve())})
+    bench = load(options, Path(workdir))  # installs the shipped recordings once, before the tasks start
+    if options.recordings is None and bench.recordings is not None:
+        options = replace(options, recordings=str(bench.recordings.resolve()))
     ray = _import_ray()
     ensure_ray(ray)
     task = ray.remote(num_cpus=1)(_shard_task)
-    options = {k: v for k, v in vars(args).items() if k != "func"}
-    results = ray.get([task.remote(options, i, args.shards) for i in range(args.shards)])
+    results = ray.get([task.remote(options, i, count) for i in range(count)])
     for result in results:
         print(f"{result.summary.line()} [shard {result.shard}: {len(result.samples)} samples]")
         print_failures(result.summary, result.state)
     done = sum(r.summary.done for r in results)
     failed = sum(len(r.summary.errors) for r in results)
-    print(f"run {args.run}: {args.shards} shards on Ray, {done} done, {failed} failed")
-    if args.out:
+    print(f"run {options.run}: {count} shards on Ray, {done} done, {failed} failed")
+    if options.out:
         states = [r.state for r in results]
-        write_report(bench, db, states, args.run, Path(args.out), args.bootstrap, args.seed)
+        write_report(bench, db, states, options.run, Path(options.out), options.bootstrap, options.seed)
     return 0

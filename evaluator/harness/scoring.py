@@ -8,6 +8,8 @@ from typing import Any
 from evaluator.errors import EvalInputError
 from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
 from evaluator.inputs.trace_db import load_predictions_db
+from evaluator.reports.markdown import estimate_text
+from evaluator.reports.model import Report
 
 LEADERBOARD = (
     ("TF1", "official.macro_F1"),
@@ -61,8 +63,8 @@ def score_run(
     seed: int = 0,
     refs_name: str = "",
     refs_format: str = "finmcp",
-) -> dict[str, Any]:
-    """The evaluator's full report dict for one run.
+) -> Report:
+    """The evaluator's full report of one run.
 
     FinToolBench references get the inventory's finance tags as tool metadata (TMR/IMR/DMR), as
     ``finmcp-eval score --inventory`` gives them."""
@@ -79,22 +81,12 @@ def score_run(
     return evaluate(ReferenceSet(list(refs), refs_format, refs_name), preds, opts)
 
 
-def _cell(entry: dict[str, Any] | None) -> str:
-    if not entry or entry.get("value") is None:
-        return "–"
-    text = f"{entry['value']:.3f}"
-    if entry.get("lo") is not None and entry.get("hi") is not None:
-        text += f" [{entry['lo']:.3f}, {entry['hi']:.3f}]"
-    return text
-
-
-def leaderboard(rows: list[tuple[str, dict[str, Any]]]) -> str:
+def leaderboard(rows: list[tuple[str, Report]]) -> str:
     """A Markdown table: agent, scored samples, and TF1/TR/TP/EMR with 95% bootstrap CIs."""
     header = ["agent", "N", *(label for label, _ in LEADERBOARD)]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for agent, report in rows:
-        headline = report.get("headline", {})
-        cells = [agent, str(report.get("coverage", {}).get("scored", ""))]
-        cells += [_cell(headline.get(metric)) for _, metric in LEADERBOARD]
+        cells = [agent, str(report.coverage.scored)]
+        cells += [estimate_text(report.headline_entry(metric)) for _, metric in LEADERBOARD]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -76,9 +76,10 @@ def lenient_emr(pred_turns: Sequence[Groups], gold_turns: Sequence[Groups]) -> i
     return 1
 
 
-def first_error_position(pred_turns: Sequence[Groups], gold_turns: Sequence[Groups]) -> int:
-    """1-based position (over all gold groups, turn by turn) of the first group the prediction gets
-    wrong (names, order free inside a group); extra predicted groups err at the next position; 0 if none."""
+def first_error_at(pred_turns: Sequence[Groups], gold_turns: Sequence[Groups]) -> tuple[int, int, int] | None:
+    """Where the prediction first goes wrong (names, order free inside a group): (1-based position over
+    all gold groups turn by turn, turn, 0-based group of that turn); extra predicted groups err at the
+    next position, with the group one past the turn's gold groups. None when nowhere."""
     position = 0
     for t in range(max(len(pred_turns), len(gold_turns))):
         pred = pred_turns[t] if t < len(pred_turns) else []
@@ -86,10 +87,16 @@ def first_error_position(pred_turns: Sequence[Groups], gold_turns: Sequence[Grou
         for k, group in enumerate(gold):
             position += 1
             if k >= len(pred) or sorted(c.tool for c in pred[k]) != sorted(c.tool for c in group):
-                return position
+                return position, t, k
         if len(pred) > len(gold):
-            return position + 1
-    return 0
+            return position + 1, t, len(gold)
+    return None
+
+
+def first_error_position(pred_turns: Sequence[Groups], gold_turns: Sequence[Groups]) -> int:
+    """1-based position of :func:`first_error_at`; 0 if none."""
+    found = first_error_at(pred_turns, gold_turns)
+    return found[0] if found is not None else 0
 
 
 def flatten(turns: Sequence[Groups]) -> tuple[list, list, list[str]]:

@@ -9,7 +9,8 @@ from html import escape
 from typing import Any
 
 from evaluator.reports.html import CSS, html_table, svg, svg_text
-from evaluator.reports.markdown import fmt
+from evaluator.reports.markdown import estimate_text, fmt, mcnemar_rows, paired_rows
+from evaluator.reports.model import Report
 
 GROUP_TITLES = {"level1": "scenario", "type": "sample type"}
 FOREST_METRIC = "official.macro_F1"
@@ -90,21 +91,6 @@ def forest_rows(by_group: dict[str, Any], metric: str = FOREST_METRIC) -> list[d
 
 def comparison_body(result: dict[str, Any], heading: str = "h2") -> str:
     """The tables and forest plots of one comparison (no page frame)."""
-    rows = [
-        [
-            name,
-            fmt(d["a"]),
-            fmt(d["b"]),
-            fmt(d["diff"]),
-            f"[{fmt(d['lo'])}, {fmt(d['hi'])}]",
-            fmt(d["p_value"]),
-        ]
-        for name, d in result["paired_bootstrap"].items()
-    ]
-    mc = [
-        [name, str(m["a_only"]), str(m["b_only"]), fmt(m["p_value"]), m["method"]]
-        for name, m in result["mcnemar"].items()
-    ]
     parts = [
         f"<p>Paired samples: {result['paired_samples']}"
         + (
@@ -114,9 +100,9 @@ def comparison_body(result: dict[str, Any], heading: str = "h2") -> str:
         )
         + f"; bootstrap {result['bootstrap']} (seed {result['seed']}), stratified by sample type.</p>",
         f"<{heading}>Paired bootstrap (B − A)</{heading}>",
-        html_table(["metric", "A", "B", "B − A", "95% CI", "p"], rows),
+        html_table(["metric", "A", "B", "B − A", "95% CI", "p"], paired_rows(result)),
         f"<{heading}>McNemar (exact-match metrics)</{heading}>",
-        html_table(["metric", "A only", "B only", "p", "method"], mc),
+        html_table(["metric", "A only", "B only", "p", "method"], mcnemar_rows(result)),
     ]
     for key, block in (result.get("by_group") or {}).items():
         frows = forest_rows(block)
@@ -152,17 +138,8 @@ def render_compare_html(result: dict[str, Any]) -> str:
     return _page(f"finmcp-eval compare: {result['a']} vs {result['b']}", body)
 
 
-def _cell(entry: dict[str, Any] | None) -> str:
-    if not entry or entry.get("value") is None:
-        return "–"
-    text = f"{entry['value']:.3f}"
-    if entry.get("lo") is not None and entry.get("hi") is not None:
-        text += f" [{entry['lo']:.3f}, {entry['hi']:.3f}]"
-    return text
-
-
 def render_leaderboard_html(
-    rows: list[tuple[str, dict[str, Any]]],
+    rows: list[tuple[str, Report]],
     columns: tuple[tuple[str, str], ...],
     comparisons: list[dict[str, Any]],
     title: str = "finmcp-eval leaderboard",
@@ -172,8 +149,8 @@ def render_leaderboard_html(
     table = html_table(
         ["agent", "N", *(label for label, _ in columns)],
         [
-            [agent, str(report.get("coverage", {}).get("scored", ""))]
-            + [_cell(report.get("headline", {}).get(metric)) for _, metric in columns]
+            [agent, str(report.coverage.scored)]
+            + [estimate_text(report.headline_entry(metric)) for _, metric in columns]
             for agent, report in rows
         ],
     )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaluator.inputs.model import Call, Groups, Prediction, Reference
-from evaluator.metrics.extended import first_error_position
+from evaluator.metrics.extended import first_error_at
 from evaluator.reports.behaviour import agent_evidence
 
 OUTPUT_LIMIT = 1000
@@ -50,53 +50,41 @@ def _names(calls: Sequence[Call]) -> str:
 
 def first_error(pred_turns: Sequence[Groups], gold_turns: Sequence[Groups]) -> dict[str, Any] | None:
     """Where and how the prediction first goes wrong (tool names per group, order free inside a group),
-    at the position :func:`evaluator.metrics.extended.first_error_position` gives; None when nowhere."""
-    position = first_error_position(pred_turns, gold_turns)
-    if not position:
+    at the place :func:`evaluator.metrics.extended.first_error_at` gives; None when nowhere."""
+    found = first_error_at(pred_turns, gold_turns)
+    if found is None:
         return None
-    seen = 0
-    for t in range(max(len(pred_turns), len(gold_turns))):
-        pred = pred_turns[t] if t < len(pred_turns) else []
-        gold = gold_turns[t] if t < len(gold_turns) else []
-        for k, group in enumerate(gold):
-            seen += 1
-            if seen != position:
-                continue
-            where = {"position": position, "turn": t, "group": k + 1}
-            if k >= len(pred):
-                return {
-                    **where,
-                    "kind": "missing",
-                    "missing": sorted(c.tool for c in group),
-                    "extra": [],
-                    "text": f"turn {t}, group {k + 1}: missing {_names(group)} (no call made here)",
-                }
-            want, got = Counter(c.tool for c in group), Counter(c.tool for c in pred[k])
-            missing, extra = sorted((want - got).elements()), sorted((got - want).elements())
-            parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
-                [f"unexpected {', '.join(extra)}"] if extra else []
-            )
-            kind = "wrong" if missing and extra else "missing" if missing else "extra"
-            return {
-                **where,
-                "kind": kind,
-                "missing": missing,
-                "extra": extra,
-                "text": f"turn {t}, group {k + 1}: {'; '.join(parts)}",
-            }
-        if len(pred) > len(gold) and seen + 1 == position:
-            extra_groups = pred[len(gold) :]
-            tools = sorted(c.tool for g in extra_groups for c in g)
-            return {
-                "position": position,
-                "turn": t,
-                "group": len(gold) + 1,
-                "kind": "extra",
-                "missing": [],
-                "extra": tools,
-                "text": f"turn {t}: {len(extra_groups)} group(s) beyond the reference: {', '.join(tools)}",
-            }
-    return None  # pragma: no cover - first_error_position returned a position this walk also reaches
+    position, t, k = found
+    pred = pred_turns[t] if t < len(pred_turns) else []
+    gold = gold_turns[t] if t < len(gold_turns) else []
+    where = {"position": position, "turn": t, "group": k + 1}
+    if k == len(gold):  # groups beyond the reference's in this turn
+        extra_groups = pred[len(gold) :]
+        tools = sorted(c.tool for g in extra_groups for c in g)
+        text = f"turn {t}: {len(extra_groups)} group(s) beyond the reference: {', '.join(tools)}"
+        return {**where, "kind": "extra", "missing": [], "extra": tools, "text": text}
+    group = gold[k]
+    if k >= len(pred):
+        return {
+            **where,
+            "kind": "missing",
+            "missing": sorted(c.tool for c in group),
+            "extra": [],
+            "text": f"turn {t}, group {k + 1}: missing {_names(group)} (no call made here)",
+        }
+    want, got = Counter(c.tool for c in group), Counter(c.tool for c in pred[k])
+    missing, extra = sorted((want - got).elements()), sorted((got - want).elements())
+    parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+        [f"unexpected {', '.join(extra)}"] if extra else []
+    )
+    kind = "wrong" if missing and extra else "missing" if missing else "extra"
+    return {
+        **where,
+        "kind": kind,
+        "missing": missing,
+        "extra": extra,
+        "text": f"turn {t}, group {k + 1}: {'; '.join(parts)}",
+    }
 
 
 def failed_call(pred_turns: Sequence[Groups]) -> dict[str, Any] | None:

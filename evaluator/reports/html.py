@@ -12,13 +12,14 @@ from evaluator.metrics.finmcp import OFFICIAL_KEYS
 from evaluator.reports.behaviour import sample_flags, sample_notes_html, summary_html
 from evaluator.reports.markdown import (
     FINTOOLBENCH_METRICS,
-    TABLE2,
-    TYPE_ORDER,
     fintoolbench_value,
     fmt,
-    official_cells,
+    official_rows,
+    table2_columns,
     tool_metadata_line,
+    type_rows,
 )
+from evaluator.reports.model import Estimate, Report
 
 HTML_OUTPUT_LIMIT = 600
 """Characters of a call's output shown in the page (the rest is counted, and kept in the JSON report)."""
@@ -136,9 +137,9 @@ def bar_chart(groups: dict[str, dict[str, Any]], series: list[str], title: str, 
     return svg(width, height, "".join(parts), title)
 
 
-def ci_chart(headline: dict[str, dict[str, Any]], title: str, width: int = 560) -> str:
+def ci_chart(headline: dict[str, Estimate], title: str, width: int = 560) -> str:
     """Dot-and-whisker chart of every headline number with its 95% CI on a [0, 1] axis."""
-    items = [(k, v) for k, v in headline.items() if v.get("value") is not None]
+    items = [(k, v) for k, v in headline.items() if v.value is not None]
     row_h, left, right = 18, 230, 20
     height = 30 + row_h * len(items)
     plot_w = width - left - right
@@ -151,15 +152,17 @@ def ci_chart(headline: dict[str, dict[str, Any]], title: str, width: int = 560) 
         y = 20 + i * row_h
         parts.append(svg_text(left - 6, y + 4, name, "end", 10))
         clamp = lambda v: max(0.0, min(1.0, v))  # noqa: E731
-        if h.get("lo") is not None and h.get("hi") is not None:
-            x1, x2 = left + plot_w * clamp(h["lo"]), left + plot_w * clamp(h["hi"])
+        value = h.value
+        assert value is not None
+        if h.lo is not None and h.hi is not None:
+            x1, x2 = left + plot_w * clamp(h.lo), left + plot_w * clamp(h.hi)
             parts.append(
                 f'<line x1="{x1:.1f}" y1="{y}" x2="{x2:.1f}" y2="{y}" stroke="#4a5568" stroke-width="2"/>'
             )
-        x = left + plot_w * clamp(h["value"])
+        x = left + plot_w * clamp(value)
         parts.append(
-            f'<circle cx="{x:.1f}" cy="{y}" r="4" fill="#2b6cb0"><title>{escape(name)} = {h["value"]:.4f} '
-            f"[{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]</title></circle>"
+            f'<circle cx="{x:.1f}" cy="{y}" r="4" fill="#2b6cb0"><title>{escape(name)} = {value:.4f} '
+            f"[{fmt(h.lo)}, {fmt(h.hi)}]</title></circle>"
         )
     return svg(width, height, "".join(parts), title)
 
@@ -284,8 +287,8 @@ def sample_block(s: dict[str, Any]) -> str:
     )
 
 
-def _samples(report: dict[str, Any]) -> str:
-    samples = report.get("samples", [])
+def _samples(report: Report) -> str:
+    samples = report.samples
     wrong = sum(1 for s in samples if not s.get("emr"))
     head = (
         f'<p class="muted">{len(samples)} samples ({wrong} not an exact match, marked ✗); '
@@ -295,25 +298,19 @@ def _samples(report: dict[str, Any]) -> str:
     return head + "".join(sample_block(s) for s in samples)
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: Report) -> str:
     """The whole HTML page."""
-    inputs, cov, headline = report["inputs"], report["coverage"], report.get("headline", {})
-    cols = [(label, key) for label, key in TABLE2 if key in headline]
-    by_type = report.get("by_type", {})
-    type_rows = [
-        [t, str(by_type[t]["N"])] + [fmt(by_type[t].get(k)) for _, k in cols]
-        for t in [t for t in TYPE_ORDER if t in by_type] + [t for t in by_type if t not in TYPE_ORDER]
-    ]
-    type_rows.append(["overall", str(cov["scored"])] + [fmt(headline[k]["value"]) for _, k in cols])
+    inputs, cov, headline = report.inputs, report.coverage, report.headline
+    cols = table2_columns(report)
     radar = radar_chart(
-        {k: v.get("official.macro_F1") or 0.0 for k, v in report.get("by_scenario", {}).items()},
+        {k: v.get("official.macro_F1") or 0.0 for k, v in report.by_scenario.items()},
         "TF1 (official macro F1) by level-1 scenario",
     )
     diff_groups = {}
-    for level in ("easy", "medium", "hard", *report.get("by_difficulty", {})):
-        if level in diff_groups or level not in report.get("by_difficulty", {}):
+    for level in ("easy", "medium", "hard", *report.by_difficulty):
+        if level in diff_groups or level not in report.by_difficulty:
             continue
-        values = report["by_difficulty"][level]
+        values = report.by_difficulty[level]
         entry: dict[str, Any] = {}
         for short, key in (
             ("TF1", "official.macro_F1"),
@@ -327,61 +324,58 @@ def render_html(report: dict[str, Any]) -> str:
     bars = bar_chart(diff_groups, ["TF1", "TR", "TP"], "TF1 / TR / TP by difficulty with 95% CIs")
     parts = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-        f"<title>finmcp-eval report ({escape(report['benchmark'])})</title><style>{CSS}</style></head><body>",
-        f"<h1>finmcp-eval report — {escape(report['benchmark'])}</h1>",
-        f"<p>references <code>{escape(str(inputs['references']))}</code> ({escape(inputs['reference_format'])}), "
-        f"predictions <code>{escape(str(inputs['predictions']))}</code> ({escape(inputs['prediction_format'])})"
-        + (f", run <code>{escape(inputs['run_id'])}</code>" if inputs.get("run_id") else "")
-        + f". Scored {cov['scored']} of {cov['references']} samples; {len(cov['dropped'])} dropped; "
-        f"{cov['missing_predictions']} without prediction"
+        f"<title>finmcp-eval report ({escape(report.benchmark)})</title><style>{CSS}</style></head><body>",
+        f"<h1>finmcp-eval report — {escape(report.benchmark)}</h1>",
+        f"<p>references <code>{escape(str(inputs.references))}</code> ({escape(inputs.reference_format)}), "
+        f"predictions <code>{escape(str(inputs.predictions))}</code> ({escape(inputs.prediction_format)})"
+        + (f", run <code>{escape(inputs.run_id)}</code>" if inputs.run_id else "")
+        + f". Scored {cov.scored} of {cov.references} samples; {len(cov.dropped)} dropped; "
+        f"{cov.missing_predictions} without prediction"
         + (
-            f"; {cov['predictions_not_in_references_count']} predicted samples match no reference"
-            if cov.get("predictions_not_in_references_count")
+            f"; {cov.predictions_not_in_references_count} predicted samples match no reference"
+            if cov.predictions_not_in_references_count
             else ""
         )
-        + f". Bootstrap {inputs['bootstrap']} (seed {inputs['seed']}).</p>",
+        + f". Bootstrap {inputs.bootstrap} (seed {inputs.seed}).</p>",
         "<h2>Results by sample type</h2>",
-        html_table(["type", "N"] + [c for c, _ in cols], type_rows),
+        html_table(["type", "N"] + [c for c, _ in cols], type_rows(report, "overall")),
         '<div class="charts">',
         f'<div class="chart">{radar}</div><div class="chart">{bars}</div>',
         f'<div class="chart">{ci_chart(headline, "Headline numbers with 95% CIs")}</div>',
         "</div>",
     ]
-    for key, title in (
-        ("official", "Official FinMCP-Bench evaluation"),
-        ("tool_selection", "Tool selection (not official)"),
+    for block, title in (
+        (report.official, "Official FinMCP-Bench evaluation"),
+        (report.tool_selection, "Tool selection (not official)"),
     ):
-        if key in report:
-            block = report[key]
-            rows = [["overall", ""] + official_cells(block["overall"])]
-            for group in ("level1", "difficulty", "task"):
-                rows += [[group, v] + official_cells(n) for v, n in block.get(group, {}).items()]
-            parts += [f"<h2>{title}</h2>", html_table(["group", "value", *OFFICIAL_KEYS], rows)]
-    if "fintoolbench" in report:
-        fb = report["fintoolbench"]
+        if block is not None:
+            parts += [
+                f"<h2>{title}</h2>",
+                html_table(["group", "value", *OFFICIAL_KEYS], official_rows(block)),
+            ]
+    if report.fintoolbench is not None:
+        fb = report.fintoolbench
         names = FINTOOLBENCH_METRICS
         rows = [
-            [variant] + [fintoolbench_value(fb[variant]["metrics"], n) for n in names]
+            [variant] + [fintoolbench_value(getattr(fb, variant).metrics, n) for n in names]
             for variant in ("fintoolbench", "fintoolbench_corrected")
         ]
         parts += [
-            f"<h2>FinToolBench (judge: {escape(fb['judge'])})</h2>",
+            f"<h2>FinToolBench (judge: {escape(fb.judge)})</h2>",
             f"<p>{escape(tool_metadata_line(fb))}.</p>",
             html_table(["variant", *names], rows),
         ]
-    if "trials" in report:
-        t = report["trials"]
+    if report.trials is not None:
+        t = report.trials
         parts += [
-            f"<h2>Repeated trials ({t['trials']}): pass^k (success = paper EMR)</h2>",
-            html_table(list(t["pass_hat_k"]), [[fmt(v) for v in t["pass_hat_k"].values()]]),
+            f"<h2>Repeated trials ({t.trials}): pass^k (success = paper EMR)</h2>",
+            html_table(list(t.pass_hat_k), [[fmt(v) for v in t.pass_hat_k.values()]]),
         ]
-    parts.append(summary_html(report.get("agent_behaviour") or {}))
+    parts.append(summary_html(report.agent_behaviour or {}))
     parts += ["<h2>Per sample: reference vs predicted calls</h2>", _samples(report)]
-    if report.get("warnings"):
+    if report.warnings:
         parts += (
-            ["<h2>Warnings</h2><ul>"]
-            + [f"<li>{escape(w)}</li>" for w in report["warnings"][:100]]
-            + ["</ul>"]
+            ["<h2>Warnings</h2><ul>"] + [f"<li>{escape(w)}</li>" for w in report.warnings[:100]] + ["</ul>"]
         )
     parts.append("</body></html>")
     return "".join(parts)

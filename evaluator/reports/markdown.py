@@ -6,6 +6,7 @@ from typing import Any
 
 from evaluator.metrics.finmcp import OFFICIAL_KEYS
 from evaluator.reports.behaviour import summary_markdown
+from evaluator.reports.model import Estimate, FintoolbenchBlock, OfficialBlock, OfficialNumbers, Report
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
 TABLE2 = (
@@ -35,9 +36,51 @@ def fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def official_cells(numbers: dict[str, Any]) -> list[str]:
-    """An official result dict as table cells (the script's 0 for empty denominators shown as 0.0000)."""
+def official_cells(result: OfficialNumbers) -> list[str]:
+    """An official result as table cells (the script's 0 for empty denominators shown as 0.0000)."""
+    numbers = result.model_dump()
     return [str(numbers[k]) if k == "N" else fmt(float(numbers[k])) for k in OFFICIAL_KEYS]
+
+
+def official_rows(block: OfficialBlock) -> list[list[str]]:
+    """The official block's table rows: overall, then each group's values (group, value, numbers)."""
+    rows = [["overall", ""] + official_cells(block.overall)]
+    for group in ("level1", "difficulty", "task"):
+        rows += [[group, value] + official_cells(numbers) for value, numbers in getattr(block, group).items()]
+    return rows
+
+
+def estimate_text(entry: Estimate | None) -> str:
+    """A headline number with its CI in three decimals (``–`` when undefined), as leaderboards show it."""
+    if entry is None or entry.value is None:
+        return "–"
+    text = f"{entry.value:.3f}"
+    if entry.lo is not None and entry.hi is not None:
+        text += f" [{entry.lo:.3f}, {entry.hi:.3f}]"
+    return text
+
+
+def paired_rows(result: dict[str, Any]) -> list[list[str]]:
+    """A comparison's paired-bootstrap rows: metric, A, B, B - A, 95% CI, p."""
+    return [
+        [
+            name,
+            fmt(d["a"]),
+            fmt(d["b"]),
+            fmt(d["diff"]),
+            f"[{fmt(d['lo'])}, {fmt(d['hi'])}]",
+            fmt(d["p_value"]),
+        ]
+        for name, d in result["paired_bootstrap"].items()
+    ]
+
+
+def mcnemar_rows(result: dict[str, Any]) -> list[list[str]]:
+    """A comparison's McNemar rows: metric, A only, B only, p, method."""
+    return [
+        [name, str(m["a_only"]), str(m["b_only"]), fmt(m["p_value"]), m["method"]]
+        for name, m in result["mcnemar"].items()
+    ]
 
 
 FINTOOLBENCH_METRICS = ("tir", "tesr", "cer", "soft_score", "css", "tmr", "imr", "dmr")
@@ -52,10 +95,10 @@ def fintoolbench_value(metrics: dict[str, Any], name: str) -> str:
     return f"n/a ({reason})" if value is None and reason else fmt(value)
 
 
-def tool_metadata_line(block: dict[str, Any]) -> str:
+def tool_metadata_line(block: FintoolbenchBlock) -> str:
     """How many tools had finance tags for TMR/IMR/DMR, and from where."""
-    source = block.get("tool_metadata_source")
-    return f"tools with metadata: {block['tool_metadata']}" + (f" ({source})" if source else "")
+    source = block.tool_metadata_source
+    return f"tools with metadata: {block.tool_metadata}" + (f" ({source})" if source else "")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -64,33 +107,34 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def _table2(report: dict[str, Any]) -> list[str]:
-    by_type = report.get("by_type", {})
-    headline = report.get("headline", {})
-    cols = [(label, key) for label, key in TABLE2 if key in headline]
+def table2_columns(report: Report) -> list[tuple[str, str]]:
+    """The Table 2 columns (label, headline metric) the report has."""
+    return [(label, key) for label, key in TABLE2 if key in report.headline]
+
+
+def type_rows(report: Report, overall: str) -> list[list[str]]:
+    """Table 2's rows: one per sample type (the paper's order first), then ``overall``."""
+    by_type, cols = report.by_type, table2_columns(report)
     rows = []
     for t in [t for t in TYPE_ORDER if t in by_type] + [t for t in by_type if t not in TYPE_ORDER]:
         rows.append([t, str(by_type[t]["N"])] + [fmt(by_type[t].get(k)) for _, k in cols])
-    n = report["coverage"]["scored"]
-    rows.append(["**overall**", str(n)] + [fmt(headline[k]["value"]) for _, k in cols])
-    return _table(["type", "N"] + [c for c, _ in cols], rows)
+    rows.append([overall, str(report.coverage.scored)] + [fmt(report.headline[k].value) for _, k in cols])
+    return rows
 
 
-def _official(block: dict[str, Any], title: str) -> list[str]:
-    out = [f"## {title}", ""]
-    header = ["group", "value", *OFFICIAL_KEYS]
-    rows = [["overall", ""] + official_cells(block["overall"])]
-    for group in ("level1", "difficulty", "task"):
-        for value, numbers in block.get(group, {}).items():
-            rows.append([group, value] + official_cells(numbers))
-    return out + _table(header, rows) + [""]
+def _table2(report: Report) -> list[str]:
+    return _table(["type", "N"] + [c for c, _ in table2_columns(report)], type_rows(report, "**overall**"))
 
 
-def _headline(report: dict[str, Any]) -> list[str]:
+def _official(block: OfficialBlock, title: str) -> list[str]:
+    return [f"## {title}", ""] + _table(["group", "value", *OFFICIAL_KEYS], official_rows(block)) + [""]
+
+
+def _headline(report: Report) -> list[str]:
     rows = []
-    for name, h in report.get("headline", {}).items():
-        ci = f"[{fmt(h.get('lo'))}, {fmt(h.get('hi'))}]" if h.get("lo") is not None else "n/a"
-        rows.append([name, fmt(h.get("value")), ci])
+    for name, h in report.headline.items():
+        ci = f"[{fmt(h.lo)}, {fmt(h.hi)}]" if h.lo is not None else "n/a"
+        rows.append([name, fmt(h.value), ci])
     return (
         ["## Headline numbers with 95% bootstrap CIs (stratified by type)", ""]
         + _table(["metric", "value", "95% CI"], rows)
@@ -98,27 +142,27 @@ def _headline(report: dict[str, Any]) -> list[str]:
     )
 
 
-def _breakdown(report: dict[str, Any], key: str, title: str) -> list[str]:
-    groups = report.get(key, {})
+def _breakdown(report: Report, key: str, title: str) -> list[str]:
+    groups: dict[str, dict[str, Any]] = getattr(report, key)
     if not groups:
         return []
-    cols = [(label, k) for label, k in TABLE2 if k in report.get("headline", {})]
+    cols = table2_columns(report)
     rows = [[g, str(v["N"])] + [fmt(v.get(k)) for _, k in cols] for g, v in groups.items()]
     return [f"## By {title}", ""] + _table([title, "N"] + [c for c, _ in cols], rows) + [""]
 
 
-def _fintoolbench(block: dict[str, Any]) -> list[str]:
+def _fintoolbench(block: FintoolbenchBlock) -> list[str]:
     out = [
         "## FinToolBench",
         "",
-        f"Judge: `{block['judge']}` (repeats {block['judge_repeats']}); {tool_metadata_line(block)}.",
+        f"Judge: `{block.judge}` (repeats {block.judge_repeats}); {tool_metadata_line(block)}.",
         "",
     ]
     names = FINTOOLBENCH_METRICS
     rows = []
     for variant in ("fintoolbench", "fintoolbench_corrected"):
-        m = block[variant]["metrics"]
-        ci = block[variant]["ci"]
+        m = getattr(block, variant).metrics
+        ci = getattr(block, variant).ci
         rows.append(
             [variant]
             + [
@@ -138,23 +182,23 @@ def _fintoolbench(block: dict[str, Any]) -> list[str]:
     )
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: Report) -> str:
     """The whole Markdown report."""
-    inputs, cov = report["inputs"], report["coverage"]
+    inputs, cov = report.inputs, report.coverage
     lines = [
-        f"# finmcp-eval report ({report['benchmark']})",
+        f"# finmcp-eval report ({report.benchmark})",
         "",
-        f"- references: `{inputs['references']}` ({inputs['reference_format']}), {cov['references']} samples",
-        f"- predictions: `{inputs['predictions']}` ({inputs['prediction_format']})"
-        + (f", run `{inputs['run_id']}`" if inputs.get("run_id") else ""),
-        f"- scored: {cov['scored']}; missing predictions: {cov['missing_predictions']} "
-        f"(policy: {inputs['missing']}); dropped: {len(cov['dropped'])}"
+        f"- references: `{inputs.references}` ({inputs.reference_format}), {cov.references} samples",
+        f"- predictions: `{inputs.predictions}` ({inputs.prediction_format})"
+        + (f", run `{inputs.run_id}`" if inputs.run_id else ""),
+        f"- scored: {cov.scored}; missing predictions: {cov.missing_predictions} "
+        f"(policy: {inputs.missing}); dropped: {len(cov.dropped)}"
         + (
-            f"; predicted samples matching no reference: {cov['predictions_not_in_references_count']}"
-            if cov.get("predictions_not_in_references_count")
+            f"; predicted samples matching no reference: {cov.predictions_not_in_references_count}"
+            if cov.predictions_not_in_references_count
             else ""
         ),
-        f"- bootstrap: {inputs['bootstrap']} resamples, seed {inputs['seed']}",
+        f"- bootstrap: {inputs.bootstrap} resamples, seed {inputs.seed}",
         "",
         "TR/TP/TF1 are the official script's macro recall/precision/F1; consist is its ordered-list match. "
         "EMR (paper) ignores order inside parallel groups. `extended.*` numbers are finmcp's own.",
@@ -164,37 +208,35 @@ def render_markdown(report: dict[str, Any]) -> str:
         *_table2(report),
         "",
     ]
-    if "official" in report:
+    if report.official is not None:
         lines += _official(
-            report["official"], "Official FinMCP-Bench evaluation (exact, rounded like the script)"
+            report.official, "Official FinMCP-Bench evaluation (exact, rounded like the script)"
         )
-    if "tool_selection" in report:
+    if report.tool_selection is not None:
         lines += _official(
-            report["tool_selection"], "Tool selection (FinMCP formulas on select_tools; not official)"
+            report.tool_selection, "Tool selection (FinMCP formulas on select_tools; not official)"
         )
     lines += _headline(report)
     lines += _breakdown(report, "by_scenario", "scenario")
     lines += _breakdown(report, "by_difficulty", "difficulty")
-    hist = report.get("first_error_histogram")
+    hist = report.first_error_histogram
     if hist:
         lines += (
             ["## First wrong reference group", ""]
             + _table(list(hist), [[str(v) for v in hist.values()]])
             + [""]
         )
-    if "trials" in report:
-        t = report["trials"]
-        lines += [f"## Repeated trials ({t['trials']})", ""]
-        lines += _table(list(t["pass_hat_k"]), [[fmt(v) for v in t["pass_hat_k"].values()]]) + [""]
-    if "fintoolbench" in report:
-        lines += _fintoolbench(report["fintoolbench"])
-    if cov["dropped"]:
-        lines += (
-            ["## Dropped samples", ""] + [f"- `{d['id']}`: {d['reason']}" for d in cov["dropped"][:50]] + [""]
-        )
-    lines += summary_markdown(report.get("agent_behaviour") or {})
-    if report.get("warnings"):
-        lines += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"][:50]] + [""]
+    if report.trials is not None:
+        t = report.trials
+        lines += [f"## Repeated trials ({t.trials})", ""]
+        lines += _table(list(t.pass_hat_k), [[fmt(v) for v in t.pass_hat_k.values()]]) + [""]
+    if report.fintoolbench is not None:
+        lines += _fintoolbench(report.fintoolbench)
+    if cov.dropped:
+        lines += ["## Dropped samples", ""] + [f"- `{d.id}`: {d.reason}" for d in cov.dropped[:50]] + [""]
+    lines += summary_markdown(report.agent_behaviour or {})
+    if report.warnings:
+        lines += ["## Warnings", ""] + [f"- {w}" for w in report.warnings[:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -208,23 +250,12 @@ def render_compare_markdown(result: dict[str, Any]) -> str:
         "## Paired bootstrap (B - A)",
         "",
     ]
-    rows = [
-        [
-            name,
-            fmt(d["a"]),
-            fmt(d["b"]),
-            fmt(d["diff"]),
-            f"[{fmt(d['lo'])}, {fmt(d['hi'])}]",
-            fmt(d["p_value"]),
-        ]
-        for name, d in result["paired_bootstrap"].items()
+    lines += _table(["metric", "A", "B", "B - A", "95% CI", "p"], paired_rows(result)) + [
+        "",
+        "## McNemar",
+        "",
     ]
-    lines += _table(["metric", "A", "B", "B - A", "95% CI", "p"], rows) + ["", "## McNemar", ""]
-    rows = [
-        [name, str(m["a_only"]), str(m["b_only"]), fmt(m["p_value"]), m["method"]]
-        for name, m in result["mcnemar"].items()
-    ]
-    lines += _table(["metric", "A only", "B only", "p", "method"], rows)
+    lines += _table(["metric", "A only", "B only", "p", "method"], mcnemar_rows(result))
     if result.get("warnings"):
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in result["warnings"][:50]]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""Put references and predictions together and compute every number of a report (a JSON-ready dict)."""
+"""Put references and predictions together and compute every number of a report (:class:`Report`)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from evaluator.metrics.stats import Bootstrap, pass_hat_k
 from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
 from evaluator.reports.behaviour import behaviour_summary
 from evaluator.reports.evidence import sample_evidence
+from evaluator.reports.model import Report
 
 REPORT_VERSION = 1
 
@@ -145,14 +146,14 @@ def trials_block(refs: ReferenceSet, preds: PredictionSet, canon: Canonicalizer)
     return {"trials": preds.trial_count(), "pass_hat_k": pass_hat_k(successes), "official_by_trial": overall}
 
 
-def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None = None) -> dict[str, Any]:
-    """The whole report dict for one run."""
+def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None = None) -> Report:
+    """The whole report of one run."""
     opts = opts or EvalOptions()
     canon = opts.canon or Canonicalizer()
     pairing = pair_up(refs, preds, opts.missing)
     require_matches(pairing, refs, preds)
     table = score_pairs(pairing.pairs, canon)
-    return assemble_report(refs, preds, pairing, table, trials_block(refs, preds, canon), opts)
+    return Report.from_dict(report_dict(refs, preds, pairing, table, trials_block(refs, preds, canon), opts))
 
 
 def is_fintoolbench(refs: ReferenceSet) -> bool:
@@ -160,7 +161,7 @@ def is_fintoolbench(refs: ReferenceSet) -> bool:
     return all(r.source == "fintoolbench" for r in refs.samples)
 
 
-def assemble_report(
+def report_dict(
     refs: ReferenceSet,
     preds: PredictionSet,
     pairing: Pairing,
@@ -169,7 +170,8 @@ def assemble_report(
     opts: EvalOptions,
     evidence: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The report of scored pairs: ``table`` holds the rows of ``pairing.pairs`` in order, ``trials``
+    """The report of scored pairs as a JSON-ready dict (``report.json``'s keys in order; a
+    :class:`Report` validates it): ``table`` holds the rows of ``pairing.pairs`` in order, ``trials``
     the :func:`trials_block` (both computed here by :func:`evaluate`, or while streaming a trace);
     ``evidence`` per sample id when already built (streaming keeps it instead of the predictions)."""
     benchmark = "fintoolbench" if is_fintoolbench(refs) else "finmcp"
@@ -289,15 +291,15 @@ def sample_rows(
     return rows
 
 
-def print_warnings(report: dict[str, Any], prog: str, limit: int = 10) -> None:
-    """The report's warnings on stderr (the first ``limit``; the report holds them all)."""
-    warnings = report.get("warnings") or []
+def print_warnings(warnings: list[str], prog: str, limit: int = 10) -> None:
+    """A report's warnings on stderr (the first ``limit``; the report holds them all)."""
     for warning in warnings[:limit]:
         print(f"{prog}: warning: {warning}", file=sys.stderr)
     if len(warnings) > limit:
         print(f"{prog}: warning: ... {len(warnings) - limit} more in the report", file=sys.stderr)
 
 
-def dumps(report: dict[str, Any]) -> str:
-    """Deterministic JSON text of a report."""
-    return json.dumps(report, ensure_ascii=False, indent=1, sort_keys=False, default=str)
+def dumps(report: Report | dict[str, Any]) -> str:
+    """Deterministic JSON text of a report (``report.json``) or of a comparison (``compare.json``)."""
+    data = report.to_dict() if isinstance(report, Report) else report
+    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False, default=str)

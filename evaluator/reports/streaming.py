@@ -25,7 +25,8 @@ from evaluator.metrics.options import EvalOptions
 from evaluator.metrics.stats import pass_hat_k
 from evaluator.metrics.table import Scorer
 from evaluator.reports.evidence import sample_evidence
-from evaluator.reports.pipeline import assemble_report
+from evaluator.reports.model import Report
+from evaluator.reports.pipeline import report_dict
 
 
 class NameOnly:
@@ -49,7 +50,7 @@ class NameOnly:
 
 def evaluate_trace(
     refs: ReferenceSet, rows: TraceRows, turn_base: int = 0, opts: EvalOptions | None = None
-) -> dict[str, Any]:
+) -> Report:
     """The report of run ``rows.run_id`` against ``refs``, streaming the rows (FinMCP references)."""
     opts = opts or EvalOptions()
     canon = opts.canon or Canonicalizer()
@@ -97,4 +98,4 @@ def evaluate_trace(
                 str(trial): compute_official(rows)["overall"] for trial, rows in sorted(by_trial.items())
             },
         }
-    return assemble_report(refs, preds, pairing, scorer.finish(), trials_info, opts, evidence)
+    return Report.from_dict(report_dict(refs, preds, pairing, scorer.finish(), trials_info, opts, evidence))

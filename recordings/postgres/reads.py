@@ -23,7 +23,7 @@ from typing import Any
 from recordings.errors import RecordingsError, SchemaVersionError
 from recordings.postgres.connection import connect, redacted_url
 from recordings.postgres.schema import SCHEMA_VERSION, current_version, migrate
-from recordings.trace_store import TraceStore
+from recordings.trace_store_api import TraceStore
 from recordings.trace_types import InFlight
 
 STREAM_BATCH = 5000

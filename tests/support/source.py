@@ -14,13 +14,15 @@ PACKAGES = ("tool_specs", "recordings", "server", "proxy", "evaluator")
 
 @dataclass(frozen=True)
 class Import:
-    """One import statement's target: ``module`` (absolute), the ``names`` taken from it, and whether it
-    runs when the importing module is loaded (top level, outside ``if TYPE_CHECKING``)."""
+    """One import statement's target: ``module`` (absolute), the ``names`` taken from it, whether it
+    runs when the importing module is loaded (top level, outside ``if TYPE_CHECKING``), and whether it
+    runs at all (anywhere but ``if TYPE_CHECKING``: a function-level import runs when called)."""
 
     module: str
     names: tuple[str, ...]
     at_load: bool
     line: int
+    at_run: bool = True
 
 
 def module_name(path: Path) -> str:
@@ -54,28 +56,31 @@ def _is_type_checking(node: ast.If) -> bool:
 
 @cache
 def imports(path: Path) -> tuple[Import, ...]:
-    """Every import in ``path``, with relative imports made absolute."""
-    importer = module_name(path)
+    """Every import in ``path`` (a project file), with relative imports made absolute."""
+    return parse_imports(path, module_name(path))
+
+
+def parse_imports(path: Path, importer: str) -> tuple[Import, ...]:
+    """Every import in the file ``path`` of module ``importer``, with relative imports made absolute."""
     is_package = path.name == "__init__.py"
     found: list[Import] = []
 
-    def visit(node: ast.AST, at_load: bool) -> None:
+    def visit(node: ast.AST, at_load: bool, at_run: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Import):
-                found.extend(Import(a.name, (), at_load, child.lineno) for a in child.names)
+                found.extend(Import(a.name, (), at_load, child.lineno, at_run) for a in child.names)
             elif isinstance(child, ast.ImportFrom):
                 module = _absolute(child.module, child.level, importer, is_package)
-                found.append(Import(module, tuple(a.name for a in child.names), at_load, child.lineno))
-            elif (
-                isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-                or isinstance(child, ast.If)
-                and _is_type_checking(child)
-            ):
-                visit(child, False)
+                names = tuple(a.name for a in child.names)
+                found.append(Import(module, names, at_load, child.lineno, at_run))
+            elif isinstance(child, ast.If) and _is_type_checking(child):
+                visit(child, False, False)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                visit(child, False, at_run)
             else:
-                visit(child, at_load)
+                visit(child, at_load, at_run)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")), True)
+    visit(ast.parse(path.read_text(encoding="utf-8")), True, True)
     return tuple(found)
 
 

@@ -158,14 +158,14 @@ def test_model_behaviours_reach_trace_state_and_report(tmp_path: Path, fake_open
 
     # report: counts, per-sample evidence, HTML and Markdown
     report = score_run(refs, db, "real", RunState(state).records("real"), bench.inventory, bootstrap=0)
-    behaviour = report["agent_behaviour"]
+    behaviour = report.agent_behaviour
     assert behaviour["samples_with_agent_log"] == 3
     assert behaviour["stopped_at_cap"] == {"max_calls": 1}
     assert behaviour["loops"] == 1 and behaviour["malformed_calls"] == 1
     assert behaviour["samples_with_wrong_argument_types"] == 1
     assert behaviour["samples_with_unknown_tool"] == 1
     assert behaviour["samples_with_text_tool_call"] == 1
-    rows_by_id = {row["id"]: row for row in report["samples"]}
+    rows_by_id = {row["id"]: row for row in report.samples}
     loop_ev = rows_by_id[by_role["loop"]]["evidence"]["agent"]
     assert loop_ev["repeat"]["times"] == 20 and loop_ev["stopped"] == ["max_calls"]
     bad = rows_by_id[by_role["malformed"]]["evidence"]

@@ -37,7 +37,7 @@ def _score(rates: NoiseRates, seed: int = 0) -> dict[str, float]:
     report = evaluate(
         ReferenceSet(REFS, "finmcp"), PredictionSet(by_sample, "test", "test"), EvalOptions(bootstrap=0)
     )
-    head = report["headline"]
+    head = report.to_dict()["headline"]
     return {k: head[f"official.macro_{m}"]["value"] for k, m in (("TR", "Recall"), ("TP", "Precision"))} | {
         "TPmicro": head["official.micro_Precision"]["value"],
         "EMR": head["paper.EMR"]["value"],
@@ -120,5 +120,5 @@ def test_noisy_through_the_proxy_is_monotone(tmp_path: Path) -> None:
             score_run(bench.refs, db, run, RunState(state).records(run), bench.inventory, bootstrap=0)
         )
     for metric in ("official.macro_Recall", "official.macro_Precision", "paper.EMR"):
-        values = [r["headline"][metric]["value"] for r in reports]
+        values = [r.headline[metric].value for r in reports]
         assert values[0] == 1.0 and values[0] > values[1] > values[2], (metric, values)

@@ -73,7 +73,9 @@ def test_openai_agent_through_proxy_with_gold_history(bench, tmp_path: Path, fak
         rows = con.execute("SELECT sample_id, tool, status FROM calls WHERE run_id = 'llm'").fetchall()
     assert len(rows) == sum(r.call_count for r in bench.refs)
     assert {s for _, _, s in rows} == {"ok"}
-    report = score_run(bench.refs, db, "llm", RunState(state).records("llm"), bench.inventory, bootstrap=0)
+    report = score_run(
+        bench.refs, db, "llm", RunState(state).records("llm"), bench.inventory, bootstrap=0
+    ).to_dict()
     assert report["official"]["overall"]["macro_F1"] == 1.0
     assert report["headline"]["paper.EMR"]["value"] == 1.0
     assert all(len(r["tools"]) == 65 and r["model"] == "scripted" for r in fake.requests)

@@ -62,7 +62,7 @@ def test_real_model_drives_one_sample(tmp_path: Path) -> None:
     assert traced == record["calls"] <= MAX_CALLS * len(bench.refs[0].turns)
     if "max_calls" in record["stopped"]:
         assert any(e["kind"] == "stop" for e in record.get("agent_events", []))
-    report = score_run(bench.refs, db, "real", [record], bench.inventory, bootstrap=0)
+    report = score_run(bench.refs, db, "real", [record], bench.inventory, bootstrap=0).to_dict()
     assert report["coverage"]["scored"] == 1
     assert report["agent_behaviour"]["samples_with_agent_log"] == 1
     stops = report["agent_behaviour"]["stopped_at_cap"]

@@ -102,7 +102,7 @@ def test_oracle_inferred_groups(bench30, tmp_path: Path) -> None:
     _assert_trace_is_reference(bench30, db, "inf")
     report = score_run(
         bench30.refs, db, "inf", RunState(state).records("inf"), bench30.inventory, bootstrap=0
-    )
+    ).to_dict()
     _assert_perfect(report)
 
 
@@ -116,7 +116,7 @@ def test_trials_are_tagged_and_give_pass_hat_k(bench30, tmp_path: Path) -> None:
     with sqlite3.connect(db) as con:
         trials = {r[0] for r in con.execute("SELECT DISTINCT trial FROM calls WHERE run_id = 'k'")}
     assert trials == {0, 1}
-    report = score_run(refs, db, "k", RunState(state).records("k"), bench30.inventory, bootstrap=0)
+    report = score_run(refs, db, "k", RunState(state).records("k"), bench30.inventory, bootstrap=0).to_dict()
     assert report["trials"]["trials"] == 2
     assert set(report["trials"]["official_by_trial"]) == {"0", "1"}
     assert all(v == 1.0 for v in report["trials"]["pass_hat_k"].values())

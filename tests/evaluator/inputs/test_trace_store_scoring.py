@@ -164,6 +164,6 @@ def test_scoring_streams_samples_instead_of_holding_every_call(tmp_path: Path) -
     finally:
         tracemalloc.stop()
     assert dumps(streamed) == dumps(evaluate(refs, preds, EvalOptions(bootstrap=0)))
-    assert streamed["coverage"]["scored"] == 200
+    assert streamed.coverage.scored == 200
     # the whole streamed scoring, report included, takes a fraction of what merely loading the run takes
     assert streamed_peak * 3 < loaded_peak, (streamed_peak, loaded_peak)

@@ -83,7 +83,7 @@ def perturbed_demo(demo: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _score(records, **opts):
     refs = parse_references([r for r in records if not r.get("error")], "demo")
     preds = official_predictions(records, "demo")
-    return evaluate(refs, preds, EvalOptions(bootstrap=opts.get("bootstrap", 0)))
+    return evaluate(refs, preds, EvalOptions(bootstrap=opts.get("bootstrap", 0))).to_dict()
 
 
 def _block(mp, mr, mf, up, ur, uf, n, consist):
@@ -188,7 +188,7 @@ def test_error_samples_are_dropped_like_the_official_script(demo_samples):
     # an error flag on a full sample drops it too
     demo_samples[0]["error"] = True
     refs = parse_references(demo_samples, "demo")
-    report = evaluate(refs, official_predictions(demo_samples, "demo"), EvalOptions(bootstrap=0))
+    report = evaluate(refs, official_predictions(demo_samples, "demo"), EvalOptions(bootstrap=0)).to_dict()
     assert report["official"]["overall"]["N"] == 5
 
 
@@ -289,7 +289,7 @@ def test_official_numbers_agree_with_an_independent_implementation(samples):
             rec["error"] = True
         records.append(rec)
     refs = parse_references([r for r in records if not r.get("error")], "prop")
-    report = evaluate(refs, official_predictions(records, "prop"), EvalOptions(bootstrap=0))
+    report = evaluate(refs, official_predictions(records, "prop"), EvalOptions(bootstrap=0)).to_dict()
     assert report["official"] == independent_official(records)
 
 

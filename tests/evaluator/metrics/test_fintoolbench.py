@@ -374,7 +374,7 @@ def test_fintoolbench_run_end_to_end(tmp_path, shared_dir):
     meta = load_tool_metadata(shared_dir / "fintoolbench" / "tools.jsonl")
     report = evaluate(
         refs, preds, EvalOptions(bootstrap=50, judge=RuleJudge(), judge_repeats=3, tool_meta=meta)
-    )
+    ).to_dict()
     block = report["fintoolbench"]["fintoolbench"]["metrics"]["cap"]
     # 12 references, 4 records given: 8 empty; invoked: 3; passed: record 0 only (1 has a step-2 error,
     # 2 no call, 3 a record-level error that fails it without dropping it)
@@ -429,7 +429,7 @@ def fintoolbench_preds(refs):
 @pytest.mark.shared
 def test_compliance_cis_are_null_without_verdicts(shared_dir):
     refs = load_references(shared_dir / "fintoolbench" / "questions_sample.jsonl")
-    report = evaluate(refs, fintoolbench_preds(refs), EvalOptions(bootstrap=50, judge=RuleJudge()))
+    report = evaluate(refs, fintoolbench_preds(refs), EvalOptions(bootstrap=50, judge=RuleJudge())).to_dict()
     block = report["fintoolbench"]
     assert block["tool_metadata"] == 0 and block["tool_metadata_source"] is None
     for variant in ("fintoolbench", "fintoolbench_corrected"):

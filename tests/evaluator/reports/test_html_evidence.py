@@ -136,7 +136,7 @@ def test_sample_with_missing_call_shows_reference_call_and_first_error():
 
 def test_sample_with_failed_call_shows_status_and_cut_output():
     report = evaluate(*_fixture(), EvalOptions(bootstrap=20))
-    ev = next(s for s in report["samples"] if s["id"] == "s-failed")["evidence"]
+    ev = next(s for s in report.samples if s["id"] == "s-failed")["evidence"]
     assert ev["failed_call"]["status"] == "tool_error" and ev["failed_call"]["output_chars"] == 7 + len(BIG)
     assert len(ev["pred"][0][0][0]["output"]) == OUTPUT_LIMIT  # the JSON keeps a longer cut
     node = _sample(Tree(render_html(report)), "s-failed")

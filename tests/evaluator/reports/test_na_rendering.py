@@ -58,7 +58,7 @@ def test_reports_show_na_without_tool_metadata(shared_dir):
     assert "## Warnings" in md and "TMR/IMR/DMR n/a: no tool metadata" in md
     html = render_html(report)
     assert html.count("n/a (no tool metadata)") == 6
-    text = json.loads(json.dumps(report))  # what report.json holds
+    text = json.loads(report.to_json())  # what report.json holds
     com = text["fintoolbench"]["fintoolbench"]["metrics"]["com"]
     assert com["tmr"] is None and com["na_reason"] == {k: "no tool metadata" for k in ("tmr", "imr", "dmr")}
 

@@ -34,7 +34,7 @@ def test_predictions_and_metrics_match_score(traced: Traced, run: str) -> None:
     refs = open_references("finmcp-sim")
     refs.samples = [r for r in refs.samples if r.id in SAMPLES]
     report = evaluate(refs, theirs)
-    for row in report["samples"]:
+    for row in report.samples:
         values = sample_metrics(bench.refs[row["id"]], mine[(row["id"], 0)].prediction, bench.canon)
         assert values == {k: row[k] for k in METRIC_KEYS}, row["id"]
 

@@ -1,0 +1,34 @@
+"""The agent a run asks for (``--agent oracle|noisy|openai`` and its flags)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.errors import EvalInputError
+from evaluator.harness.options import AgentOptions
+
+
+def make_agent(options: AgentOptions) -> Any:
+    """The agent of ``options``; an input error for out-of-range limits or a missing LLM endpoint."""
+    from evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
+
+    if options.kind == "oracle":
+        return OracleAgent()
+    if options.kind == "noisy":
+        return NoisyAgent(NoiseRates.parse(options.noise), options.seed)
+    from evaluator.agents.openai_agent import OpenAIAgent
+    from evaluator.llm import Endpoint, LlmError
+
+    if options.max_calls < 1 or (options.max_steps is not None and options.max_steps < 1):
+        raise EvalInputError("--max-calls and --max-steps must be >= 1")
+    if options.top_k is not None and options.top_k < 1:
+        raise EvalInputError("--top-k must be >= 1")
+    if options.max_tokens is not None and options.max_tokens < 1:
+        raise EvalInputError("--max-tokens must be >= 1")
+    try:
+        chat = Endpoint.from_args(options, "--agent openai").client(
+            temperature=options.temperature, max_tokens=options.max_tokens
+        )
+    except LlmError as exc:
+        raise EvalInputError(str(exc)) from None
+    return OpenAIAgent(chat, options.max_calls, options.max_steps, options.top_k, options.inject_tags)

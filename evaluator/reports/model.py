@@ -1,0 +1,169 @@
+"""The typed report of one run: what ``report.json`` holds, field for field, in the same order.
+
+:func:`evaluator.reports.pipeline.evaluate` (and its streamed form) builds it; the Markdown and HTML
+renderings, the harness's leaderboard and the command lines read it. :meth:`Report.to_json` is today's ``report.json``
+byte for byte (the model keeps every key, its order, ints as ints and floats as floats), so a reader
+of the file sees no change. Nested blocks whose keys are data (metric names, group values, the
+released scripts' own records) stay mappings of JSON values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
+
+Number = StrictInt | StrictFloat
+"""A JSON number as computed: an int stays an int, a float a float (no coercion either way)."""
+
+OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench")
+"""Top-level keys a report has only when they apply (absent from the JSON, not null)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Inputs(_Frozen):
+    """Where the references and predictions came from and how they were scored."""
+
+    references: str | None
+    reference_format: str
+    predictions: str | None
+    prediction_format: str
+    run_id: str | None
+    bootstrap: int
+    seed: int
+    missing: str
+
+
+class Dropped(_Frozen):
+    """A reference left out of scoring, and why."""
+
+    id: str
+    reason: str
+
+
+class Coverage(_Frozen):
+    """How many references were scored, missing, dropped or skipped; predictions matching none."""
+
+    references: int
+    scored: int
+    missing_predictions: int
+    dropped: list[Dropped]
+    skipped_references: list[Any]
+    predictions_not_in_references: list[str]
+    predictions_not_in_references_count: int
+
+
+class Estimate(_Frozen):
+    """A headline number (unrounded) with its 95% bootstrap interval (``None`` when undefined)."""
+
+    value: Number | None
+    lo: Number | None
+    hi: Number | None
+    n_boot: int
+
+
+class OfficialNumbers(_Frozen):
+    """One result of the released FinMCP-Bench script, its keys in its order, rounded like it."""
+
+    macro_Precision: Number
+    macro_Recall: Number
+    macro_F1: Number
+    micro_Precision: Number
+    micro_Recall: Number
+    micro_F1: Number
+    N: int
+    consist_mean: Number
+
+
+class OfficialBlock(_Frozen):
+    """The script's overall result and its groups (first-seen order, as its ``defaultdict``)."""
+
+    overall: OfficialNumbers
+    level1: dict[str, OfficialNumbers]
+    difficulty: dict[str, OfficialNumbers]
+    task: dict[str, OfficialNumbers]
+
+
+class Trials(_Frozen):
+    """Repeated trials: pass^k and the official overall numbers per trial."""
+
+    trials: int
+    pass_hat_k: dict[str, Number]
+    official_by_trial: dict[str, OfficialNumbers]
+
+
+class FintoolbenchVariant(_Frozen):
+    """One FinToolBench variant: its metrics block, their CIs, and the graded records."""
+
+    metrics: dict[str, Any]
+    ci: dict[str, dict[str, Any]]
+    records: list[dict[str, Any]]
+
+
+class FintoolbenchBlock(_Frozen):
+    """Both FinToolBench variants (official and corrected) and the judge that graded them."""
+
+    judge: str
+    judge_repeats: int
+    tool_metadata: int
+    tool_metadata_source: str | None
+    fintoolbench: FintoolbenchVariant
+    fintoolbench_corrected: FintoolbenchVariant
+
+
+class Report(_Frozen):
+    """The report of one run (``report.json``)."""
+
+    version: int
+    benchmark: str
+    inputs: Inputs
+    coverage: Coverage
+    warnings: list[str]
+    headline: dict[str, Estimate]
+    first_error_histogram: dict[str, int]
+    official: OfficialBlock | None = None
+    tool_selection: OfficialBlock | None = None
+    by_type: dict[str, dict[str, Any]]
+    by_difficulty: dict[str, dict[str, Any]]
+    by_scenario: dict[str, dict[str, Any]]
+    trials: Trials | None = None
+    fintoolbench: FintoolbenchBlock | None = None
+    samples: list[dict[str, Any]]
+    agent_behaviour: dict[str, Any]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """The model of a report dict (``report.json`` as read back, or as assembled)."""
+        return cls.model_validate(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict: today's ``report.json`` keys in its order, absent blocks left out."""
+        data = self.model_dump()
+        for key in OPTIONAL_BLOCKS:
+            if data[key] is None:
+                del data[key]
+        return data
+
+    def to_json(self) -> str:
+        """``report.json``'s text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1, default=str)
+
+    @property
+    def official_numbers(self) -> OfficialBlock:
+        """The FinMCP formulas' block: ``official`` on FinMCP references, else ``tool_selection``."""
+        block = self.official if self.official is not None else self.tool_selection
+        assert block is not None, "a report has an official or a tool_selection block"
+        return block
+
+    def headline_entry(self, metric: str) -> Estimate | None:
+        """One headline number with its CI, or ``None`` when the report has no such metric."""
+        return self.headline.get(metric)
+
+
+def headline(report: Report) -> dict[str, Any]:
+    """The one-line summary a command prints after writing a report: the official overall numbers."""
+    return {"overall": report.official_numbers.overall.model_dump()}
