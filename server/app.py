@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from recordings.plumbing.listener import DEFAULT_MAX_BODY
 from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import parse_events
-from server.fastpath import FastCalls, HandshakeSessions, enabled_by_environment, serves_without_waiting
+from server.fastpath import FastCalls, HandshakeSessions, serves_without_waiting
 from server.security import SecurityMiddleware, SecuritySettings
 from server.seeded import SessionOccurrences, request_attempt, session_id_of
 from server.service import ProgressFn, ToolService
@@ -199,16 +199,20 @@ async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes]
     return messages, bytes(body)
 
 
-def replaying(messages: list[Message], receive: Receive) -> Receive:
-    """A ``receive`` that hands out ``messages`` first, then the real ``receive``'s."""
+def rewound_receive(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that hands out the already-read ``messages`` first, then the real ``receive``'s.
+
+    The router reads a POST's body to decide where it goes; the SDK's transport then reads the same
+    body again from this ``receive``, as if nothing had been read.
+    """
     pending = deque(messages)
 
-    async def replayed() -> Message:
+    async def rewound() -> Message:
         if pending:
             return pending.popleft()
         return await receive()
 
-    return replayed
+    return rewound
 
 
 def is_tools_list(body: bytes) -> bool:
@@ -301,7 +305,10 @@ class HttpApp:
         transport: HttpTransport = "http",
         json_response: bool = False,
         max_body: int = DEFAULT_MAX_BODY,
+        *,
+        fast_path: bool = True,
     ) -> None:
+        """``fast_path=False`` (tests and benchmarks only) leaves every call to the SDK's path."""
         if not services:
             raise ValueError("no inventory to serve")
         if transport not in ("http", "sse"):
@@ -317,7 +324,7 @@ class HttpApp:
         # Host/Origin are checked by SecurityMiddleware; the SDK still checks Content-Type and body size.
         sdk_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         single = len(self.services) == 1
-        fast_path = enabled_by_environment() and not json_response
+        fast_path = fast_path and not json_response
         for name, service in self.services.items():
             calls = ToolCalls(service)
             server = build_mcp_server(service, calls=calls)
@@ -378,7 +385,7 @@ class HttpApp:
                         complete = last["type"] == "http.request" and not last.get("more_body", False)
                         if await fast.try_answer(scope, body, complete, send):
                             return
-                    receive = replaying(messages, receive)
+                    receive = rewound_receive(messages, receive)
                     if is_tools_list(body):
                         send = ListingAsJson(send)
                 await endpoint(scope, receive, send)
@@ -412,8 +419,14 @@ def build_http_app(
     transport: HttpTransport = "http",
     json_response: bool = False,
     security: SecuritySettings | None = None,
+    *,
+    fast_path: bool = True,
 ) -> SecurityMiddleware:
-    """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`."""
+    """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`.
+
+    ``fast_path=False`` is for tests and benchmarks (:class:`server.options.ServingStack`).
+    """
     settings = security or SecuritySettings()
     max_body = DEFAULT_MAX_BODY if settings.max_body is None else settings.max_body
-    return SecurityMiddleware(HttpApp(services, transport, json_response, max_body), settings)
+    app = HttpApp(services, transport, json_response, max_body, fast_path=fast_path)
+    return SecurityMiddleware(app, settings)

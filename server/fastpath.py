@@ -23,7 +23,8 @@ session it no longer holds. Only services whose calls never wait are served here
 no ``--faults``, ``--replay key``): such a call finishes without yielding, so cancellation, progress
 and the 2026 path's SSE commit after 15 s cannot arise. The SDK's OpenTelemetry middleware does not
 run for these calls (finmcp-server configures no tracer, so its spans were no-ops).
-``FINMCP_SERVER_FAST_PATH=0`` turns the fast path off (for measuring it).
+Tests and benchmarks build the server without it (:class:`server.options.ServingStack`) to compare
+and measure against the SDK's path.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -71,7 +71,6 @@ from server.service import SOURCE_KEY, ToolService
 
 logger = logging.getLogger("finmcp.server")
 
-ENV_SWITCH = "FINMCP_SERVER_FAST_PATH"
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
 _SSE_HEADERS = (
     (b"cache-control", b"no-cache, no-transform"),
@@ -83,11 +82,6 @@ _SSE_HEADERS = (
 _RESPONSE_HEAD = '{"jsonrpc":"2.0","id":0,"result":'
 _TEXTS_KEPT = 4096  # replayed answers' wire texts kept, at most ...
 _TEXT_CHARS_KEPT = 16 << 20  # ... and at most this many characters of them in all
-
-
-def enabled_by_environment() -> bool:
-    """False when ``FINMCP_SERVER_FAST_PATH=0`` asks for the SDK's path only."""
-    return os.environ.get(ENV_SWITCH, "1") != "0"
 
 
 def serves_without_waiting(service: ToolService) -> bool:

@@ -1,6 +1,6 @@
 """The tools/call fast path answers byte for byte as the SDK's path does (server.fastpath).
 
-Two real servers on loopback, one with ``FINMCP_SERVER_FAST_PATH=0``, get the same raw HTTP requests
+Two real servers on loopback, one on the SDK's path only (``bench/server_variants.py --stack sdk-path``), get the same raw HTTP requests
 in both protocol eras (good calls, misses, invalid and unknown-tool calls, non-ASCII arguments, a
 progress token, a wrong version header, a listing); every response must be the same bytes but for
 the ``date`` header and the session id, and the fast server must have answered calls itself.
@@ -69,7 +69,7 @@ def test_fast_path_answers_exactly_as_the_sdk(tmp_path: Path) -> None:
             )
     args = ["--miss", "strict", "--recordings", str(db), "--latency", "none"]
     with (
-        ServerProcess(args, env={"FINMCP_SERVER_FAST_PATH": "0"}) as sdk,
+        ServerProcess(["--stack", "sdk-path", *args], module="bench.server_variants") as sdk,
         ServerProcess(args) as fast,
     ):
         for version in (LATEST_STATELESS_VERSION, LATEST_HANDSHAKE_VERSION):
