@@ -14,7 +14,7 @@ from typing import Any
 
 from recordings.errors import RecordingsError
 from recordings.plumbing.launch import announce_ready
-from recordings.plumbing.listener import LOOPBACK_HOSTS, bind_socket
+from recordings.plumbing.listener import ListenError, bind_listener, socket_url
 from recordings.store import RecordingStore
 from server.app import HttpApp, build_http_app, build_mcp_server
 from server.faults import FaultSpecError, parse_faults
@@ -166,19 +166,19 @@ def serve(
     app = build_http_app(
         services, options.transport, options.json_response, security, fast_path=stack.fast_path
     )
-    if options.host not in LOOPBACK_HOSTS:
-        print(
-            f"finmcp-server: warning: binding {options.host}, not loopback; other machines can reach this server"
-            + ("" if token else " (consider --token)"),
-            file=sys.stderr,
-        )
     try:
-        sock = bind_socket(options.host, options.port, blocking=True, inheritable=True)
-    except OSError as exc:
-        raise ServeError(f"cannot bind {options.host}:{options.port}: {exc}") from None
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    base = f"{'https' if options.tls else 'http'}://{shown}:{port}"
+        sock = bind_listener(
+            "finmcp-server",
+            options.host,
+            options.port,
+            exposes="reach this server",
+            token=token,
+            blocking=True,
+            inheritable=True,
+        )
+    except ListenError as exc:
+        raise ServeError(str(exc)) from None
+    base = socket_url(sock, "https" if options.tls else "http")
 
     http_app = app.app
     assert isinstance(http_app, HttpApp)  # build_http_app wraps an HttpApp

@@ -220,3 +220,12 @@ def test_no_private_attribute_of_a_standard_library_module() -> None:
             ):
                 bad.append(f"{_rel(path)}:{node.lineno} uses {node.value.id}.{node.attr}")
     assert not bad, "\n".join(bad)
+
+
+MAX_MODULE_LINES = 700
+"""docs/architecture.md: no hand-written module above 700 lines (tables are data files, not code)."""
+
+
+def test_no_module_is_above_the_size_limit() -> None:
+    sizes = {_rel(path): len(path.read_text(encoding="utf-8").splitlines()) for path in source_files()}
+    assert {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES} == {}
