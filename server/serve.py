@@ -16,9 +16,10 @@ from recordings.errors import RecordingsError
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import ListenError, bind_listener, socket_url
 from recordings.store import RecordingStore
-from server.app import HttpApp, build_http_app, build_mcp_server
+from server.app import HttpApp, build_http_app
 from server.faults import FaultSpecError, parse_faults
 from server.latency import LatencySpecError, parse_latency
+from server.mcp_server import build_mcp_server
 from server.options import DEFAULT_PORT, PRODUCT_STACK, ServeOptions, ServingStack
 from server.security import SecuritySettings
 from server.service import SimulateFn, ToolService

@@ -229,3 +229,42 @@ MAX_MODULE_LINES = 700
 def test_no_module_is_above_the_size_limit() -> None:
     sizes = {_rel(path): len(path.read_text(encoding="utf-8").splitlines()) for path in source_files()}
     assert {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def _mcp_sdk_private_attributes() -> set[str]:
+    """Every private attribute the mcp SDK sets or reads on its own objects (``self._name``)."""
+    import mcp
+
+    names = set()
+    for path in Path(mcp.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                names.add(node.attr)
+    return names
+
+
+SDK_PRIVATE_STATE_READER = "server/sdk_private.py"
+"""The one module that reads the mcp SDK's private state (checked at start-up by server/sdk_check.py)."""
+
+
+def test_the_mcp_sdk_private_state_is_read_in_one_module() -> None:
+    private = _mcp_sdk_private_attributes()
+    assert {"_server_instances", "_requests_in_flight", "_idle_timeout", "_serialize"} <= private
+    bad = []
+    for path in source_files(*PACKAGES, "bench"):
+        if _rel(path) == SDK_PRIVATE_STATE_READER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in private
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                bad.append(f"{_rel(path)}:{node.lineno} reads .{node.attr}")
+    assert not bad, "\n".join(bad)
