@@ -5,6 +5,9 @@ docs/server.md); ``finmcp-server inventories`` summarises the built-in inventori
 tools`` lists one inventory's tools (or dumps them as MCP ``tools/list`` JSON), ``finmcp-server
 graph`` exports and queries the typed dependency graph; ``bake``, ``import`` and ``export`` fill and
 move recordings files (see :mod:`server.recording_cli`).
+
+The serving flags are parsed here into :class:`server.options.ServeOptions` (:func:`serve_options`),
+and serving is :func:`server.serve.serve` called with them: nothing below the CLI reads ``argparse``.
 """
 
 from __future__ import annotations
