@@ -220,7 +220,8 @@ class FastCalls:
         session_id = headers.get("mcp-session-id")
         if not session_id or self.sessions.version(session_id) != version:
             return False
-        if live_transport(self.manager, session_id) is None:
+        transport = live_transport(self.manager, session_id)
+        if transport is None:
             return False
         try:
             raw = pydantic_core.from_json(body)
@@ -236,9 +237,6 @@ class FastCalls:
         if call is None:
             return False
         name, arguments, meta = call
-        transport = live_transport(self.manager, session_id)
-        if transport is None:
-            return False
         with held(transport) as holding:  # the session's idle countdown stops while the call is served
             if not holding:  # the session is ending: the SDK answers
                 return False
