@@ -243,7 +243,9 @@ def test_content_search_and_announcements():
     assert all("2025-09-01" <= i["publish_time"][:10] <= "2025-09-30" for i in res["items"])
     page2 = queries.search_content(w, "news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=2, size=5)
     assert {i["id"] for i in res["items"]}.isdisjoint(i["id"] for i in page2["items"])
-    assert queries.search_content(w, "viewpoints", None, date(2025, 9, 1), date(2025, 9, 30), 1, 20)["total"] > 0
+    assert (
+        queries.search_content(w, "viewpoints", None, date(2025, 9, 1), date(2025, 9, 30), 1, 20)["total"] > 0
+    )
     code = w.fund_codes()[7]
     anns = w.fund_announcements(code)
     assert anns and w.announcement_content(anns[0]["id"])["content"]
