@@ -7,7 +7,9 @@
 - the scoring core (``evaluator/inputs`` <- ``metrics`` <- ``reports``) imports upward only and never the
   server, the proxy, the harness, the agents or synthesis;
 - no import cycle between modules when they load; no private name imported across modules; no private
-  attribute of a standard-library module (``re._parser`` and the like).
+  attribute of a standard-library module (``re._parser`` and the like);
+- no module above 700 lines; the mcp SDK's private state is read in ``server/sdk_private.py`` only
+  (checked at start-up by ``server/sdk_check.py``).
 """
 
 from __future__ import annotations
