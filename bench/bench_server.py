@@ -10,7 +10,7 @@ prebuilt answers (the same tool list and result bytes as the replay), ``streamab
 started with ``uvicorn.run`` and its defaults (over stdio: ``stdio_server()``). The replay peer is
 mcp-recorder 0.5's replay server (``bench/recorder_peer.py``, the ``bench`` extra) serving a
 cassette of finmcp-server's own answers; the variants are finmcp-server with this round's changes
-switched off one by one (docs/server.md, Performance). Over the SDK client's HTTP, 8 concurrent
+switched off one by one (``bench/server_variants.py``). Over the SDK client's HTTP, 8 concurrent
 clients are 8 sessions; over stdio (one connection per process) they are 8 requests in flight on one
 session. ``python -m bench.bench_server --baseline http|stdio --inventory NAME`` runs the baseline
 server by itself.
@@ -46,18 +46,10 @@ ROUNDS = 2
 RAW_ROUNDS = 3
 RAW_CALLS = {1: 600, 8: 1600}
 """Calls timed per raw measurement: more than the SDK client's, as each costs the client far less."""
-VARIANTS = {
-    "finmcp-before": {
-        "FINMCP_SERVER_FAST_PATH": "0",
-        "FINMCP_SERVER_LOOP": "asyncio",
-        "FINMCP_SERVER_HTTP": "h11",
-    },
-    "finmcp-uvloop": {"FINMCP_SERVER_FAST_PATH": "0", "FINMCP_SERVER_HTTP": "h11"},
-    "finmcp-uvloop-httptools": {"FINMCP_SERVER_FAST_PATH": "0"},
-}
+VARIANTS = ("finmcp-before", "finmcp-uvloop", "finmcp-uvloop-httptools")
 """finmcp-server with this round's changes switched off one by one, in the order they landed
-(docs/server.md, Performance): asyncio's loop, h11 and the SDK's path for every call, as it ran before;
-then uvloop; then the httptools parser; ``finmcp`` itself adds the tools/call fast path."""
+(``bench/server_variants.py``): asyncio's loop, h11 and the SDK's path for every call, as it ran
+before; then uvloop; then the httptools parser; ``finmcp`` itself adds the tools/call fast path."""
 LIST_REPEATS = 10
 
 
@@ -252,8 +244,10 @@ def run() -> list[dict[str, Any]]:
                 "baseline": {era: base.url for era, _ in ERAS},
             }
             if os.environ.get("FINMCP_BENCH_SERVER_VARIANTS", "1") != "0":
-                for kind, env in VARIANTS.items():
-                    variant = stack.enter_context(ServerProcess(ours_args, env=env))
+                for kind in VARIANTS:
+                    variant = stack.enter_context(
+                        ServerProcess(["--stack", kind, *ours_args], module="bench.server_variants")
+                    )
                     raw_targets[kind] = {era: variant.url for era, _ in ERAS}
             if recorder_available():
                 raw_targets["mcp-recorder"] = _recorder_peers(stack, ours.url, Path(tmp))

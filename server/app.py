@@ -1,10 +1,9 @@
-"""The MCP server objects and the HTTP application.
+"""The HTTP application.
 
-:func:`build_mcp_server` wraps a :class:`~server.service.ToolService` in the SDK's low-level
-``Server`` (with the ``get_tool_input_schema`` hook, so the 2026-07-28 HTTP path never re-runs
-``tools/list`` per call). :class:`HttpApp` is a small ASGI router: Streamable HTTP at ``/mcp`` (one
-inventory) and ``/{inventory}/mcp`` (each inventory), or the legacy SSE transport at ``/sse`` +
-``/messages/`` (and ``/{inventory}/sse`` + ``/{inventory}/messages/``), plus ``/healthz``.
+:class:`HttpApp` is a small ASGI router over finmcp's MCP servers (:mod:`server.mcp_server`):
+Streamable HTTP at ``/mcp`` (one inventory) and ``/{inventory}/mcp`` (each inventory), or the legacy
+SSE transport at ``/sse`` + ``/messages/`` (and ``/{inventory}/sse`` + ``/{inventory}/messages/``),
+plus ``/healthz``.
 
 On Streamable HTTP a ``tools/list`` request is always answered with a JSON body, also where the SDK
 would open an SSE stream (:class:`ListingAsJson`): the listing carries no notifications, and one SSE
@@ -19,11 +18,8 @@ from collections import deque
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Literal
 
-import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -31,133 +27,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recordings.plumbing.listener import DEFAULT_MAX_BODY
-from recordings.plumbing.protocol import is_stateless
 from recordings.plumbing.sse import parse_events
-from server.fastpath import FastCalls, HandshakeSessions, enabled_by_environment, serves_without_waiting
+from server.fastpath import FastCalls, serves_without_waiting
+from server.mcp_server import ToolCalls, build_mcp_server
+from server.sdk_check import check_fast_path
 from server.security import SecurityMiddleware, SecuritySettings
-from server.seeded import SessionOccurrences, request_attempt, session_id_of
-from server.service import ProgressFn, ToolService
+from server.service import ToolService
 
 logger = logging.getLogger("finmcp.server")
 
 HttpTransport = Literal["http", "sse"]
-
-
-def finmcp_version() -> str:
-    """The installed finmcp version (``0+unknown`` when not installed)."""
-    try:
-        return metadata.version("finmcp")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
-class ToolsListCache:
-    """Server middleware answering repeated ``tools/list`` requests with the already-shaped wire result.
-
-    The SDK validates and re-serialises every result through pydantic; for 760 tools that costs
-    50-160 ms per listing although the answer never changes. The first well-formed request per
-    (protocol version, cursor) runs the full pipeline; later ones get a copy of its output. Requests
-    with unexpected params, or on a handshake-era connection not yet initialised, always take the
-    full pipeline (so errors stay exactly the SDK's).
-    """
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple[str, str | None], dict[str, Any]] = {}
-
-    async def __call__(self, ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-        if ctx.method != "tools/list" or ctx.request_id is None:
-            return await call_next(ctx)
-        params = ctx.params or {}
-        cursor = params.get("cursor")
-        if set(params) - {"cursor", "_meta"} or not (cursor is None or isinstance(cursor, str)):
-            return await call_next(ctx)
-        version = ctx.protocol_version
-        if not is_stateless(version) and ctx.session.client_params is None:
-            return await call_next(ctx)
-        key = (version, cursor)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return dict(hit)
-        result = await call_next(ctx)
-        if isinstance(result, dict):
-            self._cache[key] = result
-        return result
-
-
-class ToolCalls:
-    """finmcp's ``tools/call`` handler: what the SDK's handler and the fast path (:mod:`server.fastpath`)
-    both run. Counts occurrences per handshake-era session and notes the sessions the SDK served."""
-
-    def __init__(self, service: ToolService) -> None:
-        self.service = service
-        self.occurrences = SessionOccurrences()
-        self.sessions = HandshakeSessions()
-
-    async def answer(
-        self,
-        version: str,
-        name: str,
-        arguments: Mapping[str, Any] | None,
-        meta: Mapping[str, Any] | None,
-        session_id: str | None,
-        progress: ProgressFn | None = None,
-    ) -> dict[str, Any]:
-        """The result dict of one call (``resultType`` included; the SDK drops it for older eras)."""
-        # draws keyed by the request (stateless: any replica answers alike) or by the session
-        if is_stateless(version):
-            occurrence: Any = request_attempt(meta)
-            info = (meta or {}).get("io.modelcontextprotocol/clientInfo")
-            replay: tuple[str, ...] = ("client",)
-            if isinstance(info, dict):
-                replay = ("client", str(info.get("name")), str(info.get("version")))
-        else:
-            occurrence = self.occurrences.counter(session_id)
-            replay = ("session", session_id) if session_id is not None else ("process",)
-        result = await self.service.call(name, arguments, progress, occurrence, replay)
-        result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
-        return result
-
-
-def build_mcp_server(
-    service: ToolService, name: str | None = None, calls: ToolCalls | None = None
-) -> Server[Any]:
-    """The SDK low-level ``Server`` serving one inventory's tools (``calls``: its handler, else a new one)."""
-
-    async def on_list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> dict[str, Any]:
-        return service.list_tools(params.cursor if params is not None else None)
-
-    handler = calls or ToolCalls(service)
-
-    async def on_call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> dict[str, Any]:
-        version = ctx.protocol_version
-        session_id = None if is_stateless(version) else session_id_of(ctx.request)
-        headers = getattr(ctx.request, "headers", None)
-        if session_id is not None and headers is not None and headers.get("mcp-session-id") == session_id:
-            handler.sessions.served(session_id, version)  # an initialised Streamable HTTP session
-        return await handler.answer(
-            version, params.name, params.arguments, params.meta, session_id, ctx.session.report_progress
-        )
-
-    server: Server[Any] = Server(
-        name or f"finmcp-{service.name}",
-        version=finmcp_version(),
-        title=f"finmcp simulated financial tools ({service.name})",
-        instructions=(
-            f"Simulated financial tools of the {service.name} inventory: recorded answers are replayed, "
-            "others are simulated from a seeded synthetic world."
-        ),
-        get_tool_input_schema=service.input_schema,
-    )
-    # registered like the on_list_tools/on_call_tool arguments, whose types do not admit the plain
-    # dict results the SDK serialises (mcp.server.context.HandlerResult)
-    server.add_request_handler("tools/list", types.PaginatedRequestParams, on_list_tools)
-    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
-    server.middleware.append(ToolsListCache())
-    return server
 
 
 @dataclass
@@ -199,16 +78,20 @@ async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes]
     return messages, bytes(body)
 
 
-def replaying(messages: list[Message], receive: Receive) -> Receive:
-    """A ``receive`` that hands out ``messages`` first, then the real ``receive``'s."""
+def rewound_receive(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that hands out the already-read ``messages`` first, then the real ``receive``'s.
+
+    The router reads a POST's body to decide where it goes; the SDK's transport then reads the same
+    body again from this ``receive``, as if nothing had been read.
+    """
     pending = deque(messages)
 
-    async def replayed() -> Message:
+    async def rewound() -> Message:
         if pending:
             return pending.popleft()
         return await receive()
 
-    return replayed
+    return rewound
 
 
 def is_tools_list(body: bytes) -> bool:
@@ -301,7 +184,10 @@ class HttpApp:
         transport: HttpTransport = "http",
         json_response: bool = False,
         max_body: int = DEFAULT_MAX_BODY,
+        *,
+        fast_path: bool = True,
     ) -> None:
+        """``fast_path=False`` (tests and benchmarks only) leaves every call to the SDK's path."""
         if not services:
             raise ValueError("no inventory to serve")
         if transport not in ("http", "sse"):
@@ -317,7 +203,7 @@ class HttpApp:
         # Host/Origin are checked by SecurityMiddleware; the SDK still checks Content-Type and body size.
         sdk_security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         single = len(self.services) == 1
-        fast_path = enabled_by_environment() and not json_response
+        fast_path = fast_path and not json_response
         for name, service in self.services.items():
             calls = ToolCalls(service)
             server = build_mcp_server(service, calls=calls)
@@ -378,7 +264,7 @@ class HttpApp:
                         complete = last["type"] == "http.request" and not last.get("more_body", False)
                         if await fast.try_answer(scope, body, complete, send):
                             return
-                    receive = replaying(messages, receive)
+                    receive = rewound_receive(messages, receive)
                     if is_tools_list(body):
                         send = ListingAsJson(send)
                 await endpoint(scope, receive, send)
@@ -391,6 +277,18 @@ class HttpApp:
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
+    async def check_fast_path(self) -> None:
+        """Take the SDK's path for every call, with a warning, when the installed SDK is not what the fast
+        path relies on (:func:`server.sdk_check.check_fast_path`; run at start-up)."""
+        if not self.fast:
+            return
+        problems = await check_fast_path()
+        if problems:
+            logger.warning(
+                "tools/call fast path off, every call takes the SDK's path: %s", "; ".join(problems)
+            )
+            self.fast.clear()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()
         if message["type"] != "lifespan.startup":
@@ -402,6 +300,7 @@ class HttpApp:
             except Exception as exc:
                 await send({"type": "lifespan.startup.failed", "message": repr(exc)})
                 return
+            await self.check_fast_path()
             await send({"type": "lifespan.startup.complete"})
             message = await receive()  # lifespan.shutdown
         await send({"type": "lifespan.shutdown.complete"})
@@ -412,8 +311,14 @@ def build_http_app(
     transport: HttpTransport = "http",
     json_response: bool = False,
     security: SecuritySettings | None = None,
+    *,
+    fast_path: bool = True,
 ) -> SecurityMiddleware:
-    """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`."""
+    """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`.
+
+    ``fast_path=False`` is for tests and benchmarks (:class:`server.options.ServingStack`).
+    """
     settings = security or SecuritySettings()
     max_body = DEFAULT_MAX_BODY if settings.max_body is None else settings.max_body
-    return SecurityMiddleware(HttpApp(services, transport, json_response, max_body), settings)
+    app = HttpApp(services, transport, json_response, max_body, fast_path=fast_path)
+    return SecurityMiddleware(app, settings)

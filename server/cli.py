@@ -5,6 +5,9 @@ docs/server.md); ``finmcp-server inventories`` summarises the built-in inventori
 tools`` lists one inventory's tools (or dumps them as MCP ``tools/list`` JSON), ``finmcp-server
 graph`` exports and queries the typed dependency graph; ``bake``, ``import`` and ``export`` fill and
 move recordings files (see :mod:`server.recording_cli`).
+
+The serving flags are parsed here into :class:`server.options.ServeOptions` (:func:`serve_options`),
+and serving is :func:`server.serve.serve` called with them: nothing below the CLI reads ``argparse``.
 """
 
 from __future__ import annotations
@@ -17,13 +20,142 @@ import sys
 from pathlib import Path
 
 from recordings.errors import RecordingsError
+from recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings
 from recordings.plumbing.pipes import quiet_on_broken_pipe
+from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
+from server.latency import DEFAULT_LATENCY
+from server.options import DEFAULT_PORT, ServeOptions
 from server.recording_cli import add_recording_commands, run_recording_command
-from server.serve import ServeError, add_serve_options, serve
+from server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES
+from server.serve import SSE_PAGE_BYTES, TOKEN_ENV, ServeError, serve
 from tool_specs.errors import InventoryError
 from tool_specs.graph import DependencyGraph
 from tool_specs.inventory import load_inventory
 from tool_specs.summary import main as print_summary
+
+
+def page_size_option(value: str) -> int | None:
+    """``--page-size``: ``auto`` (None), ``0`` (one page) or a number of tools per page."""
+    if value == "auto":
+        return None
+    try:
+        size = int(value)
+    except ValueError:
+        size = -1
+    if size < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected auto, 0 (no pagination) or a number of tools")
+    return size
+
+
+def add_serve_options(parser: argparse.ArgumentParser) -> None:
+    """The serving options (shared by the bare command and ``serve``)."""
+    group = parser.add_argument_group("serving")
+    group.add_argument(
+        "--inventory",
+        dest="inventories",
+        action="append",
+        metavar="NAME_OR_FILE",
+        help="inventory to serve (built-in name or file); repeat for several (default finmcp65)",
+    )
+    group.add_argument("--transport", choices=("http", "stdio", "sse"), default="http")
+    add_listener_options(
+        group,
+        default_port=DEFAULT_PORT,
+        token_help=f"require 'Authorization: Bearer TOKEN' (or set {TOKEN_ENV})",
+        cors=True,
+    )
+    add_tls_options(group)
+    add_recordings(group, type=Path, help="recordings file (SQLite) to replay answers from")
+    group.add_argument(
+        "--recordings-inventory",
+        action="append",
+        metavar="NAME",
+        help="inventory name(s) to look recordings up under (default: the inventory, then its base)",
+    )
+    group.add_argument("--seed", type=int, default=0, help="seed of the simulator, latency and fault draws")
+    group.add_argument(
+        "--miss", choices=("simulate", "strict"), default="simulate", help="what an unrecorded call gets"
+    )
+    group.add_argument(
+        "--replay",
+        choices=REPLAY_MODES,
+        default="key",
+        help="key (default): one recorded answer per (tool, arguments); sequence: repeated identical calls "
+        "get the recorded answers in order, errors as errors, per session (docs/server.md)",
+    )
+    group.add_argument(
+        "--replay-exhausted",
+        choices=EXHAUSTED_POLICIES,
+        default="repeat-last",
+        help="with --replay sequence, when a key's recorded answers run out: repeat-last (default), "
+        "error, or simulate (the per-key recording, then --miss)",
+    )
+    group.add_argument(
+        "--latency",
+        default=DEFAULT_LATENCY,
+        metavar="SPEC",
+        help=f"none | recorded | fixed:MS | lognormal:P50,P99 (default {DEFAULT_LATENCY})",
+    )
+    group.add_argument(
+        "--faults",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help="PATTERN:KIND=RATE[,...] (see docs/server.md)",
+    )
+    group.add_argument(
+        "--page-size",
+        type=page_size_option,
+        default=None,
+        metavar="auto|0|N",
+        help=(
+            "tools/list pages: auto (default: one page, except over --transport sse, where pages stay"
+            f" under {SSE_PAGE_BYTES // 1024} KiB for clients' 1 MiB event cap), 0 (never paginate) or N tools"
+        ),
+    )
+    group.add_argument(
+        "--json-response", action="store_true", help="HTTP: answer with JSON bodies instead of SSE streams"
+    )
+    group.add_argument(
+        "--no-output-schemas",
+        action="store_true",
+        help="serve tools without outputSchema and results without structuredContent (text only, like Qieman)",
+    )
+    add_log_level(group)
+
+
+def serve_options(args: argparse.Namespace) -> ServeOptions:
+    """The typed serving options of parsed ``finmcp-server [serve]`` arguments.
+
+    Checks the TLS files first (before anything loads), as a :class:`ServeError`.
+    """
+    try:
+        tls = check_tls_args(args)
+    except TlsConfigError as exc:
+        raise ServeError(str(exc)) from None
+    return ServeOptions(
+        inventories=tuple(args.inventories or ("finmcp65",)),
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        tls=(args.tls_cert, args.tls_key) if tls is not None else None,
+        recordings=args.recordings,
+        recordings_inventories=tuple(args.recordings_inventory) if args.recordings_inventory else None,
+        seed=args.seed,
+        miss=args.miss,
+        replay=args.replay,
+        replay_exhausted=args.replay_exhausted,
+        latency=args.latency,
+        faults=tuple(args.faults),
+        page_size=args.page_size,
+        json_response=args.json_response,
+        output_schemas=not args.no_output_schemas,
+        token=args.token,
+        max_body=args.max_body,
+        allow_hosts=tuple(args.allow_host),
+        allow_origins=tuple(args.allow_origin),
+        cors_origins=tuple(args.cors_origin),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             format="%(asctime)s %(name)s %(levelname)s %(message)s",
         )
         try:
-            return serve(args, environ=os.environ)
+            return serve(serve_options(args), environ=os.environ)
         except ServeError as exc:
             print(f"finmcp-server: {exc}", file=sys.stderr)
             return 2

@@ -11,8 +11,8 @@ task instead, with the SDK's own checks and serialisers:
 - the same header and body checks (``check_accept_headers``, ``find_duplicated_routing_header``,
   ``classify_inbound_request``, ``validate_mcp_param_headers``, ``validate_client_request``, the
   JSON-RPC models) in the same order;
-- finmcp's own ``tools/call`` handler (:class:`server.app.ToolCalls`), then the SDK's result shaping
-  (``serialize_server_result``, ``resultType``, the 2026 ``serverInfo`` stamp);
+- finmcp's own ``tools/call`` handler (:class:`server.mcp_server.ToolCalls`), then the SDK's result
+  shaping (``serialize_server_result``, ``resultType``, the 2026 ``serverInfo`` stamp);
 - the same response: a JSON body (2026-07-28), or one ``event: message`` SSE frame with the
   transport's headers (handshake era).
 
@@ -23,20 +23,23 @@ session it no longer holds. Only services whose calls never wait are served here
 no ``--faults``, ``--replay key``): such a call finishes without yielding, so cancellation, progress
 and the 2026 path's SSE commit after 15 s cannot arise. The SDK's OpenTelemetry middleware does not
 run for these calls (finmcp-server configures no tracer, so its spans were no-ops).
-``FINMCP_SERVER_FAST_PATH=0`` turns the fast path off (for measuring it).
+
+What it needs beyond the SDK's public pieces (the live session of an ``Mcp-Session-Id``, its idle
+countdown, and the runner's result shaping, which :meth:`FastCalls._shape` repeats) is read in
+:mod:`server.sdk_private` and checked at start-up by :mod:`server.sdk_check`: the same calls through
+both paths on an in-process probe, byte for byte; on any difference the server takes the SDK's path
+for every call, with a warning. Tests and benchmarks build the server without it
+(:class:`server.options.ServingStack`) to compare and measure against the SDK's path.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
-import os
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
 import pydantic_core
 from mcp.server.lowlevel import Server
 from mcp.server.runner import modern_error_data
@@ -67,11 +70,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope, Send
 
+from server.sdk_private import held, live_transport
 from server.service import SOURCE_KEY, ToolService
 
 logger = logging.getLogger("finmcp.server")
 
-ENV_SWITCH = "FINMCP_SERVER_FAST_PATH"
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
 _SSE_HEADERS = (
     (b"cache-control", b"no-cache, no-transform"),
@@ -83,11 +86,6 @@ _SSE_HEADERS = (
 _RESPONSE_HEAD = '{"jsonrpc":"2.0","id":0,"result":'
 _TEXTS_KEPT = 4096  # replayed answers' wire texts kept, at most ...
 _TEXT_CHARS_KEPT = 16 << 20  # ... and at most this many characters of them in all
-
-
-def enabled_by_environment() -> bool:
-    """False when ``FINMCP_SERVER_FAST_PATH=0`` asks for the SDK's path only."""
-    return os.environ.get(ENV_SWITCH, "1") != "0"
 
 
 def serves_without_waiting(service: ToolService) -> bool:
@@ -222,8 +220,8 @@ class FastCalls:
         session_id = headers.get("mcp-session-id")
         if not session_id or self.sessions.version(session_id) != version:
             return False
-        transport = self.manager._server_instances.get(session_id)  # the SDK's live sessions
-        if transport is None or transport.is_terminated:
+        transport = live_transport(self.manager, session_id)
+        if transport is None:
             return False
         try:
             raw = pydantic_core.from_json(body)
@@ -239,23 +237,11 @@ class FastCalls:
         if call is None:
             return False
         name, arguments, meta = call
-        # As the transport's handle_request does: a request in flight holds the session (its idle
-        # countdown stops), and the countdown restarts when the last one completes.
-        idle, timeout = transport.idle_scope, transport._idle_timeout
-        countdown = (idle, timeout) if idle is not None and timeout is not None else None
-        if countdown is not None and countdown[0].cancel_called:  # the session is ending: the SDK answers
-            return False
-        if countdown is not None:
-            transport._requests_in_flight += 1
-            countdown[0].deadline = math.inf
-        try:
+        with held(transport) as holding:  # the session's idle countdown stops while the call is served
+            if not holding:  # the session is ending: the SDK answers
+                return False
             data = await self._handshake_data(req, version, name, arguments, meta, session_id)
             await self._send_event(send, session_id, data)
-        finally:
-            if countdown is not None:
-                transport._requests_in_flight -= 1
-                if not transport._requests_in_flight:
-                    countdown[0].deadline = anyio.current_time() + countdown[1]
         self.answered += 1
         return True
 
@@ -348,7 +334,8 @@ class FastCalls:
         return text
 
     def _shape(self, version: str, result: dict[str, Any]) -> dict[str, Any]:
-        """The SDK runner's shaping of a ``tools/call`` result for the wire (``ServerRunner._serialize``)."""
+        """The SDK runner's shaping of a ``tools/call`` result for the wire (``ServerRunner._serialize``, a
+        private method: repeated here from public pieces, compared with the SDK's at start-up)."""
         hint = self.server.cache_hints.get("tools/call")
         if hint is not None and not spec_methods.is_input_required(result):
             result = {"ttlMs": hint.ttl_ms, "cacheScope": hint.scope, **result}

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,37 +56,86 @@ def add_recording_commands(sub: SubcommandAdder) -> None:
     exp.add_argument("--inventory", help="only this inventory")
 
 
+@dataclass(frozen=True)
+class BakeOptions:
+    """``recordings bake``: simulate every call in ``calls`` and record the outputs into ``recordings``."""
+
+    calls: Path
+    recordings: Path
+    inventory: str = "finmcp65"
+    seed: int = 0
+    replace: bool = False
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """``recordings import``: official FinMCP-Bench sample files (``finmcp``) or a JSONL export (``jsonl``)."""
+
+    recordings: Path
+    finmcp: tuple[Path, ...] = ()
+    jsonl: Path | None = None
+    inventory: str = "qieman79"
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """``recordings export``: the recorded responses of ``recordings`` (one inventory, or all) as JSONL."""
+
+    recordings: Path
+    output: Path
+    inventory: str | None = None
+
+
+RecordingCommand = BakeOptions | ImportOptions | ExportOptions
+
+
+def recording_options(args: argparse.Namespace) -> RecordingCommand:
+    """The typed options of a parsed ``recordings bake | import | export`` command line."""
+    if args.recordings_command == "bake":
+        return BakeOptions(args.calls, args.recordings, args.inventory, args.seed, args.replace)
+    if args.recordings_command == "import":
+        return ImportOptions(args.recordings, tuple(args.finmcp or ()), args.jsonl, args.inventory)
+    return ExportOptions(args.recordings, args.output, args.inventory)
+
+
 def run_recording_command(args: argparse.Namespace) -> int:
     """Run bake / import / export; errors surface as RecordingsError or ValueError for the caller."""
-    if args.recordings_command == "bake":
-        return _bake(args)
-    if args.recordings_command == "import":
-        return _import(args)
-    return _export(args)
+    return run_recordings(recording_options(args))
 
 
-def _bake(args: argparse.Namespace) -> int:
+def run_recordings(options: RecordingCommand) -> int:
+    """Run one recordings command; returns the exit status (1: some calls could not be baked)."""
+    if isinstance(options, BakeOptions):
+        return bake_recordings(options)
+    if isinstance(options, ImportOptions):
+        return import_recordings(options)
+    return export_recordings(options)
+
+
+def bake_recordings(options: BakeOptions) -> int:
+    """Simulate and record every call of ``options.calls``; prints a summary and the first errors."""
     from server.sim.bake import bake, read_calls
 
-    inventory = load_inventory(args.inventory)
-    calls = read_calls(args.calls)
-    with RecordingStore.open(args.recordings) as store:
-        report = bake(inventory, calls, store, seed=args.seed, replace=args.replace)
-    print(f"baked {len(calls)} calls into {args.recordings}: {report.summary()}")
+    inventory = load_inventory(options.inventory)
+    calls = read_calls(options.calls)
+    with RecordingStore.open(options.recordings) as store:
+        report = bake(inventory, calls, store, seed=options.seed, replace=options.replace)
+    print(f"baked {len(calls)} calls into {options.recordings}: {report.summary()}")
     for error in report.errors[:20]:
         print(f"  error: {error}")
     return 1 if report.errors else 0
 
 
-def _import(args: argparse.Namespace) -> int:
-    with RecordingStore.open(args.recordings) as store:
-        if args.jsonl:
-            counts = import_jsonl(store, args.jsonl)
-            print(f"imported {args.jsonl}: {dict(counts)}")
+def import_recordings(options: ImportOptions) -> int:
+    """Import real outputs (FinMCP-Bench sample files) or a JSONL export; prints what was imported."""
+    with RecordingStore.open(options.recordings) as store:
+        if options.jsonl is not None:
+            counts = import_jsonl(store, options.jsonl)
+            print(f"imported {options.jsonl}: {dict(counts)}")
             return 0
-        inventory = load_inventory(args.inventory)
+        inventory = load_inventory(options.inventory)
         schemas = {t.name: t.input_schema for t in inventory}
-        for path in args.finmcp:
+        for path in options.finmcp:
             report = import_finmcp(store, path, inventory.name, set(inventory.names), schemas)
             reasons: dict[str, int] = {}
             for skipped in report.skipped:
@@ -96,10 +146,11 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
-    if not args.recordings.is_file():
-        raise RecordingsError(f"--recordings {args.recordings}: no such file")
-    with RecordingStore.open(args.recordings) as store:
-        lines = export_jsonl(store, args.output, inventory=args.inventory)
-    print(f"exported {lines} responses to {args.output}")
+def export_recordings(options: ExportOptions) -> int:
+    """Write the recorded responses as JSONL in a fixed order; prints how many."""
+    if not options.recordings.is_file():
+        raise RecordingsError(f"--recordings {options.recordings}: no such file")
+    with RecordingStore.open(options.recordings) as store:
+        lines = export_jsonl(store, options.output, inventory=options.inventory)
+    print(f"exported {lines} responses to {options.output}")
     return 0

@@ -2,13 +2,13 @@
 
 HTTP runs on uvloop when installed (:mod:`recordings.plumbing.eventloop`, as the proxy does) and
 uvicorn's ``http="auto"`` picks the compiled ``httptools`` parser (a dependency) over h11: both
-measured in docs/server.md (Performance).
+measured by ``bench/bench_server.py``, which runs the server with each of them switched off
+(:class:`server.options.ServingStack`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import sys
 from collections.abc import Callable
@@ -39,16 +39,18 @@ def run_http(
     sock: socket.socket,
     on_ready: Callable[[], None] | None = None,
     tls: tuple[str, str] | None = None,
+    *,
+    loop: str = "auto",
+    http: str = "auto",
 ) -> None:
     """Serve ``app`` on the bound socket until SIGINT/SIGTERM; ``on_ready`` runs once it accepts requests.
 
-    ``tls``: ``(certificate file, key file)`` to serve HTTPS (PEM; checked by the caller).
+    ``tls``: ``(certificate file, key file)`` to serve HTTPS (PEM; checked by the caller). ``loop`` and
+    ``http`` (the event loop, uvicorn's parser) are for benchmarks; the product runs the defaults.
     """
-    # measurement switches (docs/server.md, Performance): the event loop and uvicorn's HTTP parser
-    loop = os.environ.get("FINMCP_SERVER_LOOP", "auto")
     config = uvicorn.Config(
         app,
-        http=os.environ.get("FINMCP_SERVER_HTTP", "auto"),
+        http=http,
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
         log_level="warning",

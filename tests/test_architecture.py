@@ -9,7 +9,9 @@
 - no import cycle between modules, counting function-level imports too (only ``if TYPE_CHECKING:``
   blocks aside): a module that imports another inside a function still depends on it at run time;
 - no private name imported across modules; no private attribute of a standard-library module
-  (``re._parser`` and the like).
+  (``re._parser`` and the like);
+- no module above 700 lines; the mcp SDK's private state is read in ``server/sdk_private.py`` only
+  (checked at start-up by ``server/sdk_check.py``).
 """
 
 from __future__ import annotations
@@ -313,3 +315,62 @@ def test_the_trace_sql_finder_finds_sql(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [hit.split(":")[0] for hit in trace_sql(sample)] == ["2", "3", "4"]
+
+
+MAX_MODULE_LINES = 700
+"""docs/architecture.md: no hand-written module above 700 lines (tables are data files, not code)."""
+
+
+def test_no_module_is_above_the_size_limit() -> None:
+    sizes = {_rel(path): len(path.read_text(encoding="utf-8").splitlines()) for path in source_files()}
+    assert {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def _mcp_sdk_private_attributes() -> set[str]:
+    """Every private attribute the mcp SDK sets or reads on its own objects (``self._name``)."""
+    import mcp
+
+    names = set()
+    for path in Path(mcp.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                names.add(node.attr)
+    return names
+
+
+SDK_PRIVATE_STATE_READER = "server/sdk_private.py"
+"""The one module that reads the mcp SDK's private state (checked at start-up by server/sdk_check.py)."""
+
+
+def _imports_mcp(tree: ast.Module) -> bool:
+    """Whether a module imports the mcp SDK (only such a module can hold its objects' private state)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "mcp" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mcp":
+            return True
+    return False
+
+
+def test_the_mcp_sdk_private_state_is_read_in_one_module() -> None:
+    private = _mcp_sdk_private_attributes()
+    assert {"_server_instances", "_requests_in_flight", "_idle_timeout", "_serialize"} <= private
+    bad = []
+    for path in source_files(*PACKAGES, "bench"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if _rel(path) == SDK_PRIVATE_STATE_READER or not _imports_mcp(tree):
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in private
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                bad.append(f"{_rel(path)}:{node.lineno} reads .{node.attr}")
+    assert not bad, "\n".join(bad)

@@ -15,7 +15,7 @@ from typing import Any
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
 from recordings.plumbing.launch import announce_ready
-from recordings.plumbing.listener import LOOPBACK_HOSTS, ListenerPolicy, bind_socket
+from recordings.plumbing.listener import ListenerPolicy, ListenError, bind_listener, socket_url
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "FINMCP_VIEW_TOKEN"
@@ -59,19 +59,12 @@ def run(args: argparse.Namespace) -> int:
         store = open_trace_store(args.db, readonly=True)
     except RecordingsError as exc:
         raise EvalInputError(f"--db: {exc}") from None
-    if args.host not in LOOPBACK_HOSTS:
-        print(
-            f"finmcp-eval view: warning: binding {args.host}, not loopback; other machines can read the traces"
-            + ("" if token else " (consider --token)"),
-            file=sys.stderr,
-        )
     try:
-        sock = bind_socket(args.host, args.port, blocking=False, inheritable=False)
-    except OSError as exc:
+        sock = bind_listener("finmcp-eval view", args.host, args.port, exposes="read the traces", token=token)
+    except ListenError as exc:
         store.close()
-        raise EvalInputError(f"cannot bind {args.host}:{args.port}: {exc}") from None
-    host, port = sock.getsockname()[:2]
-    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+        raise EvalInputError(str(exc)) from None
+    base = socket_url(sock)
     app = build_app(Viewer(store, bench, args.turn_base), policy)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)

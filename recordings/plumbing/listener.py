@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hmac
 import socket
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -268,3 +269,40 @@ def bind_socket(host: str, port: int, *, blocking: bool, inheritable: bool) -> s
     sock.setblocking(blocking)
     sock.set_inheritable(inheritable)
     return sock
+
+
+class ListenError(Exception):
+    """The address cannot be bound: ``cannot bind HOST:PORT: reason``."""
+
+
+def bind_listener(
+    program: str,
+    host: str,
+    port: int,
+    *,
+    exposes: str,
+    token: str | None,
+    blocking: bool = False,
+    inheritable: bool = False,
+) -> socket.socket:
+    """:func:`bind_socket`, after a warning on stderr when ``host`` is not loopback.
+
+    The warning reads ``PROGRAM: warning: binding HOST, not loopback; other machines can EXPOSES``
+    (and suggests ``--token`` when there is none). Raises :class:`ListenError` when binding fails.
+    """
+    if host not in LOOPBACK_HOSTS:
+        advice = "" if token else " (consider --token)"
+        print(
+            f"{program}: warning: binding {host}, not loopback; other machines can {exposes}{advice}",
+            file=sys.stderr,
+        )
+    try:
+        return bind_socket(host, port, blocking=blocking, inheritable=inheritable)
+    except OSError as exc:
+        raise ListenError(f"cannot bind {host}:{port}: {exc}") from None
+
+
+def socket_url(sock: socket.socket, scheme: str = "http") -> str:
+    """``scheme://host:port`` of a bound socket (an IPv6 host in brackets)."""
+    host, port = sock.getsockname()[:2]
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"

@@ -9,7 +9,7 @@ from typing import Any
 from recordings.canonical import canonical_arguments
 from server.sim.pretty_json import dumps_indent2
 from server.sim.registry import QIEMAN_BUILDERS, BuildContext, ToolInputError
-from server.world import World
+from server.world import World, queries
 from tool_specs.inventory import Inventory
 
 _BUILDER_MODULES = (
@@ -88,6 +88,7 @@ class Simulator:
         for code in self.world.strategy_codes():
             self.world.strategy(code)
         self.world.warm_shared()
+        queries.warm(self.world)
         if "GetBatchFundPerformance" in self.inventory:  # ranks every fund among a fixed peer sample
             from server.sim.qieman.fund_history import PEER_WINDOWS, peer_codes
 

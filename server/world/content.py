@@ -16,13 +16,13 @@ from . import vocab as v
 from .rng import pick
 
 if TYPE_CHECKING:
-    from .world import World
+    from .view import WorldView
 
 MAX_SEARCH_DAYS = 366
 _HEADLINE_INDICES = ("000001", "000300", "399006", "000905", "HSI")
 
 
-def _index_move(world: World, code: str, d: date) -> float | None:
+def _index_move(world: WorldView, code: str, d: date) -> float | None:
     series = world.index_series(code)
     i = series.index_of(d)
     if i < 1 or series.dates[i] != d.isoformat():
@@ -30,7 +30,7 @@ def _index_move(world: World, code: str, d: date) -> float | None:
     return series.adj[i] / series.adj[i - 1] - 1.0
 
 
-def news_for_day(world: World, d: date) -> list[dict]:
+def news_for_day(world: WorldView, d: date) -> list[dict]:
     """News articles published on ``d`` (newest first)."""
     rng = rng_for(world.seed, "news", d.isoformat())
     trading = cal.is_trading_day(d)
@@ -75,7 +75,7 @@ def news_for_day(world: World, d: date) -> list[dict]:
     return out
 
 
-def viewpoints_for_day(world: World, d: date) -> list[dict]:
+def viewpoints_for_day(world: WorldView, d: date) -> list[dict]:
     """Fund-manager viewpoints published on ``d`` (trading days only)."""
     if not cal.is_trading_day(d):
         return []
@@ -105,41 +105,10 @@ def viewpoints_for_day(world: World, d: date) -> list[dict]:
     return out
 
 
-def search_content(
-    world: World, kind: str, keyword: str | None, start: date | None, end: date | None, page: int, size: int
-) -> dict:
-    """Keyword search over news or viewpoints in ``[start, end]`` (default: the 30 days up to as_of)."""
-    if page < 1 or size < 1:
-        raise ValueError(f"search {kind}: page and pageSize must be >= 1, got {page}/{size}")
-    end = end or world.as_of
-    start = start or end - timedelta(days=30)
-    if start > end:
-        raise ValueError(f"search {kind}: startDate {start} is after endDate {end}")
-    if (end - start).days > MAX_SEARCH_DAYS:
-        raise ValueError(f"search {kind}: date range longer than {MAX_SEARCH_DAYS} days")
-    getter = world.news_for_day if kind == "news" else world.viewpoints_for_day
-    hits = []
-    d = end
-    while d >= start:
-        for item in getter(d):
-            text = item["title"] + item.get("summary", item.get("content", "")) + "".join(item["tags"])
-            if not keyword or keyword in text:
-                hits.append(item)
-        d -= timedelta(days=1)
-    total = len(hits)
-    return {
-        "total": total,
-        "page": page,
-        "page_size": size,
-        "total_pages": (total + size - 1) // size,
-        "items": hits[(page - 1) * size : page * size],
-    }
-
-
 _ANN_TYPES = {"1": "定期报告", "2": "分红公告", "3": "人事公告", "4": "其他公告"}
 
 
-def fund_announcements(world: World, code: str) -> list[dict]:
+def fund_announcements(world: WorldView, code: str) -> list[dict]:
     """A fund's announcements (newest first); ids are 12 digits: '8' + fund code + 5-digit sequence."""
     fund = world.fund(code)
     if fund is None:
@@ -215,7 +184,7 @@ def fund_announcements(world: World, code: str) -> list[dict]:
     return out
 
 
-def announcement_content(world: World, ann_id: str) -> dict | None:
+def announcement_content(world: WorldView, ann_id: str) -> dict | None:
     """The text of an announcement by id (None when unknown)."""
     if not (isinstance(ann_id, str) and len(ann_id) == 12 and ann_id.isdigit()):
         return None

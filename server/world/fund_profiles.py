@@ -24,7 +24,7 @@ from .quant import clamp
 from .rng import unit
 
 if TYPE_CHECKING:
-    from .world import World
+    from .view import WorldView
 
 WINDOW_MONTHS = {
     "LAST_3_MONTH": 3,
@@ -112,12 +112,12 @@ def bond_ratio(fund: Fund) -> float:
     return next((a["ratio"] for a in fund.asset_allocation if a["name"] == "债券"), 0.0)
 
 
-def asset_ratios(world: World, stub: FundStub) -> tuple[float, float, float, float]:
+def asset_ratios(world: WorldView, stub: FundStub) -> tuple[float, float, float, float]:
     """(stock, bond, cash, other) ratios of net assets without building the fund record (cached)."""
     return world.memo(("asset_ratios", stub.code), lambda: asset_mix(world.seed, stub))
 
 
-def drift(world: World, key: str, window: str, amplitude: float, *extra: object) -> float:
+def drift(world: WorldView, key: str, window: str, amplitude: float, *extra: object) -> float:
     """A seeded multiplicative drift in ``[-amplitude, amplitude]`` for report-based windows (0 for latest)."""
     if window == LATEST:
         return 0.0
@@ -131,7 +131,7 @@ def window_amplitude(window: str) -> float:
     return 0.0 if window == LATEST else 0.3
 
 
-def industry_weights(world: World, fund: Fund, window: str) -> list[tuple[str, float]]:
+def industry_weights(world: WorldView, fund: Fund, window: str) -> list[tuple[str, float]]:
     """Industries with their share of the stock portfolio (sum 1), largest first; empty without stocks."""
     base = [(x["industry"], x["ratio"]) for x in fund.industry_allocation if x["ratio"] > 0]
     total = sum(w for _, w in base)
@@ -144,7 +144,7 @@ def industry_weights(world: World, fund: Fund, window: str) -> list[tuple[str, f
     return sorted(out, key=lambda t: (-t[1], t[0]))
 
 
-def window_stock_ratio(world: World, fund: Fund, window: str) -> float:
+def window_stock_ratio(world: WorldView, fund: Fund, window: str) -> float:
     """The stock share of net assets averaged over the window."""
     return clamp(
         stock_ratio(fund) * (1.0 + drift(world, fund.code, window, 0.5 * window_amplitude(window), "stock")),
@@ -211,12 +211,12 @@ def _bond_base_mix(stub: FundStub) -> dict[str, float]:
     }
 
 
-def bond_type_mix(world: World, stub: FundStub, window: str) -> dict[str, float]:
+def bond_type_mix(world: WorldView, stub: FundStub, window: str) -> dict[str, float]:
     """Bond types as fractions of the bond assets (sum 1) for a window (cached per world)."""
     return world.memo(("bond_mix", stub.product_key, window), lambda: _bond_type_mix(world, stub, window))
 
 
-def _bond_type_mix(world: World, stub: FundStub, window: str) -> dict[str, float]:
+def _bond_type_mix(world: WorldView, stub: FundStub, window: str) -> dict[str, float]:
     h = derive_seed(world.seed, "bond_mix", stub.product_key)
     base = _bond_base_mix(stub)
     raw = {k: w * (0.6 + 0.8 * unit(h + i)) for i, (k, w) in enumerate(sorted(base.items()))}
@@ -228,7 +228,7 @@ def _bond_type_mix(world: World, stub: FundStub, window: str) -> dict[str, float
     return {k: w / s for k, w in sorted(raw.items(), key=lambda kv: (-kv[1], kv[0]))}
 
 
-def bond_denominator_factor(world: World, stub: FundStub, window: str, asset_type: str) -> float:
+def bond_denominator_factor(world: WorldView, stub: FundStub, window: str, asset_type: str) -> float:
     """Multiplier turning bond-asset fractions into fractions of net or total assets."""
     stock, bond, cash, other = asset_ratios(world, stub)
     if window != LATEST:
@@ -240,7 +240,7 @@ def bond_denominator_factor(world: World, stub: FundStub, window: str, asset_typ
     return bond / max(1.0, stock + bond + cash + other)
 
 
-def rating_mix(world: World, stub: FundStub, window: str) -> dict[str, float]:
+def rating_mix(world: WorldView, stub: FundStub, window: str) -> dict[str, float]:
     """Rating buckets as fractions of the bond assets (sum 1)."""
     mix = bond_type_mix(world, stub, window)
     unrated = sum(mix.get(k, 0.0) for k in BOND_TYPE_GROUPS["interestRate"])
@@ -261,7 +261,7 @@ def rating_mix(world: World, stub: FundStub, window: str) -> dict[str, float]:
     return out
 
 
-def duration_years(world: World, stub: FundStub, window: str) -> float:
+def duration_years(world: WorldView, stub: FundStub, window: str) -> float:
     """Estimated duration of the bond portfolio in years."""
     theme = stub.theme
     if stub.fund_type == "货币型":
@@ -296,7 +296,7 @@ def credit_style(ratings: dict[str, float]) -> str:
     return "高等级" if ratings["长期AAA"] / credit >= 0.6 else "中等级"
 
 
-def turnover_rate(world: World, stub: FundStub, window: str) -> float:
+def turnover_rate(world: WorldView, stub: FundStub, window: str) -> float:
     """Annual stock turnover (2.0 = 200%) averaged over a window."""
     lo, hi = v.TURNOVER_RANGE[stub.fund_type]
     base = lo + (hi - lo) * unit(derive_seed(world.seed, "turnover", stub.product_key))
@@ -311,7 +311,7 @@ def peer_turnover(fund_type: str) -> float | None:
     return None if hi == 0 else round((lo + hi) / 2, 4)
 
 
-def stock_fundamentals(world: World, code: str) -> tuple[float, float, float, float]:
+def stock_fundamentals(world: WorldView, code: str) -> tuple[float, float, float, float]:
     """(gross margin, revenue growth, net-profit growth, crowding ratio) of a stock held by funds."""
     h = derive_seed(world.seed, "stock_extras", code)
     return (
@@ -345,7 +345,7 @@ def _area_base(stub: FundStub) -> dict[str, float]:
     return {"CN": 1.0}
 
 
-def area_weights(world: World, stub: FundStub, window: str) -> list[tuple[str, float]]:
+def area_weights(world: WorldView, stub: FundStub, window: str) -> list[tuple[str, float]]:
     """Regions as fractions of the invested assets (sum 1), largest first."""
     base = _area_base(stub)
     if len(base) == 1:

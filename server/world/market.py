@@ -14,7 +14,7 @@ from .navs import NavSeries, noisy_returns, year_bounds
 from .rng import normal, pick
 
 if TYPE_CHECKING:
-    from .world import World
+    from .view import WorldView
 
 N_STOCKS = 800
 N_BONDS = 300
@@ -127,7 +127,7 @@ def build_bonds(seed: int, as_of: date) -> list[dict]:
     return sorted(out, key=lambda b: b["code"])
 
 
-def build_index_series(world: World, code: str) -> NavSeries:
+def build_index_series(world: WorldView, code: str) -> NavSeries:
     """Daily closing levels from 2005 to ``as_of``, anchored so the last level is near today's level."""
     spec = next(s for s in v.INDICES if s[0] == code)
     _, _, level, factor, beta = spec

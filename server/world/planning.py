@@ -13,7 +13,7 @@ from . import vocab as v
 from .rng import proportional_bp, sample
 
 if TYPE_CHECKING:
-    from .world import World
+    from .view import WorldView
 
 RETURN_GRID = [round(0.01 + 0.005 * i, 4) for i in range(29)]  # 1% .. 15%
 DRAWDOWN_GRID = [round(0.01 * (i + 1), 4) for i in range(40)]  # 1% .. 40%
@@ -97,7 +97,7 @@ def build_plan(expected_return: float | None, expected_drawdown: float | None, h
     return {"plan_id": plan_id, "corrected": cell, "weights": plan_weights(cell["return"])}
 
 
-def build_composite_model(world: World, plan_id: str) -> dict | None:
+def build_composite_model(world: WorldView, plan_id: str) -> dict | None:
     """Funds per plan asset class with weights (fractions of the whole plan), or None for unknown ids."""
     cell = decode_plan_id(plan_id)
     if cell is None:

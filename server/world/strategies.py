@@ -20,7 +20,7 @@ from .rng import pick, proportional_bp, sample, split_basis_points, weighted_pic
 _ONE = 1.0
 
 if TYPE_CHECKING:
-    from .world import World
+    from .view import WorldView
 
 N_STRATEGIES = 300
 _RISK_SCORE = {1: (1, 5), 2: (6, 20), 3: (21, 45), 4: (46, 70), 5: (71, 100)}
@@ -87,7 +87,7 @@ def build_strategy_codes(seed: int, extra: tuple[str, ...]) -> list[str]:
     return sorted(codes)
 
 
-def build_strategy(world: World, code: str) -> Strategy:
+def build_strategy(world: WorldView, code: str) -> Strategy:
     """One strategy, its composition over world funds and its asset-class tree."""
     rng = rng_for(world.seed, "strategy", code)
     level = weighted_pick(rng, (1, 2, 3, 4, 5), (1, 3, 3, 3, 1))
@@ -158,12 +158,12 @@ def build_strategy(world: World, code: str) -> Strategy:
     )
 
 
-def strategy_span(world: World, strategy: Strategy) -> tuple[int, int]:
+def strategy_span(world: WorldView, strategy: Strategy) -> tuple[int, int]:
     """Global trading-day indices of the strategy NAV's first (setup) and last (as_of) days."""
     return cal.index_on_or_after(date.fromisoformat(strategy.setup_date)), cal.index_on_or_before(world.as_of)
 
 
-def strategy_returns(world: World, strategy: Strategy, lo_g: int, e: int) -> list[float]:
+def strategy_returns(world: WorldView, strategy: Strategy, lo_g: int, e: int) -> list[float]:
     """The strategy's daily returns on global trading days ``lo_g..e`` (``lo_g`` at or after its setup).
 
     Each day's is the weighted sum of the returns of the funds that exist that day over their weights
@@ -209,7 +209,7 @@ def year_end_indices(s: int, e: int) -> list[int]:
     return [year_bounds(year)[1] - 1 for year in range(days[s].year, days[e].year)]
 
 
-def build_strategy_nav(world: World, strategy: Strategy) -> tuple[NavSeries, dict, array]:
+def build_strategy_nav(world: WorldView, strategy: Strategy) -> tuple[NavSeries, dict, array]:
     """Daily NAV from the setup date: daily-rebalanced weighted fund returns (weights renormalised over
     the funds that already exist on a day; a day with none is flat), its performance, and marks: the
     unrounded running value on each year's last day before as_of's year (:func:`year_end_indices`),

@@ -19,7 +19,7 @@ from .names import person_name
 from .rng import money, pick, proportional_bp, sample, split_basis_points, weighted_pick
 
 if TYPE_CHECKING:
-    from .world import World
+    from .view import WorldView
 
 USER_ID_RE = re.compile(r"^[0-9a-f]{14}$")
 _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -63,7 +63,7 @@ class User:
         return asdict(self)
 
 
-def build_user(world: World, user_id: str) -> User:
+def build_user(world: WorldView, user_id: str) -> User:
     """The user named by ``user_id`` (any well-formed id)."""
     check_user_id(user_id)
     seed = world.seed
@@ -119,7 +119,7 @@ def build_user(world: World, user_id: str) -> User:
     )
 
 
-def _position(world: World, rng, sub_id: str, product: str, fund_code: str, value: float) -> dict:
+def _position(world: WorldView, rng, sub_id: str, product: str, fund_code: str, value: float) -> dict:
     """One fund position valued at ``value`` on as_of, with its daily profits over recent trading days."""
     stub = world.require_stub(fund_code)
     gain = -0.08 + rng.random() * 0.3 if stub.fund_type != "货币型" else rng.random() * 0.03
@@ -217,7 +217,7 @@ def asset_brief(user: User) -> dict:
     }
 
 
-def holding_distribution(world: World, user: User) -> dict:
+def holding_distribution(world: WorldView, user: User) -> dict:
     """The user's fund positions aggregated into the asset-class tree (by value)."""
     values: dict[str, float] = {}
     for p in user.positions:

@@ -9,50 +9,20 @@ from datetime import date
 from functools import reduce
 from itertools import islice, repeat
 from operator import mul
-from typing import Any
-
-from recordings.plumbing.seeding import derive_seed
+from typing import Any, ClassVar
 
 from . import content, market, planning, strategies, users
 from . import trading_calendar as cal
 from . import vocab as v
 from .dates import shift_months
-from .funds import (
-    LATEST_KEYS,
-    Fund,
-    FundStub,
-    build_fund,
-    build_nav_series,
-    build_universe,
-    fund_returns_year,
-    nav_latest,
-)
+from .fund_navs import LATEST_KEYS, build_nav_series, fund_returns_year, nav_latest
+from .funds import Fund, FundStub, build_fund, build_universe
 from .navs import NavSeries, factor_year, year_bounds
 from .people import build_manager
 
 _ONE = 1.0
 _FUND_CODE_RE = re.compile(r"^\d{6}$")
 _STRATEGY_CODE_RE = re.compile(r"^[A-Z0-9_]{1,24}$")
-_SORT_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "近1年": ("近一年收益", "近1年收益", "returnYear"),
-    "近1月": ("近一月收益", "近1月收益"),
-    "近3月": ("近三月收益", "近3月收益"),
-    "近6月": ("近六月收益", "近6月收益"),
-    "近3年": ("近三年收益", "近3年收益"),
-    "yield_7d": ("七日年化收益率", "yearlyRoe"),
-    "setup_date": ("成立日期", "setupDate"),
-    "size": ("基金规模", "规模"),
-}
-"""The world's sort columns and the SearchFunds ``sortColumn`` names (Chinese and English) for each."""
-SORT_COLUMNS = {name: column for column, names in _SORT_SYNONYMS.items() for name in names}
-CATEGORY_ALIASES = {
-    "QDII": "QDII型",
-    "股票": "股票型",
-    "混合": "混合型",
-    "债券": "债券型",
-    "指数": "指数型",
-    "货币": "货币型",
-}
 
 
 class World:
@@ -63,7 +33,7 @@ class World:
     come from the shipped name tables, ``server.world.names``).
     """
 
-    MANAGERS_PER_COMPANY = 30
+    MANAGERS_PER_COMPANY: ClassVar[int] = 30
 
     def __init__(
         self,
@@ -268,129 +238,18 @@ class World:
             x = reduce(mul, map(_ONE.__add__, chunk[max(base_g + 1, lo) - lo : min(end_g + 1, hi) - lo]), x)
         return round(x - 1.0, 6)
 
-    def sort_value(self, stub: FundStub, column: str) -> Any:
-        """A fund's value of a search sort column (``SORT_COLUMNS`` values); None when it has none."""
-        if column == "setup_date":
-            return stub.setup_date.isoformat()
-        if column == "size":
-            return stub.size_yi
-        if column == "yield_7d":
-            if stub.fund_type != "货币型":
-                return None
-            return self.memo(("yield_7d", stub.code), lambda: self.require_fund(stub.code).latest["yield_7d"])
-        months = {"近1月": 1, "近3月": 3, "近6月": 6, "近1年": 12, "近3年": 36}[column]
-        return self.quick_return(stub.code, months)
-
-    def search_funds(
-        self,
-        keyword: str | None = None,
-        category: str | None = None,
-        sort_column: str | None = None,
-        sort_order: str = "降序",
-        page: int = 0,
-        size: int = 10,
-    ) -> dict:
-        """Funds whose name contains ``keyword`` (and of ``category``), sorted, paged from page 0.
-
-        Returns {"total", "funds": [stub dict + returnYear + yearlyRoe]}.
-        """
-        if page < 0 or size < 1:
-            raise ValueError(f"SearchFunds: page must be >= 0 and size >= 1, got {page}/{size}")
-        if category is not None:
-            category = CATEGORY_ALIASES.get(category, category)
-            if category not in v.FUND_TYPES:
-                raise ValueError(
-                    f"SearchFunds: category {category!r} unknown; expected one of {v.FUND_TYPES}"
-                )
-        if sort_column is not None and sort_column not in SORT_COLUMNS:
-            raise ValueError(
-                f"SearchFunds: sortColumn {sort_column!r} unknown; expected one of {sorted(SORT_COLUMNS)}"
-            )
-        if sort_order not in ("降序", "升序", "desc", "asc"):
-            raise ValueError(f"SearchFunds: sortOrder {sort_order!r} must be 降序 or 升序")
-        stubs = [
-            s
-            for s in self.fund_universe().values()
-            if (not keyword or keyword in s.name or keyword == s.code)
-            and (category is None or s.fund_type == category)
-        ]
-        if sort_column is not None:
-            col = SORT_COLUMNS[sort_column]
-            desc = sort_order in ("降序", "desc")
-            keyed = [(self.sort_value(s, col), s) for s in stubs]
-            present = sorted(
-                (k for k in keyed if k[0] is not None), key=lambda kv: (kv[0], kv[1].code), reverse=desc
-            )
-            stubs = [s for _, s in present] + sorted(
-                (s for val, s in keyed if val is None), key=lambda s: s.code
-            )
-        rows = []
-        for s in stubs[page * size : (page + 1) * size]:
-            rows.append(
-                {
-                    **s.to_dict(),
-                    "returnYear": self.sort_value(s, "近1年"),
-                    "yearlyRoe": self.sort_value(s, "yield_7d") if s.fund_type == "货币型" else None,
-                }
-            )
-        return {"total": len(stubs), "funds": rows}
-
-    def popular_funds(self, size: int = 10) -> list[dict]:
-        """A stable 'popular' list: large open funds, lightly shuffled by the seed."""
-        if size < 1:
-            raise ValueError(f"GetPopularFund: size must be >= 1, got {size}")
-        return [self.require_stub(c).to_dict() for c in self.memo(("popular",), self._popular_ranking)[:size]]
-
-    def _popular_ranking(self) -> list[str]:
-        scored = [
-            (s.size_yi * (0.5 + (derive_seed(self.seed, "popular", s.code) % 1000) / 1000), s.code)
-            for s in self.fund_universe().values()
-            if s.status == "0" and s.fund_type != "货币型"
-        ]
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        return [c for _, c in scored]
-
-    def guess_fund_code(self, name_or_code: str, limit: int = 10) -> list[dict]:
-        """Best-matching funds for a code or (partial, possibly inexact) name; best first."""
-        q = (name_or_code or "").strip()
-        if not q:
-            raise ValueError("GuessFundCode: fundNameOrCode is empty")
-        uni = self.fund_universe()
-        if q in uni:
-            return [{"code": q, "name": uni[q].name}]
-        scored = []
-        qs = set(q)
-        names = self.memo(
-            ("name_chars",), lambda: [(s.name, frozenset(s.name), s.code) for s in uni.values()]
-        )
-        for name, chars, code in names:
-            if name == q:
-                score = 3.0
-            elif q in name:
-                score = 2.0 + len(q) / len(name)
-            elif name in q:
-                score = 1.5 + len(name) / len(q)
-            else:
-                score = len(qs & chars) / max(len(qs), 1)
-                if score < 0.6:
-                    continue
-            scored.append((-score, code))
-        scored.sort()
-        return [{"code": c, "name": uni[c].name} for _, c in scored[:limit]]
-
     def fund_types(self) -> tuple[str, ...]:
         """The fund types (股票型, 混合型, ...), in the vocabulary's order."""
         return tuple(v.FUND_TYPES)
 
     def warm_shared(self) -> None:
-        """Build what many calls share, once: stock, bond and index data, the popular ranking, name index."""
+        """Build what many calls share, once: stock, bond and index data (the queries' indexes:
+        :func:`server.world.queries.warm`)."""
         self.stocks()
         self.stock("")
         self.bonds()
         for code in self.index_codes():
             self.valuation(code)
-        self.popular_funds(1)
-        self.guess_fund_code("基金", 1)
 
     # ----------------------------------------------------------------- market
     def stocks(self) -> list[dict]:
@@ -514,24 +373,6 @@ class World:
             for g in range(lo, hi + 1)
         ]
 
-    def search_strategies(self, keyword: str, page: int = 1, size: int = 10) -> dict:
-        """Strategies whose code, name or intro contains ``keyword``; pages count from 1."""
-        if not keyword:
-            raise ValueError("StrategySearchByKeyword: keyword is empty")
-        if page < 1 or size < 1:
-            raise ValueError(f"StrategySearchByKeyword: pageNum and pageSize must be >= 1, got {page}/{size}")
-        hits = [
-            c
-            for c in self.strategy_codes()
-            if keyword == c or keyword in (st := self.require_strategy(c)).name or keyword in st.intro
-        ]
-        return {
-            "total": len(hits),
-            "page": page,
-            "page_size": size,
-            "items": [self.strategy(c) for c in hits[(page - 1) * size : page * size]],
-        }
-
     # ------------------------------------------------------------------ users
     def user(self, user_id: str) -> users.User:
         """The user named by any well-formed 14-hex id (ValueError otherwise)."""
@@ -568,19 +409,6 @@ class World:
     def viewpoints_for_day(self, d: date) -> list[dict]:
         """Manager viewpoints published on one day."""
         return self.memo(("viewpoints", d), lambda: content.viewpoints_for_day(self, d))
-
-    def search_content(
-        self,
-        kind: str,
-        keyword: str | None = None,
-        start: date | None = None,
-        end: date | None = None,
-        page: int = 1,
-        size: int = 20,
-    ) -> dict:
-        """News (``kind="news"``) or manager viewpoints (``"viewpoints"``) by keyword and date range,
-        newest first; pages count from 1."""
-        return content.search_content(self, kind, keyword, start, end, page, size)
 
     def fund_announcements(self, code: str) -> list[dict]:
         """A fund's announcements, newest first (empty for unknown funds)."""

@@ -1,9 +1,10 @@
 """The tools/call fast path answers byte for byte as the SDK's path does (server.fastpath).
 
-Two real servers on loopback, one with ``FINMCP_SERVER_FAST_PATH=0``, get the same raw HTTP requests
+Two real servers on loopback, one on the SDK's path only (``bench/server_variants.py --stack sdk-path``), get the same raw HTTP requests
 in both protocol eras (good calls, misses, invalid and unknown-tool calls, non-ASCII arguments, a
 progress token, a wrong version header, a listing); every response must be the same bytes but for
-the ``date`` header and the session id, and the fast server must have answered calls itself.
+the ``date`` header and the session id, and the fast server must have answered calls itself. The
+calls the SDK's own client can make are made through it too, in both eras, with the same results.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp.client import Client
 
-from bench.calls import TOOL, recorded_result
+from bench.calls import ERAS, TOOL, recorded_result
 from bench.raw_http import RawClient
 from recordings import RecordingStore
 from recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
@@ -59,6 +61,21 @@ async def _exchange(url: str, version: str) -> list[bytes]:
     return [re.sub(rb"[0-9a-f]{32}", b"<session>", a) for a in answers]
 
 
+async def _client_exchange(url: str, mode: str) -> list[str]:
+    """Every call of :data:`CALLS` the SDK's client can make, through it: each result or error as JSON."""
+    answers = []
+    async with Client(url, mode=mode) as client:
+        for method, params, extra_header in CALLS:
+            if method != "tools/call" or extra_header or "_meta" in params:
+                continue
+            try:
+                result = await client.call_tool(str(params["name"]), params.get("arguments"))  # type: ignore[arg-type]
+                answers.append(result.model_dump_json())
+            except Exception as exc:  # the same error from both paths
+                answers.append(f"{type(exc).__name__}: {exc}")
+    return answers
+
+
 @pytest.mark.slow
 def test_fast_path_answers_exactly_as_the_sdk(tmp_path: Path) -> None:
     db = tmp_path / "recordings.sqlite"
@@ -69,7 +86,7 @@ def test_fast_path_answers_exactly_as_the_sdk(tmp_path: Path) -> None:
             )
     args = ["--miss", "strict", "--recordings", str(db), "--latency", "none"]
     with (
-        ServerProcess(args, env={"FINMCP_SERVER_FAST_PATH": "0"}) as sdk,
+        ServerProcess(["--stack", "sdk-path", *args], module="bench.server_variants") as sdk,
         ServerProcess(args) as fast,
     ):
         for version in (LATEST_STATELESS_VERSION, LATEST_HANDSHAKE_VERSION):
@@ -77,6 +94,10 @@ def test_fast_path_answers_exactly_as_the_sdk(tmp_path: Path) -> None:
             got = asyncio.run(_exchange(fast.url, version))
             for index, (want, have) in enumerate(zip(expected, got, strict=True)):
                 assert have == want, f"{version} request {index}: {CALLS[index]}"
+        for era, mode in ERAS:  # through the SDK's own client
+            from_sdk = asyncio.run(_client_exchange(sdk.url, mode))
+            assert asyncio.run(_client_exchange(fast.url, mode)) == from_sdk, era
+            assert len(from_sdk) == 9 and sum('"is_error":true' in a for a in from_sdk) == 5, from_sdk
         assert sdk.health()["fast_path_calls"] == {}
         fast_calls = fast.health()["fast_path_calls"]["finmcp65"]
         assert fast_calls >= 14, fast_calls  # most calls of both eras were answered by the fast path

@@ -11,9 +11,9 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from recordings import RecordingStore
-from server.app import build_mcp_server
 from server.faults import parse_faults
 from server.latency import parse_latency
+from server.mcp_server import build_mcp_server
 from server.service import (
     ARGS_KEY,
     FAULT_KEY,

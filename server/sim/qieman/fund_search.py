@@ -8,9 +8,10 @@ from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import choice_arg, fund_url, int_arg
 from server.sim.qieman.fund_batch import display_type
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from server.world import queries
 from server.world import vocab as v
 from server.world.funds import FundStub
-from server.world.world import CATEGORY_ALIASES, SORT_COLUMNS
+from server.world.queries import CATEGORY_ALIASES, SORT_COLUMNS
 
 _TRADE_STATUS = {
     "正常开放": {"0"},
@@ -64,7 +65,7 @@ def _seeded_rank(ctx: BuildContext, column: str, code: str) -> int:
 
 def _sort_value(ctx: BuildContext, stub: FundStub, column: str) -> Any:
     """The world's value of a sort column for one fund."""
-    return ctx.world.sort_value(stub, SORT_COLUMNS[column])
+    return queries.sort_value(ctx.world, stub, SORT_COLUMNS[column])
 
 
 def _filtered_search(ctx, keyword, category, predicate, status, column, order, page, size):
@@ -127,7 +128,7 @@ def build_search_funds(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any
     needs_all = predicate is not None or status != "不限" or (column and world_column is None)
     try:
         if not needs_all:
-            found = ctx.world.search_funds(keyword, category, world_column, order, page, size)
+            found = queries.search_funds(ctx.world, keyword, category, world_column, order, page, size)
             rows, total = found["funds"], found["total"]
         else:
             rows, total = _filtered_search(
@@ -157,7 +158,7 @@ def build_guess_fund_code(ctx: BuildContext, args: dict[str, Any]) -> dict[str, 
     if not isinstance(query, str) or not query.strip():
         raise ToolInputError("GuessFundCode: fundNameOrCode must be a non-empty fund name or code")
     query = query.strip()
-    matches = ctx.world.guess_fund_code(query)
+    matches = queries.guess_fund_code(ctx.world, query)
     if not matches:
         return {"fundCode": "", "fundName": "", "candidates": []}
     best = matches[0]
@@ -181,7 +182,7 @@ def build_popular_fund(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any
     if size > 50:
         raise ToolInputError(f"GetPopularFund: size must be at most 50, got {size}")
     funds = []
-    for rank, stub in enumerate(ctx.world.popular_funds(size), start=1):
+    for rank, stub in enumerate(queries.popular_funds(ctx.world, size), start=1):
         funds.append(
             {
                 "rank": rank,

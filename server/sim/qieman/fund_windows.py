@@ -33,7 +33,7 @@ from typing import Any
 from recordings.plumbing.seeding import derive_seed
 from server.sim.qieman.common import code_list_arg, one_of
 from server.sim.registry import BuildContext, ToolInputError
-from server.world import World
+from server.world import World, queries
 from server.world import trading_calendar as cal
 from server.world.dates import last_quarter_end, shift_months
 from server.world.fund_profiles import LATEST, SPECIAL_WINDOWS, WINDOW_MONTHS
@@ -82,7 +82,7 @@ def resolve_fund(world: World, query: Any, tool: str) -> Fund:
         if fund is None:
             raise ToolInputError(f"{tool}: no fund with code {q}")
         return fund
-    matches = world.guess_fund_code(q, limit=1)
+    matches = queries.guess_fund_code(world, q, limit=1)
     if not matches:
         raise ToolInputError(f"{tool}: no fund matches fundNameOrCode {q!r}")
     return world.require_fund(matches[0]["code"])

@@ -26,7 +26,7 @@ from typing import Any
 
 from recordings.plumbing.seeding import derive_seed, rng_for
 from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World
+from server.world import World, queries
 from server.world.quant import TRADING_DAYS_PER_YEAR
 from server.world.rng import sample
 from server.world.strategies import CompositionPart, Strategy
@@ -322,7 +322,7 @@ def strategy_search(ctx: BuildContext, args: dict[str, Any]) -> dict[str, Any]:
     """Strategies whose code, name or introduction contains the keyword, paged from 1."""
     keyword = require_text(args, "StrategySearchByKeyword", "keyword")
     page, size = page_args(args, "StrategySearchByKeyword")
-    found = ctx.world.search_strategies(keyword, page, size)
+    found = queries.search_strategies(ctx.world, keyword, page, size)
     return {
         "pageSize": size,
         "rows": [_summary_row(st) for st in found["items"]],
@@ -481,7 +481,7 @@ def fund_related_strategies(ctx: BuildContext, args: dict[str, Any]) -> dict[str
     if code is None:
         if not isinstance(name, str) or not name.strip():
             raise ToolInputError(f"{tool}: give fundCode or fundName")
-        matches = ctx.world.guess_fund_code(name.strip(), limit=1)
+        matches = queries.guess_fund_code(ctx.world, name.strip(), limit=1)
         code = matches[0]["code"] if matches else None
     holders = sorted(_holders_index(ctx.world).get(code or "", []), key=lambda t: (-t[0], t[1]))
     rows = []

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from recordings.plumbing.listener import ListenerPolicy, allowed_hosts, bind_socket, host_name
+from recordings.plumbing.listener import (
+    ListenerPolicy,
+    ListenError,
+    allowed_hosts,
+    bind_listener,
+    bind_socket,
+    host_name,
+    socket_url,
+)
 
 OK_HOST = (b"host", b"127.0.0.1:8765")
 
@@ -105,3 +113,17 @@ def test_bind_socket(blocking, inheritable):
             bind_socket("127.0.0.1", sock.getsockname()[1], blocking=True, inheritable=False)
     finally:
         sock.close()
+
+
+def test_bind_listener_warns_off_loopback_and_names_an_address_it_cannot_bind(capsys) -> None:
+    with bind_listener("prog", "127.0.0.1", 0, exposes="read things", token=None) as quiet:
+        assert capsys.readouterr().err == ""
+        assert socket_url(quiet, "https") == f"https://127.0.0.1:{quiet.getsockname()[1]}"
+        port = quiet.getsockname()[1]
+        with pytest.raises(ListenError, match=rf"^cannot bind 127\.0\.0\.1:{port}: "):
+            bind_listener("prog", "127.0.0.1", port, exposes="read things", token=None)
+    with bind_listener("prog", "0.0.0.0", 0, exposes="read things", token=None):
+        warning = "prog: warning: binding 0.0.0.0, not loopback; other machines can read things (consider --token)\n"
+        assert capsys.readouterr().err == warning
+    with bind_listener("prog", "0.0.0.0", 0, exposes="read things", token="t"):
+        assert capsys.readouterr().err.endswith("other machines can read things\n")

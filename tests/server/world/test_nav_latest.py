@@ -8,7 +8,7 @@ import pytest
 
 from server.world import World
 from server.world import trading_calendar as cal
-from server.world.funds import split_plan
+from server.world.fund_navs import split_plan
 
 
 def _with_splits(world: World, n: int) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.world import World, is_trading_day, trading_days, txn_day_range
+from server.world import World, is_trading_day, queries, trading_days, txn_day_range
 from server.world.quant import max_drawdown
 from tests.server.world.snapshot import EXTRA_FUNDS, EXTRA_STRATEGIES, USER, digest, snapshot, world
 
@@ -186,34 +186,36 @@ def test_extra_codes_resolve_and_leave_the_rest_unchanged():
 
 def test_search_funds_keyword_paging_and_sort():
     w = world(0)
-    res = w.search_funds("中证红利", size=5)
+    res = queries.search_funds(w, "中证红利", size=5)
     assert res["total"] >= 6
     assert all("中证红利" in f["name"] for f in res["funds"])
     pages = [
         f["code"]
         for p in range((res["total"] + 4) // 5)
-        for f in w.search_funds("中证红利", page=p, size=5)["funds"]
+        for f in queries.search_funds(w, "中证红利", page=p, size=5)["funds"]
     ]
     assert len(pages) == res["total"] == len(set(pages))
-    money_funds = w.search_funds(category="货币型", sort_column="七日年化收益率", size=20)["funds"]
+    money_funds = queries.search_funds(w, category="货币型", sort_column="七日年化收益率", size=20)["funds"]
     yields = [f["yearlyRoe"] for f in money_funds]
     assert yields == sorted(yields, reverse=True) and all(f["fund_type"] == "货币型" for f in money_funds)
-    ranked = w.search_funds(category="股票型", sort_column="近一年收益", sort_order="升序", size=10)["funds"]
+    ranked = queries.search_funds(w, category="股票型", sort_column="近一年收益", sort_order="升序", size=10)[
+        "funds"
+    ]
     rets = [f["returnYear"] for f in ranked]
     assert rets == sorted(rets)
-    assert w.search_funds("不存在的关键字XYZ") == {"total": 0, "funds": []}
+    assert queries.search_funds(w, "不存在的关键字XYZ") == {"total": 0, "funds": []}
     with pytest.raises(ValueError, match="sortColumn"):
-        w.search_funds(sort_column="nonsense")
+        queries.search_funds(w, sort_column="nonsense")
 
 
 def test_guess_popular_and_strategy_search():
     w = world(0)
     stub = w.fund_stub(w.fund_codes()[42])
-    assert w.guess_fund_code(stub.code)[0]["code"] == stub.code
-    assert w.guess_fund_code(stub.name)[0]["code"] == stub.code
-    assert len(w.popular_funds(5)) == 5
+    assert queries.guess_fund_code(w, stub.code)[0]["code"] == stub.code
+    assert queries.guess_fund_code(w, stub.name)[0]["code"] == stub.code
+    assert len(queries.popular_funds(w, 5)) == 5
     st = w.strategy(w.strategy_codes()[3])
-    hits = w.search_strategies(st.name, page=1, size=50)
+    hits = queries.search_strategies(w, st.name, page=1, size=50)
     assert st.code in [s.code for s in hits["items"]]
 
 
@@ -236,12 +238,14 @@ def test_user_accounts_and_profits_consistent():
 
 def test_content_search_and_announcements():
     w = world(0)
-    res = w.search_content("news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=1, size=5)
+    res = queries.search_content(w, "news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=1, size=5)
     assert all("红利" in (i["title"] + i["summary"] + "".join(i["tags"])) for i in res["items"])
     assert all("2025-09-01" <= i["publish_time"][:10] <= "2025-09-30" for i in res["items"])
-    page2 = w.search_content("news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=2, size=5)
+    page2 = queries.search_content(w, "news", "红利", date(2025, 9, 1), date(2025, 9, 30), page=2, size=5)
     assert {i["id"] for i in res["items"]}.isdisjoint(i["id"] for i in page2["items"])
-    assert w.search_content("viewpoints", None, date(2025, 9, 1), date(2025, 9, 30))["total"] > 0
+    assert (
+        queries.search_content(w, "viewpoints", None, date(2025, 9, 1), date(2025, 9, 30), 1, 20)["total"] > 0
+    )
     code = w.fund_codes()[7]
     anns = w.fund_announcements(code)
     assert anns and w.announcement_content(anns[0]["id"])["content"]

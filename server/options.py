@@ -1,0 +1,71 @@
+"""What ``finmcp-server`` serves and how, as typed values: the seam between the CLI and the server.
+
+:class:`ServeOptions` is every serving option of ``finmcp-server [serve]``; ``server/cli.py`` builds
+it from the command line and calls :func:`server.serve.serve` with it. :class:`ServingStack` is not an
+option of the product: it names the pieces of the HTTP stack (the tools/call fast path, the event
+loop, uvicorn's parser) so that tests and ``bench/`` can build the server without one of them and
+measure or compare against it (``bench/server_variants.py``). The product always runs
+:data:`PRODUCT_STACK`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from recordings.plumbing.listener import DEFAULT_MAX_BODY
+from server.latency import DEFAULT_LATENCY
+from server.sequence import ExhaustedPolicy, ReplayMode
+from server.service import MissPolicy
+
+DEFAULT_PORT = 8765
+Transport = Literal["http", "stdio", "sse"]
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """The serving options of ``finmcp-server`` (docs/server.md, Options), one field per flag."""
+
+    inventories: tuple[str, ...] = ("finmcp65",)
+    transport: Transport = "http"
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    tls: tuple[str, str] | None = None
+    """(certificate file, key file), both checked loadable by the CLI; None: plain HTTP."""
+    recordings: Path | None = None
+    recordings_inventories: tuple[str, ...] | None = None
+    seed: int = 0
+    miss: MissPolicy = "simulate"
+    replay: ReplayMode = "key"
+    replay_exhausted: ExhaustedPolicy = "repeat-last"
+    latency: str = DEFAULT_LATENCY
+    faults: tuple[str, ...] = ()
+    page_size: int | None = None
+    """None: auto; 0: one page; N: N tools a page."""
+    json_response: bool = False
+    output_schemas: bool = True
+    token: str | None = None
+    max_body: int = DEFAULT_MAX_BODY
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServingStack:
+    """The HTTP stack's pieces (for tests and benchmarks; the product runs :data:`PRODUCT_STACK`).
+
+    ``fast_path``: answer qualifying ``tools/call`` POSTs in the request's own task
+    (:mod:`server.fastpath`); ``loop``: ``auto`` (uvloop when installed) or ``asyncio``; ``http``:
+    uvicorn's parser, ``auto`` (httptools when installed) or ``h11``.
+    """
+
+    fast_path: bool = True
+    loop: Literal["auto", "asyncio", "uvloop"] = "auto"
+    http: Literal["auto", "h11", "httptools"] = "auto"
+
+
+PRODUCT_STACK = ServingStack()
+SDK_PATH = ServingStack(fast_path=False)
+"""The product's stack with every call taken by the SDK's own path (the fast path's reference)."""
