@@ -289,7 +289,7 @@ def trace_sql(path: Path) -> list[str]:
         and id(node) not in docstrings
         and TRACE_SQL.search(node.value)
     ]
-    return [f"{node.lineno}: {node.value.strip()[:80]}" for node in sorted(hits, key=lambda n: n.lineno)]
+    return [f"{node.lineno}: {str(node.value).strip()[:80]}" for node in sorted(hits, key=lambda n: n.lineno)]
 
 
 def test_only_the_trace_store_writes_sql_against_the_trace_schema() -> None:

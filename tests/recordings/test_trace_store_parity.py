@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,7 +99,7 @@ def both(engines: tuple[Path, str]) -> Iterator[tuple[TraceStore, TraceStore, Tr
         yield lite, ro, pg
 
 
-def same(stores: tuple[TraceStore, ...], method: str, *args: object, **kwargs: object) -> object:
+def same(stores: tuple[TraceStore, ...], method: str, *args: object, **kwargs: object) -> Any:
     """Call ``method`` on every store; assert one answer (lists of rows compared whole); return it."""
     COVERED.add(method)
     answers = []
@@ -112,29 +113,29 @@ def same(stores: tuple[TraceStore, ...], method: str, *args: object, **kwargs: o
 
 def test_the_tables(both: tuple[TraceStore, ...]) -> None:
     runs = same(both, "runs")
-    assert [(r["run_id"], r["calls"], r["samples"], r["sessions"]) for r in runs] == [  # type: ignore[attr-defined]
+    assert [(r["run_id"], r["calls"], r["samples"], r["sessions"]) for r in runs] == [
         ("r1", 49, 6, 2),
         ("r2", 1, 1, 0),
     ]
-    assert [s["session_key"] for s in same(both, "sessions")] == ["s-b", "s-none", "s-a"]  # type: ignore[attr-defined]
-    assert len(same(both, "sessions", "r1")) == 2  # type: ignore[arg-type]
-    assert same(both, "session", "s-none")["transport"] == "stdio"  # type: ignore[index]
+    assert [s["session_key"] for s in same(both, "sessions")] == ["s-b", "s-none", "s-a"]
+    assert len(same(both, "sessions", "r1")) == 2
+    assert same(both, "session", "s-none")["transport"] == "stdio"
     assert same(both, "session", "absent") is None
     messages = same(both, "messages")
-    assert len(messages) == 48 and messages[0]["headers"][1] != ["authorization", "Bearer x"]  # type: ignore[arg-type,index]
-    assert len(same(both, "messages", "s-a")) == 24  # type: ignore[arg-type]
+    assert len(messages) == 48 and messages[0]["headers"][1] != ["authorization", "Bearer x"]
+    assert len(same(both, "messages", "s-a")) == 24
     assert same(both, "messages", run_id="r2") == []
-    assert same(both, "tools_call_request", "s-b", "1")["jsonrpc_id"] == 1  # type: ignore[index]
+    assert same(both, "tools_call_request", "s-b", "1")["jsonrpc_id"] == 1
     assert same(both, "tools_call_request", "s-b", "2") is None
     calls = same(both, "calls", "r1")
-    assert [c["sample_id"] for c in calls][:2] == [None, "B"]  # type: ignore[index]
-    assert len(same(both, "calls", "r1", "é")) == 8  # type: ignore[arg-type]
+    assert [c["sample_id"] for c in calls][:2] == [None, "B"]
+    assert len(same(both, "calls", "r1", "é")) == 8
     raw = same(both, "calls", "r1", turn=1, parse_json=False)
-    assert raw and isinstance(raw[0]["arguments"], str)  # type: ignore[index]
+    assert raw and isinstance(raw[0]["arguments"], str)
     assert same(both, "calls", "absent") == []
     after = same(both, "calls_after", 40, 5)
-    assert [c.call["id"] for c in after] == [41, 42, 43, 44, 45]  # type: ignore[attr-defined]
-    assert after[0].jsonrpc_id_text == "41"  # type: ignore[index]
+    assert [c.call["id"] for c in after] == [41, 42, 43, 44, 45]
+    assert after[0].jsonrpc_id_text == "41"
 
 
 def test_runs_and_counts(both: tuple[TraceStore, ...]) -> None:
@@ -145,20 +146,20 @@ def test_runs_and_counts(both: tuple[TraceStore, ...]) -> None:
     per_sample = same(both, "calls_per_sample", "r1")
     assert per_sample == {None: 1, **{s: 8 for s in SAMPLES}}
     statuses = same(both, "call_statuses", "r1", ["a", "b"])
-    assert sum(statuses.values()) == 16 and "ok" in statuses  # type: ignore[attr-defined,operator]
+    assert sum(statuses.values()) == 16 and "ok" in statuses
     assert same(both, "call_statuses", "r1", []) == {}
     assert same(both, "in_flight", "r1") == []
     assert same(both, "outbox_status", 0.0) is None
 
 
 def test_the_evaluators_stream(both: tuple[TraceStore, ...]) -> None:
-    assert "call_group" in same(both, "calls_columns")  # type: ignore[operator]
+    assert "call_group" in same(both, "calls_columns")
     rows = same(both, "prediction_rows", "r1")
-    assert len(rows) == 49 and rows[0].sample_id is None and rows[1].sample_id == "B"  # type: ignore[arg-type,index]
-    first_turn = [r.call_group for r in rows[1:5]]  # type: ignore[index]
+    assert len(rows) == 49 and rows[0].sample_id is None and rows[1].sample_id == "B"
+    first_turn = [r.call_group for r in rows[1:5]]
     assert first_turn == [0, 1, 0, 1]  # group before seq
     quiet = same(both, "prediction_rows", "r1", outputs=False, sample_ids=["a", "é"])
-    assert len(quiet) == 16 and all(r.result is None and r.rpc_error is None for r in quiet)  # type: ignore[arg-type,attr-defined]
+    assert len(quiet) == 16 and all(r.result is None and r.rpc_error is None for r in quiet)
     assert same(both, "prediction_rows", "r1", sample_ids=[]) == []
 
 
@@ -167,26 +168,26 @@ def test_the_viewers_pages(both: tuple[TraceStore, ...]) -> None:
     assert [r.run_id for r in summaries] == ["r2", "r1"] and summaries[1].meta == {
         "agent": "oracle",
         "seed": 1,
-    }  # type: ignore[attr-defined,index]
+    }
     assert same(both, "run_exists", "r2") and not same(both, "run_exists", "absent")
     assert same(both, "change_cursor") == 51
-    page, after = same(both, "sample_page", "r1", None, 2, SampleFilter())  # type: ignore[misc]
+    page, after = same(both, "sample_page", "r1", None, 2, SampleFilter())
     assert [s.sample_id for s in page] == ["B", "a"] and after == "a"
     assert page[0].tools == {"T0": 4, "T1": 4} and page[0].trials == 2 and page[0].turns == 2
-    rest, end = same(both, "sample_page", "r1", "a", 10, SampleFilter())  # type: ignore[misc]
+    rest, end = same(both, "sample_page", "r1", "a", 10, SampleFilter())
     assert [s.sample_id for s in rest] == ["a%", "a_1", "b", "é"] and end is None
-    searched, _ = same(both, "sample_page", "r1", None, 10, SampleFilter(search="A_"))  # type: ignore[misc]
+    searched, _ = same(both, "sample_page", "r1", None, 10, SampleFilter(search="A_"))
     assert [s.sample_id for s in searched] == ["a_1"]  # "_" is a letter, not LIKE's wildcard
-    failed, _ = same(both, "sample_page", "r1", None, 10, SampleFilter(failed=True, tool="T1", status="ok"))  # type: ignore[misc]
+    failed, _ = same(both, "sample_page", "r1", None, 10, SampleFilter(failed=True, tool="T1", status="ok"))
     assert failed and all(s.failed for s in failed)
-    only, _ = same(both, "sample_page", "r1", None, 10, SampleFilter(), only=["b", "é"])  # type: ignore[misc]
+    only, _ = same(both, "sample_page", "r1", None, 10, SampleFilter(), only=["b", "é"])
     assert [s.sample_id for s in only] == ["b", "é"]
     assert same(both, "sample_page", "r1", None, 10, SampleFilter(), only=[]) == ([], None)
     calls = same(both, "sample_calls", "r1", "a")
-    assert len(calls) == 8  # type: ignore[arg-type]
-    pending = [row[0] for row in calls if row[PAGE_COLUMNS.index("status")] == "pending"]  # type: ignore[union-attr,index]
-    new = same(both, "new_calls", "r1", "a", calls[-2][0], pending)  # type: ignore[index]
-    assert {row[0] for row in new} == {calls[-1][0], *pending}  # type: ignore[union-attr,index]
+    assert len(calls) == 8
+    pending = [row[0] for row in calls if row[PAGE_COLUMNS.index("status")] == "pending"]
+    new = same(both, "new_calls", "r1", "a", calls[-2][0], pending)
+    assert {row[0] for row in new} == {calls[-1][0], *pending}
 
 
 def test_set_aside_moves_the_same_calls(engines: tuple[Path, str], tmp_path: Path, postgres_url: str) -> None:

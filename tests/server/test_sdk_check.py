@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -80,7 +81,7 @@ def test_the_server_takes_the_sdks_path_with_a_warning(
         async def receive() -> dict[str, str]:
             return incoming.pop(0)
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             sent.append(message["type"])
 
         await app({"type": "lifespan"}, receive, send)

@@ -65,7 +65,7 @@ def wait_sessions(
 
     def probe() -> list[dict[str, Any]]:
         with SqliteTraceStore.open(db) as store:
-            return store.sessions(run)
+            return [dict(row) for row in store.sessions(run)]
 
     return wait_for(probe, predicate, timeout=timeout, what=f"the session rows of run {run!r}")
 
