@@ -128,7 +128,6 @@ def run_pass(args: argparse.Namespace, shard: Shard | None = None, quiet: bool =
             trials=args.trials,
             resume=args.resume,
             group_tags=args.group_tags == "on",
-            mcp_client=args.mcp_client,
             progress=not quiet and not args.no_progress,
             own_samples=set(samples) if shard is not None else None,
         )
