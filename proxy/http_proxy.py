@@ -273,13 +273,13 @@ class ClientProtocol(asyncio.Protocol):
         if self.buffer:
             self._next_request()
 
-    def internal_error(self, exchange: Exchange, exc: Exception) -> None:
-        """A bug while forwarding: this request gets a 502 (if nothing was sent yet) and the connection closes."""
+    def internal_error(self, exchange: Exchange, exc: Exception, answered: bool) -> None:
+        """A bug while forwarding: this request gets a 502 (unless its head went out) and the connection closes."""
         if self.exchange is exchange:
             self.exchange = None
         if self.closed:
             return
-        if not exchange.head_sent:
+        if not answered:
             self._write_error(502, f"internal proxy error: {exc!r}", None, close=True)
         else:
             self._close()
