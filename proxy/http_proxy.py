@@ -224,6 +224,7 @@ class ClientProtocol(asyncio.Protocol):
 
     def _reject_now(self, reject: _Reject) -> None:
         """Refuse a malformed request (nothing is forwarded): answer, trace the answer, close."""
+        target = reject.target or (self._head.target if self._head is not None else None)
         self.buffer.clear()
         self._head = None
         self._chunks = None
@@ -231,9 +232,18 @@ class ClientProtocol(asyncio.Protocol):
         self.write(whole)
         self._close()
         log.warning("rejected a request: %s", reject.message)
-        tracer = self.settings.tracer
+        tracer, tags = self.settings.tracer, self._tags_of(target)
         for msg in parse_body(body):  # a message row without a session: the trace says why
-            tracer.log(None, self.settings.defaults, "s2c", msg)
+            tracer.log(None, tags, "s2c", msg)
+
+    def _tags_of(self, target: bytes | None) -> Tags:
+        """The path tags of a refused request's target (the defaults when there are none to read)."""
+        if target is not None:
+            try:
+                return self.server.path_tags(target.decode("latin-1").partition("?")[0])[0]
+            except TagError:
+                pass
+        return self.settings.defaults
 
     # ---------------------------------------------------------------- writing
 
@@ -354,12 +364,14 @@ class ClientProtocol(asyncio.Protocol):
 
 
 class _Reject(Exception):
-    """A request refused before anything was forwarded: ``status`` and the reason the client reads."""
+    """A request refused before anything was forwarded: ``status``, the reason the client reads, and
+    the request target when its head could be read (its path tags go on the trace row)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, target: bytes | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.target = target
 
 
 def _parse_head(buffer: bytearray, max_body: int) -> _Head | None:
@@ -372,9 +384,12 @@ def _parse_head(buffer: bytearray, max_body: int) -> _Head | None:
         if end < 0:
             return None
         head = http1.parse_request_head(buffer, end)
-        body = http1.request_body(head.headers)
     except http1.FramingError as exc:
         raise _Reject(exc.status, exc.reason) from None
+    try:
+        body = http1.request_body(head.headers)
+    except http1.FramingError as exc:
+        raise _Reject(exc.status, exc.reason, head.target) from None
     forward: list[tuple[bytes, bytes]] = []
     lookup: dict[bytes, bytes] = {}
     expect = False
@@ -386,7 +401,7 @@ def _parse_head(buffer: bytearray, max_body: int) -> _Head | None:
         elif key == b"expect" and pair[1].lower() == b"100-continue":
             expect = True
     if body.length > max_body:
-        raise _Reject(413, f"request body too large ({body.length} bytes; limit {max_body})")
+        raise _Reject(413, f"request body too large ({body.length} bytes; limit {max_body})", head.target)
     return _Head(
         head.method,
         head.target,
