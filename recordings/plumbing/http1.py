@@ -115,22 +115,26 @@ def head_end(buffer: bytes | bytearray, limit: int = MAX_HEAD) -> int:
 
 def parse_request_head(buffer: bytes | bytearray, end: int) -> RequestHead:
     """The request head in ``buffer[:end]`` (``end`` from :func:`head_end`)."""
-    head = bytes(buffer[:end])
-    eol = head.find(b"\r\n")
-    match = _REQUEST_LINE.fullmatch(head, 0, eol)
-    if match is None:
-        raise FramingError(f"bad request line {_show(head[:eol])}")
-    return RequestHead(match[1], match[2], int(match[3]), _fields(head, eol + 2), end)
+    match, headers = _split_head(buffer, end, _REQUEST_LINE, "request")
+    return RequestHead(match[1], match[2], int(match[3]), headers, end)
 
 
 def parse_response_head(buffer: bytes | bytearray, end: int) -> ResponseHead:
     """The response head in ``buffer[:end]`` (``end`` from :func:`head_end`)."""
+    match, headers = _split_head(buffer, end, _STATUS_LINE, "status")
+    return ResponseHead(int(match[1]), int(match[2]), match[3] or b"", headers, end)
+
+
+def _split_head(
+    buffer: bytes | bytearray, end: int, start_line: re.Pattern[bytes], what: str
+) -> tuple[re.Match[bytes], Headers]:
+    """The start line's match and the checked header fields of ``buffer[:end]``."""
     head = bytes(buffer[:end])
     eol = head.find(b"\r\n")
-    match = _STATUS_LINE.fullmatch(head, 0, eol)
+    match = start_line.fullmatch(head, 0, eol)
     if match is None:
-        raise FramingError(f"bad status line {_show(head[:eol])}")
-    return ResponseHead(int(match[1]), int(match[2]), match[3] or b"", _fields(head, eol + 2), end)
+        raise FramingError(f"bad {what} line {_show(head[:eol])}")
+    return match, _fields(head, eol + 2)
 
 
 def _fields(head: bytes, start: int) -> Headers:
