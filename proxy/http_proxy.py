@@ -428,14 +428,14 @@ def _dechunk(buffer: bytearray, state: _Dechunked, limit: int) -> int:
     """Decode the chunks that have arrived into ``state.body``; the body's end offset, or -1 while incomplete."""
     try:
         while True:
-            chunk = http1.next_chunk(buffer, state.pos)
+            chunk = http1.next_chunk(buffer, state.pos, limit - len(state.body))
             if chunk is None:
                 return -1
             state.pos = chunk.end
             if chunk.last:
                 return chunk.end
-            if len(state.body) + chunk.stop - chunk.start > limit:
-                raise _Reject(413, f"request body too large (limit {limit} bytes)")
             state.body += buffer[chunk.start : chunk.stop]
     except http1.FramingError as exc:
+        if exc.status == 413:
+            raise _Reject(413, f"request body too large (limit {limit} bytes)") from None
         raise _Reject(exc.status, f"{exc.reason} in the request body") from None

@@ -222,11 +222,14 @@ def keep_alive(minor: int, headers: Headers) -> bool:
     return persist
 
 
-def next_chunk(buffer: bytes | bytearray, pos: int = 0, trailer_limit: int = MAX_HEAD) -> Chunk | None:
+def next_chunk(
+    buffer: bytes | bytearray, pos: int = 0, max_size: int | None = None, trailer_limit: int = MAX_HEAD
+) -> Chunk | None:
     """The chunk starting at ``buffer[pos]``, or None until all of it has arrived.
 
     Validates the size line (``1*HEXDIG``, optional extensions), the CRLF after the data and, for
-    the last chunk, each trailer line; raises :class:`FramingError` otherwise.
+    the last chunk, each trailer line; raises :class:`FramingError` otherwise. A chunk larger than
+    ``max_size`` is refused (413) as soon as its size line arrives, before its data is awaited.
     """
     eol = buffer.find(b"\r\n", pos, pos + MAX_CHUNK_LINE + 2)
     if eol < 0:
@@ -237,6 +240,8 @@ def next_chunk(buffer: bytes | bytearray, pos: int = 0, trailer_limit: int = MAX
     if match is None:
         raise FramingError(f"bad chunk size line {_show(buffer[pos:eol])}")
     size = int(match[1], 16)
+    if max_size is not None and size > max_size:
+        raise FramingError(f"chunk of {size} bytes over the limit", 413)
     start = eol + 2
     if size:
         stop = start + size

@@ -237,6 +237,13 @@ def test_bad_status_lines_are_refused(line: bytes) -> None:
         http1.parse_response_head(head, len(head))
 
 
+def test_a_chunk_over_the_limit_is_refused_at_its_size_line() -> None:
+    with pytest.raises(http1.FramingError, match="over the limit") as caught:
+        http1.next_chunk(b"ffffffff\r\nabc", max_size=1000)
+    assert caught.value.status == 413
+    assert http1.next_chunk(b"a\r\n0123456789\r\n", max_size=10) == http1.Chunk(3, 13, 15, False)
+
+
 def test_heads_too_large_are_refused_before_they_end() -> None:
     with pytest.raises(http1.FramingError, match="head too large") as caught:
         http1.head_end(b"GET / HTTP/1.1\r\nX: " + b"a" * http1.MAX_HEAD)

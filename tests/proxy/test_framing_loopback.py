@@ -25,6 +25,11 @@ RUN = "framing"
 EXTRA: dict[str, tuple[bytes, str, int]] = {
     "head too large": (b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n", "head too large", 431),
     "body too large": (b"Content-Length: 99999999999\r\n\r\n", "request body too large", 413),
+    "chunk too large": (  # refused at its size line: the proxy never waits for (or buffers) its data
+        b"Transfer-Encoding: chunked\r\n\r\nffffffff\r\nabc",
+        "request body too large",
+        413,
+    ),
     "gzip then chunked": (
         b"Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
         "only chunked is supported",
