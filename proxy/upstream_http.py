@@ -118,9 +118,11 @@ def parse_head(head: bytes, method: bytes) -> Response:
         body = http1.response_body(parsed.headers, parsed.status, method)
     except http1.FramingError as exc:
         raise UpstreamError(f"upstream sent a malformed response: {exc.reason}") from None
-    headers = [(name.lower(), value) for name, value in parsed.headers]
+    headers: list[tuple[bytes, bytes]] = []
     content_type = b""
-    for key, value in headers:
+    for name, value in parsed.headers:
+        key = name.lower()
+        headers.append((key, value))
         if key == b"content-type":
             content_type = value.lower()
     keep_alive = body.kind != "close" and http1.keep_alive(parsed.minor, parsed.headers)

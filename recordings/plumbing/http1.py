@@ -38,7 +38,6 @@ _TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _VCHAR = rb"[\x21-\x7e\x80-\xff]"
 _FIELD_TEXT = rb"(" + _TOKEN + rb"):[ \t]*(" + _VCHAR + rb"*(?:[ \t]+" + _VCHAR + rb"+)*)[ \t]*"
 _FIELD = re.compile(_FIELD_TEXT)
-_FIELD_LINE = re.compile(_FIELD_TEXT + rb"\r\n")
 _FIELD_LINES = re.compile(rb"(?:" + _TOKEN + rb":[\t\x20-\x7e\x80-\xff]*\r\n)*")
 _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") (" + _VCHAR + rb"+) HTTP/1\.([01])")
 _STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([\t\x20-\x7e\x80-\xff]*))?")
@@ -140,12 +139,17 @@ def _split_head(
 def _fields(head: bytes, start: int) -> Headers:
     """The header lines of ``head[start:]`` (each ending in CRLF, then the blank line), checked.
 
-    One regular expression checks them all and another collects them (both in C); a line-by-line
-    pass runs only to name what is wrong.
+    One regular expression checks them all (in C); a line-by-line pass runs only to name what is
+    wrong.
     """
     stop = len(head) - 2  # the blank line's CRLF
     if _FIELD_LINES.fullmatch(head, start, stop) is not None:
-        return _FIELD_LINE.findall(head, start, stop)
+        fields: Headers = []
+        if stop > start:
+            for line in head[start : stop - 2].split(b"\r\n"):
+                name, _, value = line.partition(b":")  # a token holds no colon
+                fields.append((name, value.strip(b" \t")))
+        return fields
     for line in head[start:stop].split(b"\r\n"):
         if _FIELD.fullmatch(line) is None:
             if line[:1] in (b" ", b"\t"):
