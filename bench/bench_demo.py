@@ -7,23 +7,22 @@ during the runs, and the scoring's wall clock. With one machine's cores shared b
 runs' wall clock is at least the largest part and at most their sum. The leaderboard must stay the
 demo's (oracle 1.000, noisy-light TF1 0.904, noisy-heavy 0.683).
 
-The demo runs twice: first as the harness ran before (httpx2 HTTP client, ``FINMCP_HARNESS_HTTP=httpx2``,
-on asyncio's event loop, ``--loop asyncio``) as the same-run baseline, then as it runs now (the lean
-client, :mod:`evaluator.harness.http_pool`, on uvloop); a third row gives the ratios to the baseline.
+The demo runs twice: first as the harness ran before (the httpx2 HTTP client, ``bench/httpx2_pool.py``
+put in the lean client's place for that run, on asyncio's event loop, ``--loop asyncio``) as the
+same-run baseline, then as it runs now (the lean client, :mod:`evaluator.harness.http_pool`, on
+uvloop); a third row gives the ratios to the baseline.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import httpx2_pool
 from evaluator.harness.demo import run_demo
-from evaluator.harness.mcp_client import HTTP_BACKEND_ENV
 from evaluator.harness.options import DemoOptions
 
 EXPECTED_TF1 = {"oracle": "1.000", "noisy-light": "0.904", "noisy-heavy": "0.683"}
@@ -42,7 +41,8 @@ def run() -> list[dict[str, Any]]:
 
 def demo_row(backend: str, loop: str = "auto") -> dict[str, Any]:
     """One demo with the harness's ``backend`` HTTP client on ``loop``: calls/s, parts' CPU, scoring."""
-    with _backend(backend), tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
+    client = httpx2_pool.installed() if backend == "httpx2" else contextlib.nullcontext()
+    with client, tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
         options = DemoOptions(out=str(Path(tmp) / "demo"), progress=False, loop=loop)
         timings: dict[str, Any] = {}
         with contextlib.redirect_stdout(io.StringIO()):
@@ -72,16 +72,3 @@ def demo_row(backend: str, loop: str = "auto") -> dict[str, Any]:
     )
     row["leaderboard_tf1"] = tf1
     return row
-
-
-@contextlib.contextmanager
-def _backend(name: str) -> Iterator[None]:
-    was = os.environ.get(HTTP_BACKEND_ENV)
-    os.environ[HTTP_BACKEND_ENV] = name
-    try:
-        yield
-    finally:
-        if was is None:
-            os.environ.pop(HTTP_BACKEND_ENV, None)
-        else:
-            os.environ[HTTP_BACKEND_ENV] = was

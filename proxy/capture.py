@@ -36,7 +36,7 @@ from proxy.writer import TraceWriter
 from recordings.errors import InvalidValueError
 from recordings.plumbing.protocol import HANDSHAKE_ERA_LABEL, era_label
 from recordings.store import RecordingStore
-from recordings.trace_rows import CallRow, call_row, message_row, prepare_outcome
+from recordings.trace_rows import CallRow, MessageRow, call_row, message_row, prepare_outcome
 from recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy")
@@ -225,26 +225,18 @@ class Tracer:
 
         ``t_ns`` (monotonic) and ``wall`` default to now.
         """
-        msg_id = msg.id
-        args = (
-            direction,
-            msg.kind,
-            msg.raw,
-            session.key if session else None,
-            tags.run,
-            tags.sample,
-            tags.turn,
-            t_ns or time.monotonic_ns(),
-            wall or wall_iso(),
-            msg_id if isinstance(msg_id, int | str) else None,
-            msg.method,
-            headers,
-        )
+        key = session.key if session else None
+        t_ns, wall = t_ns or time.monotonic_ns(), wall or wall_iso()
         if lazy:
-            self.writer.submit(lambda store: store.write_message(message_row(*args)), defer=True)
+            self.writer.submit(
+                lambda store: store.write_message(
+                    _message_row(direction, msg, key, tags, t_ns, wall, headers)
+                ),
+                defer=True,
+            )
             return
         try:
-            row = message_row(*args)  # the tracer built every value itself: no checks needed
+            row = _message_row(direction, msg, key, tags, t_ns, wall, headers)
         except InvalidValueError as exc:  # never expected; the message is still forwarded
             self.writer.failures += 1
             log.warning("message not logged: %s", exc)
@@ -262,19 +254,7 @@ class Tracer:
                 msg = classify(json.loads(raw), raw)
             except (ValueError, UnicodeDecodeError):
                 msg = Message(raw, None, "invalid")
-            store.log_message(
-                direction=direction,
-                kind=msg.kind,
-                body=raw,
-                session_key=key,
-                run_id=tags.run,
-                sample_id=tags.sample,
-                turn=tags.turn,
-                t_ns=t_ns,
-                wall_time=wall,
-                jsonrpc_id=msg.id if isinstance(msg.id, int | str) else None,
-                method=msg.method,
-            )
+            store.write_message(_message_row(direction, msg, key, tags, t_ns, wall))
 
         self.writer.submit(op, defer=True)
 
@@ -466,6 +446,33 @@ class Tracer:
             if call is not None:
                 out.append(call)
         return out
+
+
+def _message_row(
+    direction: str,
+    msg: Message,
+    session_key: str | None,
+    tags: Tags,
+    t_ns: int,
+    wall: str,
+    headers: Iterable[tuple[bytes, bytes]] | None = None,
+) -> MessageRow:
+    """A message row of ``msg`` (unchecked: the tracer built every value itself)."""
+    msg_id = msg.id
+    return message_row(
+        direction,
+        msg.kind,
+        msg.raw,
+        session_key,
+        tags.run,
+        tags.sample,
+        tags.turn,
+        t_ns,
+        wall,
+        msg_id if isinstance(msg_id, int | str) else None,
+        msg.method,
+        headers,
+    )
 
 
 class Recorder:

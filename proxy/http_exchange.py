@@ -9,11 +9,15 @@ upstream bytes, so an SSE answer and its stream's end that arrive together leave
 
 When the exchange is over (response forwarded, or failed and answered) it tells its client
 connection, which closes or reads the next request.
+
+Its lifecycle is one :class:`Phase`; :data:`NEXT` is the transition table and a move it does not
+list raises :class:`IllegalTransition` (which costs the request a 502, never the listener).
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import logging
 import time
@@ -35,6 +39,38 @@ log = logging.getLogger("finmcp.proxy.http")
 
 HOLD_LIMIT = 1024 * 1024
 NO_ANSWER = "upstream response ended without an answer"
+
+
+class Phase(enum.Enum):
+    """Where an exchange is in its life."""
+
+    CONNECTING = "connecting"  # waiting for a new upstream connection
+    SENT = "sent"  # the request is written; no response head yet
+    RECONNECTING = "reconnecting"  # a reused connection died silently; a fresh one opens for the one resend
+    RESENT = "resent"  # written once more (never a third time); no response head yet
+    HELD = "held"  # the response head arrived and waits (a small JSON body, or a POST's SSE head)
+    STREAMING = "streaming"  # the response head went to the client's output
+    FINISHING = "finishing"  # the response is over (forwarded, failed or answered); output drains
+    DONE = "done"  # handed back to the client connection, or abandoned
+
+
+NEXT: dict[Phase, frozenset[Phase]] = {
+    Phase.CONNECTING: frozenset({Phase.SENT, Phase.FINISHING, Phase.DONE}),
+    Phase.SENT: frozenset({Phase.HELD, Phase.STREAMING, Phase.RECONNECTING, Phase.FINISHING, Phase.DONE}),
+    Phase.RECONNECTING: frozenset({Phase.RESENT, Phase.FINISHING, Phase.DONE}),
+    Phase.RESENT: frozenset({Phase.HELD, Phase.STREAMING, Phase.FINISHING, Phase.DONE}),
+    Phase.HELD: frozenset({Phase.STREAMING, Phase.FINISHING, Phase.DONE}),
+    Phase.STREAMING: frozenset({Phase.FINISHING, Phase.DONE}),
+    Phase.FINISHING: frozenset({Phase.DONE}),
+    Phase.DONE: frozenset(),
+}
+"""Phase -> the phases it may move to."""
+_OVER = frozenset({Phase.FINISHING, Phase.DONE})
+_WAITING = frozenset({Phase.CONNECTING, Phase.SENT, Phase.RECONNECTING, Phase.RESENT})
+
+
+class IllegalTransition(RuntimeError):
+    """An exchange was asked to move between phases :data:`NEXT` does not connect (a bug)."""
 
 
 class ClientChannel(Protocol):
@@ -64,8 +100,8 @@ class ClientChannel(Protocol):
         """The exchange wrote its last byte; ``keep``: the connection may serve another request."""
         ...
 
-    def internal_error(self, exchange: Exchange, exc: Exception) -> None:
-        """A bug while forwarding: answer 502 if nothing was sent yet, and close."""
+    def internal_error(self, exchange: Exchange, exc: Exception, answered: bool) -> None:
+        """A bug while forwarding: answer 502 unless the response head went out (``answered``), and close."""
         ...
 
 
@@ -84,24 +120,17 @@ class Exchange:
         self.calls: dict[str, PendingCall] = {}
         self.request_ids: list[Any] = []
         self.methods: dict[str, str] = {}  # id text -> method of this POST's requests
-        self.deferred = False
-        self.traced = False
-        self.head_sent = False
+        self.state = Phase.CONNECTING
         self.response: Response | None = None
         self.answered: set[str] = set()
         self.upstream: UpstreamConnection | None = None
-        self.retried = False
         self.sse_parser: SSEParser | None = None  # set while an SSE response body is forwarded
         self.resumable = False  # the SSE stream carried an event id: the client may resume it (SEP-1699)
-        self.hold = False
-        self.held: list[bytes] = []
+        self.held: list[bytes] = []  # a held response (head first) until its end; empty: not held
         self.copy: list[bytes] = []
         self.pending_head = b""
         self.output = OrderedOutput(conn.write, self._wake)  # bytes and commit barriers, in order
-        self.ended = False  # the response is over (complete, failed or answered by the proxy)
-        self.keep = False
-        self.finishing = False  # the response is over; the exchange ends once its output is written
-        self.done = False
+        self.keep = False  # once FINISHING: the client connection may serve another request
         self.head = b""
         self.timeout = None if request.method == b"GET" else self.settings.timeout
         self.deadline = 0.0
@@ -109,6 +138,19 @@ class Exchange:
         self.connecting: asyncio.Task[None] | None = None
         self.arrived_ns = conn.arrived_ns
         self.cors: list[tuple[bytes, bytes]] = []  # a --cors-origin page's request: headers for its response
+
+    # ---------------------------------------------------------------- phases
+
+    def _to(self, phase: Phase) -> None:
+        """Move to ``phase``; :class:`IllegalTransition` if :data:`NEXT` does not allow it."""
+        if phase not in NEXT[self.state]:
+            raise IllegalTransition(f"exchange {self.state.value} -> {phase.value}")
+        self.state = phase
+
+    @property
+    def over(self) -> bool:
+        """The response is over (complete, failed or answered by the proxy)."""
+        return self.state in _OVER
 
     # ---------------------------------------------------------------- start
 
@@ -140,12 +182,13 @@ class Exchange:
             self._guarded(self._upstream_failed, str(exc), 502, exc.logged)
             self._guarded(self._flush)
             return
-        if self.ended:  # the client left (or the deadline passed) meanwhile
+        if self.over:  # the client left (or the deadline passed) meanwhile
             upstream.close()
             return
         self._guarded(self._send, upstream)
 
     def _send(self, upstream: UpstreamConnection) -> None:
+        self._to(Phase.RESENT if self.state is Phase.RECONNECTING else Phase.SENT)
         self.upstream = upstream
         upstream.send(self.head, self.request.body, self.request.method, self)
         if self.conn.paused:
@@ -154,10 +197,7 @@ class Exchange:
     # ---------------------------------------------------------------- tracing the request
 
     def _trace_request(self) -> None:
-        """Parse the request body and log it (once; called as soon as the request is on its way)."""
-        if self.traced:
-            return
-        self.traced = True
+        """Parse the request body and log it (called once, as soon as the request is on its way)."""
         request = self.request
         if request.body:
             self.messages = parse_body(request.body)
@@ -166,7 +206,7 @@ class Exchange:
                     self.request_ids.append(msg.id)
                     self.methods[msg.id_text or "null"] = msg.method or ""
         self._session_for_request()
-        if not self.deferred:
+        if self.session is not None:
             self._log_client()
 
     def _session_for_request(self) -> None:
@@ -187,7 +227,7 @@ class Exchange:
             key = f"2026:{name or '?'}/{cversion or '?'}@{t.run or '-'}/{t.sample or '-'}/{t.trial}"
             self.session = self.tracer.session(key, "http", self.tags)
             return
-        self.deferred = True  # initialize (or something without a session): the response names it
+        # initialize (or something without a session): the session stays None until the response names it
 
     def _log_client(self) -> None:
         session = self.session
@@ -209,7 +249,6 @@ class Exchange:
         else:
             key = f"http:nosession:{time.monotonic_ns()}:{self.conn.next_provisional()}"
         self.session = self.tracer.session(key, "http", self.tags)
-        self.deferred = False
         self._log_client()
 
     # ---------------------------------------------------------------- the response (ResponseSink)
@@ -224,12 +263,12 @@ class Exchange:
         self._guarded(self._end, raw)
 
     def on_failure(self, error: UpstreamError, silent: bool) -> None:
-        if silent and not self.retried and not self.ended:  # written on a reused connection, no answer
+        if silent and self.state is Phase.SENT:  # written on a reused connection, no answer (never resent)
             refusal = self.conn.pool.lost_after_write(
                 error, self.request.method, safe_to_repeat(self.messages)
             )
             if refusal is None:  # safe to repeat: once more, on a fresh connection
-                self.retried = True
+                self._to(Phase.RECONNECTING)
                 self.upstream = None
                 self.connecting = asyncio.get_running_loop().create_task(self._connect())
                 return
@@ -244,25 +283,28 @@ class Exchange:
             response.head = with_cors(response.head, self.cors)
         self.response = response
         self._touch()
-        if self.deferred:
+        if self.session is None:
             self._adopt_session(response)
         if self.request.method == b"DELETE" and response.status < 300 and self.session is not None:
             self.tracer.end_session(self.session.key)
         mode = response.body_mode
         if mode == "none":
             self.output.emit(response.head)
-            self.head_sent = True
+            self._to(Phase.STREAMING)
             return
         is_sse = response.content_type.startswith(b"text/event-stream")
         # a small JSON body goes out with its head in one write (and only after any call row it completes)
-        self.hold = not is_sse and (bool(self.calls) or (mode == "length" and response.length <= HOLD_LIMIT))
+        hold = not is_sse and (bool(self.calls) or (mode == "length" and response.length <= HOLD_LIMIT))
         # a POST's SSE head waits for the first event, so both leave in one write; GET streams start at once
         self.pending_head = response.head if is_sse and self.request.method == b"POST" else b""
-        if self.hold:
+        if hold:
             self.held.append(response.head)
-        elif not self.pending_head:
+            self._to(Phase.HELD)
+        elif self.pending_head:
+            self._to(Phase.HELD)
+        else:
             self.output.emit(response.head)
-            self.head_sent = True
+            self._to(Phase.STREAMING)
         if is_sse:
             self.sse_parser = SSEParser()
 
@@ -271,7 +313,7 @@ class Exchange:
         if self.sse_parser is not None:
             self.output.after(self._sse_events(self.sse_parser.feed(payload)))
             self._emit_sse(raw)
-        elif self.hold:
+        elif self.held:
             self.held.append(raw)
             self.copy.append(payload)
         else:
@@ -286,14 +328,13 @@ class Exchange:
     def _emit_sse(self, raw: bytes) -> None:
         if self.pending_head:
             raw, self.pending_head = self.pending_head + raw, b""
-            self.head_sent = True
+            self._to(Phase.STREAMING)
         self.output.emit(raw)
 
     def _end(self, raw: bytes) -> None:
         """The upstream's response is complete: release the connection, finish the calls, end the output."""
         response = self.response
         assert response is not None
-        self.ended = True
         self._stop_timer()
         if self.upstream is not None:
             self.conn.pool.release(self.upstream, response.keep_alive)
@@ -314,10 +355,10 @@ class Exchange:
             # a call this body did not answer fails now, so its row too is committed before the bytes go
             waits += self._fail_calls("transport_error", NO_ANSWER)
             self.output.after(waits)
-            if self.hold:
+            if self.held:
                 self.held.append(raw)
                 self.output.emit(b"".join(self.held))
-                self.head_sent = True
+                self._to(Phase.STREAMING)
             else:
                 self.output.emit(raw)  # the last chunk (and trailers) of a chunked body
         self.output.after(self._fail_calls("transport_error", NO_ANSWER))
@@ -422,20 +463,18 @@ class Exchange:
 
         ``logged``: the failure was logged already (TLS failures are logged once per reason).
         """
-        if self.ended:
+        if self.over:
             return
-        self.ended = True
         self._stop_timer()
         if not logged:
             log.warning("%s %s: %s", self.request.method.decode(), self.target.url, reason)
         if self.upstream is not None:
             self.upstream.close()
             self.upstream = None
-        self._trace_request()
-        if self.deferred:
+        if self.session is None:
             self._adopt_session(None)
         self.output.after(self._fail_calls("transport_error", reason))
-        if not self.head_sent:
+        if self.state in _WAITING or self.state is Phase.HELD:
             whole, body = error_response(status, reason, self.request_ids or None, extra=self.cors)
             for msg in parse_body(body):
                 self.tracer.log(self.session, self.tags, "s2c", msg)
@@ -458,7 +497,7 @@ class Exchange:
 
     def _on_timer(self) -> None:
         self.timer = None
-        if self.ended or self.timeout is None:
+        if self.over or self.timeout is None:
             return
         loop = asyncio.get_running_loop()
         if loop.time() < self.deadline:  # bytes arrived meanwhile: wait for the rest of the time
@@ -479,18 +518,16 @@ class Exchange:
 
     def abort(self) -> None:
         """The client went away: abandon the upstream request too; its calls are logged as cancelled."""
-        if self.done:
+        if self.state is Phase.DONE:
             return
-        self.done = True
-        self.ended = True
+        self._to(Phase.DONE)
         self._stop_timer()
         if self.connecting is not None:
             self.connecting.cancel()
         if self.upstream is not None:
             self.upstream.close()
             self.upstream = None
-        self._trace_request()
-        if self.deferred and self.session is None:
+        if self.session is None:
             self._adopt_session(None)
         for call in list(self.calls.values()):
             if not call.done:
@@ -498,13 +535,14 @@ class Exchange:
 
     def _guarded(self, step: Any, *args: Any) -> None:
         """Run one step; a bug costs this request (502, connection closed), never the listener."""
-        if self.done:
+        if self.state is Phase.DONE:
             return
         try:
             step(*args)
         except Exception as exc:
             log.exception("proxy failed on %s %s", self.request.method, self.request.target)
-            self.done = self.ended = True
+            answered = self.state in (Phase.STREAMING, Phase.FINISHING)
+            self.state = Phase.DONE  # from any phase: NEXT allows it from every one but DONE
             self._stop_timer()
             if self.upstream is not None:
                 self.upstream.close()
@@ -512,7 +550,7 @@ class Exchange:
             for call in list(self.calls.values()):
                 if not call.done:
                     self.tracer.fail(call, "transport_error", f"internal proxy error: {exc!r}")
-            self.conn.internal_error(self, exc)
+            self.conn.internal_error(self, exc, answered)
 
     # ---------------------------------------------------------------- output
 
@@ -524,11 +562,11 @@ class Exchange:
         drained = self.output.flush()
         if drained and self.calls:  # every answer queued so far is written: the client may have it
             self.tracer.delivered(self.calls.values())
-        if drained and self.finishing and not self.done:
-            self.done = True
+        if drained and self.state is Phase.FINISHING:
+            self._to(Phase.DONE)
             self.conn.exchange_done(self, self.keep)
 
     def _finish(self, keep: bool) -> None:
         """The response is over: once the queued output is written, the connection may go on."""
         self.keep = keep
-        self.finishing = True
+        self._to(Phase.FINISHING)

@@ -30,15 +30,16 @@ from dataclasses import dataclass
 from proxy.http_exchange import Exchange
 from proxy.http_types import Request, Settings
 from proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
+from proxy.jsonrpc import parse_body
 from proxy.tags import TagError, Tags, header_tags, split_path
 from proxy.upstream_conn import ConnectionPool
 from proxy.upstream_http import UpstreamError
+from recordings.plumbing import http1
 from recordings.plumbing.eventloop import loop_name
 from recordings.plumbing.listener import PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")
 
-MAX_HEAD = 64 * 1024
 PATH_CACHE = 1024
 
 
@@ -109,6 +110,7 @@ class ClientProtocol(asyncio.Protocol):
         self.closed = False
         self.paused = False  # the client reads slower than the upstream sends: the upstream waits
         self._head: _Head | None = None  # parsed once, however many reads its body takes
+        self._chunks: _Dechunked | None = None  # a chunked body decoded so far
         self._continue_sent = False
         # When the client started the next request: its connection's accept for the first request, else
         # the arrival of its first byte (a pipelined one: earlier). The sequence group rule compares it
@@ -190,10 +192,14 @@ class ClientProtocol(asyncio.Protocol):
             self._head = head
         start = head.start
         if head.chunked:
-            decoded = _dechunk(buffer, start, self.settings.max_body)
-            if decoded is None:
+            chunks = self._chunks
+            if chunks is None:
+                chunks = self._chunks = _Dechunked(start, bytearray())
+            consumed = _dechunk(buffer, chunks, self.settings.max_body)
+            if consumed < 0:
                 return None
-            body, consumed = decoded
+            body = bytes(chunks.body)
+            self._chunks = None
         else:
             length = head.length
             if len(buffer) - start < length:
@@ -217,10 +223,27 @@ class ClientProtocol(asyncio.Protocol):
         )
 
     def _reject_now(self, reject: _Reject) -> None:
+        """Refuse a malformed request (nothing is forwarded): answer, trace the answer, close."""
+        target = reject.target or (self._head.target if self._head is not None else None)
         self.buffer.clear()
         self._head = None
-        self._write_error(reject.status, reject.message, None, close=True)
+        self._chunks = None
+        whole, body = error_response(reject.status, reject.message, None, close=True)
+        self.write(whole)
+        self._close()
         log.warning("rejected a request: %s", reject.message)
+        tracer, tags = self.settings.tracer, self._tags_of(target)
+        for msg in parse_body(body):  # a message row without a session: the trace says why
+            tracer.log(None, tags, "s2c", msg)
+
+    def _tags_of(self, target: bytes | None) -> Tags:
+        """The path tags of a refused request's target (the defaults when there are none to read)."""
+        if target is not None:
+            try:
+                return self.server.path_tags(target.decode("latin-1").partition("?")[0])[0]
+            except TagError:
+                pass
+        return self.settings.defaults
 
     # ---------------------------------------------------------------- writing
 
@@ -260,13 +283,13 @@ class ClientProtocol(asyncio.Protocol):
         if self.buffer:
             self._next_request()
 
-    def internal_error(self, exchange: Exchange, exc: Exception) -> None:
-        """A bug while forwarding: this request gets a 502 (if nothing was sent yet) and the connection closes."""
+    def internal_error(self, exchange: Exchange, exc: Exception, answered: bool) -> None:
+        """A bug while forwarding: this request gets a 502 (unless its head went out) and the connection closes."""
         if self.exchange is exchange:
             self.exchange = None
         if self.closed:
             return
-        if not exchange.head_sent:
+        if not answered:
             self._write_error(502, f"internal proxy error: {exc!r}", None, close=True)
         else:
             self._close()
@@ -341,82 +364,78 @@ class ClientProtocol(asyncio.Protocol):
 
 
 class _Reject(Exception):
-    def __init__(self, status: int, message: str, close: bool = False) -> None:
+    """A request refused before anything was forwarded: ``status``, the reason the client reads, and
+    the request target when its head could be read (its path tags go on the trace row)."""
+
+    def __init__(self, status: int, message: str, target: bytes | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
-        self.close = close
+        self.target = target
 
 
 def _parse_head(buffer: bytearray, max_body: int) -> _Head | None:
-    """The request head at the start of ``buffer`` (None while incomplete); :class:`_Reject` if malformed."""
-    end = buffer.find(b"\r\n\r\n")
-    if end < 0:
-        if len(buffer) > MAX_HEAD:
-            raise _Reject(431, "request head too large", close=True)
-        return None
-    lines = bytes(buffer[:end]).split(b"\r\n")
-    parts = lines[0].split(b" ")
-    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
-        raise _Reject(400, f"bad request line {lines[0][:80]!r}", close=True)
-    method, target, version = parts
-    raw_headers: list[tuple[bytes, bytes]] = []
+    """The request head at the start of ``buffer`` (None while incomplete); :class:`_Reject` if malformed.
+
+    Framing is checked by :mod:`recordings.plumbing.http1` (RFC 9112, strictly).
+    """
+    try:
+        end = http1.head_end(buffer)
+        if end < 0:
+            return None
+        head = http1.parse_request_head(buffer, end)
+    except http1.FramingError as exc:
+        raise _Reject(exc.status, exc.reason) from None
+    try:
+        body = http1.request_body(head.headers)
+    except http1.FramingError as exc:
+        raise _Reject(exc.status, exc.reason, head.target) from None
     forward: list[tuple[bytes, bytes]] = []
     lookup: dict[bytes, bytes] = {}
-    length = 0
-    chunked = False
-    keep_alive = version == b"HTTP/1.1"
     expect = False
-    for line in lines[1:]:
-        name, sep, value = line.partition(b":")
-        if not sep:
-            raise _Reject(400, f"bad header line {line[:80]!r}", close=True)
-        raw = name.strip()
-        key = raw.lower()
-        value = value.strip()
-        pair = (raw, value)
-        raw_headers.append(pair)
-        lookup[key] = value
+    for pair in head.headers:
+        key = pair[0].lower()
+        lookup[key] = pair[1]
         if key not in HOP_BY_HOP:
             forward.append(pair)
-        elif key == b"content-length":
-            try:
-                length = int(value)
-            except ValueError:
-                raise _Reject(400, "invalid Content-Length", close=True) from None
-        elif key == b"transfer-encoding":
-            chunked = b"chunked" in value.lower()
-        elif key == b"connection":
-            token = value.lower()
-            keep_alive = b"close" not in token and (keep_alive or b"keep-alive" in token)
-        elif key == b"expect" and value.lower() == b"100-continue":
+        elif key == b"expect" and pair[1].lower() == b"100-continue":
             expect = True
-    if not chunked and length > max_body:
-        raise _Reject(413, f"request body too large ({length} bytes; limit {max_body})", close=True)
-    return _Head(method, target, raw_headers, forward, lookup, keep_alive, length, chunked, expect, end + 4)
+    if body.length > max_body:
+        raise _Reject(413, f"request body too large ({body.length} bytes; limit {max_body})", head.target)
+    return _Head(
+        head.method,
+        head.target,
+        head.headers,
+        forward,
+        lookup,
+        http1.keep_alive(head.minor, head.headers),
+        body.length,
+        body.kind == "chunked",
+        expect,
+        end,
+    )
 
 
-def _dechunk(buffer: bytearray, start: int, limit: int) -> tuple[bytes, int] | None:
-    """Decode a complete chunked body from ``buffer[start:]`` -> ``(body, end offset)``, or None."""
-    body = bytearray()
-    pos = start
-    while True:
-        eol = buffer.find(b"\r\n", pos)
-        if eol < 0:
-            return None
-        try:
-            size = int(bytes(buffer[pos:eol]).split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _Reject(400, "bad chunk size in request body", close=True) from None
-        pos = eol + 2
-        if size == 0:
-            end = buffer.find(b"\r\n\r\n", pos - 2)
-            if end < 0:
-                return None
-            return bytes(body), end + 4
-        if len(body) + size > limit:
-            raise _Reject(413, f"request body too large (limit {limit} bytes)", close=True)
-        if len(buffer) < pos + size + 2:
-            return None
-        body += buffer[pos : pos + size]
-        pos += size + 2
+@dataclass(slots=True)
+class _Dechunked:
+    """A chunked request body decoded so far (kept between reads, so each byte is looked at once)."""
+
+    pos: int
+    body: bytearray
+
+
+def _dechunk(buffer: bytearray, state: _Dechunked, limit: int) -> int:
+    """Decode the chunks that have arrived into ``state.body``; the body's end offset, or -1 while incomplete."""
+    try:
+        while True:
+            chunk = http1.next_chunk(buffer, state.pos, limit - len(state.body))
+            if chunk is None:
+                return -1
+            state.pos = chunk.end
+            if chunk.last:
+                return chunk.end
+            state.body += buffer[chunk.start : chunk.stop]
+    except http1.FramingError as exc:
+        if exc.status == 413:
+            raise _Reject(413, f"request body too large (limit {limit} bytes)") from None
+        raise _Reject(exc.status, f"{exc.reason} in the request body") from None

@@ -36,6 +36,7 @@ REASONS = {
     413: b"Payload Too Large",
     421: b"Misdirected Request",
     431: b"Request Header Fields Too Large",
+    501: b"Not Implemented",
     502: b"Bad Gateway",
     504: b"Gateway Timeout",
 }

@@ -39,12 +39,12 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from proxy.upstream_http import MAX_HEAD, Response, Target, UpstreamError, UpstreamTLSError, parse_head
+from proxy.upstream_http import Response, Target, UpstreamError, UpstreamTLSError, parse_head
 from proxy.upstream_tls import OnceLog, describe_tls_failure
+from recordings.plumbing import http1
 
 _IDLE, _HEAD, _LENGTH, _CHUNKED, _CLOSE = range(5)
 _BODY_STATES = {"length": _LENGTH, "chunked": _CHUNKED, "close": _CLOSE}
-MAX_CHUNK_LINE = 4096
 IDLE_EXPIRY_S = 4.0
 """A pooled connection idle for longer is closed, not reused: most servers close idle keep-alive
 connections after 5 s (uvicorn, Node, Apache), and a connection they close while the proxy writes
@@ -208,13 +208,14 @@ class UpstreamConnection(asyncio.Protocol):
                 if not self.remaining:
                     self._end(b"")
             elif state == _HEAD:
-                end = buffer.find(b"\r\n\r\n")
+                try:
+                    end = http1.head_end(buffer)
+                except http1.FramingError as exc:
+                    raise UpstreamError(f"upstream sent a malformed response: {exc.reason}") from None
                 if end < 0:
-                    if len(buffer) > MAX_HEAD:
-                        raise UpstreamError("upstream response head too large")
                     return
-                head = bytes(buffer[: end + 4])
-                del buffer[: end + 4]
+                head = bytes(buffer[:end])
+                del buffer[:end]
                 response = parse_head(head, self.method)
                 if 100 <= response.status < 200:
                     continue
@@ -238,33 +239,19 @@ class UpstreamConnection(asyncio.Protocol):
     def _chunk(self) -> bool:
         """Deliver one complete chunk (or the final one and its trailers); False when more bytes are needed."""
         buffer = self.buffer
-        eol = buffer.find(b"\r\n")
-        if eol < 0:
-            if len(buffer) > MAX_CHUNK_LINE:
-                raise UpstreamError(f"bad chunk size line {bytes(buffer[:40])!r}")
-            return False
-        line = bytes(buffer[: eol + 2])
         try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise UpstreamError(f"bad chunk size line {line[:40]!r}") from None
-        if size == 0:
-            end = buffer.find(b"\r\n\r\n", eol)
-            if end < 0:
-                if len(buffer) > MAX_HEAD:
-                    raise UpstreamError("upstream chunk trailers too large")
-                return False
-            raw = bytes(buffer[: end + 4])
-            del buffer[: end + 4]
+            found = http1.next_chunk(buffer)
+        except http1.FramingError as exc:
+            raise UpstreamError(f"upstream sent a malformed chunked body: {exc.reason}") from None
+        if found is None:
+            return False
+        raw = bytes(buffer[: found.end])
+        del buffer[: found.end]
+        if found.last:
             self._end(raw)
             return True
-        total = eol + 2 + size + 2
-        if len(buffer) < total:
-            return False
-        raw = bytes(buffer[:total])
-        del buffer[:total]
         assert self.sink is not None
-        self.sink.on_body(raw, raw[eol + 2 : eol + 2 + size])
+        self.sink.on_body(raw, raw[found.start : found.stop])
         return True
 
     def _end(self, raw: bytes) -> None:

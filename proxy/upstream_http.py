@@ -10,9 +10,8 @@ import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from recordings.plumbing import http1
 from recordings.redact import redact_url
-
-MAX_HEAD = 64 * 1024
 
 
 class UpstreamError(Exception):
@@ -113,52 +112,21 @@ class Response:
 
 
 def parse_head(head: bytes, method: bytes) -> Response:
-    """Parse a status line and headers; decide how the body is framed."""
-    lines = head.split(b"\r\n")
-    status_line = lines[0].split(b" ", 2)
-    if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/1."):
-        raise UpstreamError(f"upstream sent a bad status line {lines[0][:60]!r}")
+    """Parse a status line and headers (strictly, :mod:`recordings.plumbing.http1`); decide how the body is framed."""
     try:
-        status = int(status_line[1])
-    except ValueError:
-        raise UpstreamError(f"upstream sent a bad status line {lines[0][:60]!r}") from None
+        parsed = http1.parse_response_head(head, len(head))
+        body = http1.response_body(parsed.headers, parsed.status, method)
+    except http1.FramingError as exc:
+        raise UpstreamError(f"upstream sent a malformed response: {exc.reason}") from None
     headers: list[tuple[bytes, bytes]] = []
-    length = None
-    chunked = False
-    keep_alive = status_line[0] == b"HTTP/1.1"
     content_type = b""
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, _, value = line.partition(b":")
-        key = name.strip().lower()
-        value = value.strip()
+    for name, value in parsed.headers:
+        key = name.lower()
         headers.append((key, value))
-        if key == b"content-length":
-            try:
-                length = int(value)
-            except ValueError:
-                raise UpstreamError(f"upstream sent a bad Content-Length {value!r}") from None
-        elif key == b"transfer-encoding":
-            chunked = b"chunked" in value.lower()
-        elif key == b"connection":
-            token = value.lower()
-            if b"close" in token:
-                keep_alive = False
-            elif b"keep-alive" in token:
-                keep_alive = True
-        elif key == b"content-type":
+        if key == b"content-type":
             content_type = value.lower()
-    if method == b"HEAD" or status in (204, 304) or 100 <= status < 200:
-        mode = "none"
-    elif chunked:
-        mode = "chunked"
-    elif length is not None:
-        mode = "length" if length > 0 else "none"
-    else:
-        mode = "close"
-        keep_alive = False
-    return Response(status, head, headers, mode, length or 0, content_type, keep_alive)
+    keep_alive = body.kind != "close" and http1.keep_alive(parsed.minor, parsed.headers)
+    return Response(parsed.status, head, headers, body.kind, body.length, content_type, keep_alive)
 
 
 def build_request(

@@ -54,7 +54,6 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--server-latency", default="none", help="latency model of the spawned server")
     p.add_argument("--server-miss", choices=("simulate", "strict"), default="simulate")
-    p.add_argument("--mcp-client", choices=("lean", "sdk"), default="lean", help="harness MCP client")
     p.add_argument(
         "--loop", choices=LOOPS, default="auto", help="the harness's event loop (auto: uvloop when installed)"
     )

@@ -135,7 +135,6 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
             trials=options.trials,
             resume=options.resume,
             group_tags=options.group_tags,
-            mcp_client=options.mcp_client,
             progress=not quiet and options.progress,
             own_samples=set(samples) if shard is not None else None,
         )

@@ -1,11 +1,12 @@
-"""A lean HTTP/1.1 client for the harness's hop: keep-alive connections on asyncio, httptools parsing.
+"""A lean HTTP/1.1 client for the harness's hop: keep-alive connections on asyncio, strict framing.
 
 Why not httpx2 here? Measured in ``bench/bench_demo.py``: on every request httpx2's pool (httpcore2
 and anyio) inspects each idle pooled connection (``extra_attributes``, a ``getpeername`` system call
 each), which made most of the harness's CPU. This client does one thing: POST a body and read the
 whole response. Per (scheme, host, port) it keeps a list of idle keep-alive connections (an
-``asyncio.Protocol`` each), writes a request in one write (head and body), and parses the response
-with ``httptools.HttpResponseParser`` (Content-Length, chunked, or read until the server closes).
+``asyncio.Protocol`` each), writes a request in one write (head and body), and reads the response
+with the proxy's framing rules (:mod:`recordings.plumbing.http1`: Content-Length, chunked, or read
+until the server closes; anything RFC 9112 says to reject fails the request).
 
 Rules it keeps:
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import cast
 from urllib.parse import quote, urlsplit
 
-import httptools
+from recordings.plumbing import http1
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_TARGETS = 4096
@@ -101,14 +102,16 @@ def default_ssl_context() -> ssl.SSLContext:
 
 
 class _Connection(asyncio.Protocol):
-    """One keep-alive connection: writes a request, feeds the answer's bytes to httptools."""
+    """One keep-alive connection: writes a request, reads its answer with :mod:`recordings.plumbing.http1`."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, key: tuple[str, str, int], label: str) -> None:
         self.loop = loop
         self.key = key
         self.label = label
         self.transport: asyncio.Transport | None = None
-        self.parser = httptools.HttpResponseParser(self)
+        self.buffer = bytearray()
+        self.body: http1.Body | None = None  # the current response's framing, once its head arrived
+        self.keep_alive = False
         self.closed = False
         self.reusable = False
         """True once a response completed and the server allows another request."""
@@ -146,12 +149,11 @@ class _Connection(asyncio.Protocol):
             return
         self.received = True
         self.last_active = self.loop.time()
+        self.buffer += data
         try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._fail(HttpTransportError(f"{self.label}: the server switched protocols"))
-        except httptools.HttpParserError as exc:
-            self._fail(HttpTransportError(f"{self.label}: malformed HTTP response: {exc}"))
+            self._read()
+        except http1.FramingError as exc:
+            self._fail(HttpTransportError(f"{self.label}: malformed HTTP response: {exc.reason}"))
 
     def eof_received(self) -> bool | None:
         return False  # close our side too; connection_lost settles the waiter
@@ -177,38 +179,62 @@ class _Connection(asyncio.Protocol):
                 )
             )
 
-    # httptools callbacks
+    # reading the response
 
-    def on_message_begin(self) -> None:
-        if self.waiter is None or self.waiter.done():
-            raise HttpTransportError("a second response arrived")
-        self.status = 0
-        self.headers = {}
-        self.chunks = []
-        self.until_eof = False
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        key = name.decode("latin-1").lower()
-        text = value.decode("latin-1")
-        self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
-
-    def on_headers_complete(self) -> None:
-        self.status = self.parser.get_status_code()
-        self.until_eof = (
-            self.status >= 200
-            and self.status not in (204, 304)
-            and "content-length" not in self.headers
-            and "chunked" not in self.headers.get("transfer-encoding", "").lower()
-        )
-
-    def on_body(self, body: bytes) -> None:
-        self.chunks.append(body)
-
-    def on_message_complete(self) -> None:
-        if self.status < 200:  # an interim 1xx answer: the real one follows
+    def _read(self) -> None:
+        """Parse what arrived: heads (1xx skipped), then the body as its framing says."""
+        buffer = self.buffer
+        while True:
+            if self.body is None:
+                end = http1.head_end(buffer)
+                if end < 0:
+                    return
+                head = http1.parse_response_head(buffer, end)
+                del buffer[:end]
+                if head.status == 101:
+                    self._fail(HttpTransportError(f"{self.label}: the server switched protocols"))
+                    return
+                if head.status < 200:  # an interim 1xx answer: the real one follows
+                    continue
+                self._on_head(head)
+            body = self.body
+            assert body is not None
+            if body.kind == "length":
+                if len(buffer) < body.length:
+                    return
+                self.chunks.append(bytes(buffer[: body.length]))
+                del buffer[: body.length]
+            elif body.kind == "chunked":
+                while (chunk := http1.next_chunk(buffer)) is not None and not chunk.last:
+                    self.chunks.append(bytes(buffer[chunk.start : chunk.stop]))
+                    del buffer[: chunk.end]
+                if chunk is None:
+                    return
+                del buffer[: chunk.end]
+            elif body.kind == "close":
+                self.chunks.append(bytes(buffer))
+                buffer.clear()
+                return
+            self._complete()
             return
+
+    def _on_head(self, head: http1.ResponseHead) -> None:
+        headers: dict[str, str] = {}
+        for name, value in head.headers:
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        self.status = head.status
+        self.headers = headers
+        self.chunks = []
+        self.body = http1.response_body(head.headers, head.status, b"POST")
+        self.until_eof = self.body.kind == "close"
+        self.keep_alive = not self.until_eof and http1.keep_alive(head.minor, head.headers)
+
+    def _complete(self) -> None:
+        """The response is whole: settle the waiter; the connection is reusable if nothing else came."""
+        self.body = None
         self.until_eof = False
-        self.reusable = bool(self.parser.should_keep_alive())
+        self.reusable = self.keep_alive and not self.buffer
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)

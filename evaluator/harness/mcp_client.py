@@ -6,7 +6,6 @@ made 576 replayed calls take 15.6 s (37 calls/s; 70% of it in ``jsonschema.check
 client sends the same wire messages the SDK sends in that era (``_meta`` with the protocol version,
 client info and capabilities; ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers),
 reuses keep-alive connections across samples, and leaves output validation to the scorer.
-``SdkSessions`` (``--mcp-client sdk``) keeps the SDK path for comparison.
 """
 
 from __future__ import annotations
@@ -14,25 +13,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import ssl
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.shared.inbound import encode_header_value
 
 from evaluator.harness.http_pool import HttpPool, HttpTransportError
-from evaluator.harness.httpx2_pool import Httpx2Pool
 from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
 from recordings.plumbing.sse import parse_events
 
 PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
 GROUP_META_KEY = "io.finmcp/group"
-HTTP_BACKEND_ENV = "FINMCP_HARNESS_HTTP"
-"""``lean`` (default: :mod:`evaluator.harness.http_pool`) or ``httpx2`` (the former client, kept for
-``bench/bench_demo.py`` to measure against in the same run)."""
 Json = dict[str, Any]
 BASE_HEADERS = {
     "accept": "application/json, text/event-stream",
@@ -60,14 +52,7 @@ class McpHttpClient:
     def __init__(
         self, timeout: float = 120.0, max_connections: int = 64, ssl_context: ssl.SSLContext | None = None
     ) -> None:
-        backend = os.environ.get(HTTP_BACKEND_ENV, "lean")
-        if backend not in ("lean", "httpx2"):
-            raise ValueError(f"{HTTP_BACKEND_ENV} must be lean or httpx2, not {backend!r}")
-        self.http: HttpPool | Httpx2Pool = (
-            HttpPool(timeout, max_connections, ssl_context)
-            if backend == "lean"
-            else Httpx2Pool(timeout, max_connections, ssl_context)
-        )
+        self.http = HttpPool(timeout, max_connections, ssl_context)
         self._ids = itertools.count(1)
 
     async def aclose(self) -> None:
@@ -157,43 +142,3 @@ class McpHttpClient:
 
 def _snippet(body: bytes) -> str:
     return body[:200].decode("utf-8", "replace")
-
-
-class SdkSessions:
-    """The SDK path: one ``mcp.client.Client(url, mode=...)`` per (sample, turn) URL."""
-
-    def __init__(self, mode: str = PROTOCOL_VERSION) -> None:
-        self.mode = mode
-
-    @asynccontextmanager
-    async def open(self, url: str) -> AsyncIterator[Any]:
-        """A connected SDK client on ``url``; its ``call_tool`` returns result dicts like ours."""
-        from mcp.client import Client
-
-        async with Client(url, mode=self.mode) as client:
-            yield _SdkAdapter(client)
-
-
-class _SdkAdapter:
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    async def call_tool(
-        self, url: str, name: str, arguments: Json, meta: Json | None = None, sent: Sent = None
-    ) -> Json:
-        if sent is not None:
-            sent.set()  # the SDK does not say when a request is written
-        try:
-            result = await self.client.call_tool(name, arguments, meta=meta or None)
-        except Exception as exc:  # McpError, RuntimeError from output validation, transport errors
-            rpc = getattr(getattr(exc, "error", None), "message", None)  # McpError's JSON-RPC error
-            raise McpCallError(
-                f"tools/call {name}: {type(exc).__name__}: {exc}",
-                rpc_message=rpc if isinstance(rpc, str) else None,
-            ) from None
-        data = result.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return {
-            "content": data.get("content", []),
-            "structuredContent": data.get("structuredContent"),
-            "isError": bool(data.get("isError", False)),
-        }

@@ -53,7 +53,6 @@ class RunOptions:
     seed: int = 0
     server_latency: str = "none"
     server_miss: str = "simulate"
-    mcp_client: str = "lean"
     loop: str = "auto"
     out: str | None = None
     bootstrap: int = 2000

@@ -20,7 +20,7 @@ from typing import Any
 from evaluator.agents.base import Agent, TurnContext
 from evaluator.agents.history import OutputLookup, gold_messages
 from evaluator.errors import EvalInputError
-from evaluator.harness.mcp_client import McpHttpClient, SdkSessions
+from evaluator.harness.mcp_client import McpHttpClient
 from evaluator.harness.session import HarnessSession, tagged_url, untagged_url
 from evaluator.harness.state import RunState
 from evaluator.inputs.model import Reference
@@ -45,8 +45,6 @@ class RunConfig:
     trials: int = 1
     resume: bool = False
     group_tags: bool = True
-    mcp_client: str = "lean"
-    """'lean' (pooled stateless-era client) or 'sdk' (one SDK client per (sample, turn))."""
     progress: bool = True
     own_samples: set[str] | None = None
     """A shard's sample ids: the new-run check and --resume's set-aside look at these only (None: all)."""
@@ -125,7 +123,6 @@ async def run_agent(
         config.run_id, samples=len(refs) * config.trials, skipped=len(refs) * config.trials - len(jobs)
     )
     client = McpHttpClient(max_connections=max(4, config.concurrency * 4))
-    sdk = SdkSessions() if config.mcp_client == "sdk" else None
     start = time.monotonic()
     try:
         tools = await client.list_tools(untagged_url(config.proxy_url, config.run_id))
@@ -134,7 +131,7 @@ async def run_agent(
 
             async def job(ref: Reference, trial: int) -> None:
                 async with limiter:
-                    record = await _run_sample(ref, trial, agent, config, client, sdk, tools, outputs)
+                    record = await _run_sample(ref, trial, agent, config, client, tools, outputs)
                 state.append(record)
                 summary.calls += record["calls"]
                 if record["status"] == "done":
@@ -159,7 +156,6 @@ async def _run_sample(
     agent: Agent,
     config: RunConfig,
     client: McpHttpClient,
-    sdk: SdkSessions | None,
     tools: list[dict[str, Any]],
     outputs: OutputLookup | None,
 ) -> dict[str, Any]:
@@ -173,13 +169,8 @@ async def _run_sample(
     try:
         for turn in range(len(ref.turns)):
             url = tagged_url(config.proxy_url, config.run_id, ref.id, turn, trial_tag)
-            if sdk is not None:
-                async with sdk.open(url) as sdk_client:
-                    sessions.append(HarnessSession(sdk_client, url, config.group_tags))
-                    result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
-            else:
-                sessions.append(HarnessSession(client, url, config.group_tags))
-                result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
+            sessions.append(HarnessSession(client, url, config.group_tags))
+            result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
             answers.append(result.answer)
             stopped.append(result.stopped)
             events += [{"turn": turn, **event} for event in result.events]

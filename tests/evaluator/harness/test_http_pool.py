@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from evaluator.harness.http_pool import HttpPool, HttpTransportError, parse_target
 from evaluator.harness.mcp_client import McpCallError, McpHttpClient
+from tests.proxy.framing_cases import MALFORMED
 from tests.support.tls import mint
 
 Reply = Callable[["Request"], Awaitable[bytes | None]]
@@ -299,5 +301,48 @@ def test_bad_urls_and_headers_are_refused_before_any_connection() -> None:
         with pytest.raises(HttpTransportError, match="not ASCII"):
             await pool.post("http://127.0.0.1:9/", b"{}", {"mcp-name": "报价"})
         await pool.aclose()
+
+    run(main())
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_response_framing_is_refused_with_its_reason(case: str) -> None:
+    rest, words = MALFORMED[case]
+
+    async def malformed(request: Request) -> bytes | None:
+        request.writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + rest)
+        await request.writer.drain()
+        return None
+
+    async def main() -> None:
+        async with Server(malformed) as server:
+            client = McpHttpClient(timeout=5)
+            with pytest.raises(McpCallError, match=f"malformed HTTP response: .*{re.escape(words)}"):
+                await client.request(server.url, "tools/list", {})
+            await client.aclose()
+
+    run(main())
+
+
+def test_a_response_arriving_byte_by_byte_is_read_whole() -> None:
+    async def trickle(request: Request) -> bytes | None:
+        message = json.dumps({"jsonrpc": "2.0", "id": request.rpc_id(), "result": {"slow": True}}).encode()
+        answer = (
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+            b"transfer-encoding: chunked\r\n\r\n%x;ext=1\r\n%s\r\n0\r\nx-trailer: t\r\n\r\n"
+            % (len(message), message)
+        )
+        for i in range(len(answer)):
+            request.writer.write(answer[i : i + 1])
+            await request.writer.drain()
+        return b""
+
+    async def main() -> None:
+        async with Server(trickle) as server:
+            client = McpHttpClient(timeout=5)
+            assert await client.request(server.url, "tools/list", {}) == {"slow": True}
+            assert await client.request(server.url, "tools/list", {}) == {"slow": True}
+            await client.aclose()
+        assert server.connections == 1  # the chunked answer left the connection reusable
 
     run(main())

@@ -1,18 +1,21 @@
 """The harness's former HTTP client, httpx2 with a keep-alive pool, behind :class:`HttpPool`'s interface.
 
-``FINMCP_HARNESS_HTTP=httpx2`` selects it; ``bench/bench_demo.py`` runs the demo with it and with
-:mod:`evaluator.harness.http_pool` in the same run, so the lean client's saving is measured against it.
+Bench-only: the product has one HTTP client (:mod:`evaluator.harness.http_pool`).
+``bench/bench_demo.py`` puts this one in its place for its baseline run (:func:`installed`) and runs
+the demo with both in the same run, so the lean client's saving is measured against it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx2
 
+from evaluator.harness import mcp_client
 from evaluator.harness.http_pool import HttpResponse, HttpTransportError
 
 
@@ -53,3 +56,14 @@ class Httpx2Pool:
             if sent is not None:
                 sent.set()
         return HttpResponse(response.status_code, dict(response.headers), response.content)
+
+
+@contextlib.contextmanager
+def installed() -> Iterator[None]:
+    """While inside, the harness's MCP client posts through :class:`Httpx2Pool` (the baseline)."""
+    lean = mcp_client.HttpPool
+    mcp_client.HttpPool = Httpx2Pool  # type: ignore[misc,assignment]  # same interface, bench only
+    try:
+        yield
+    finally:
+        mcp_client.HttpPool = lean  # type: ignore[misc]
