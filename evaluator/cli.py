@@ -360,9 +360,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from evaluator.viewer.serve import run
+    from evaluator.viewer.serve import run, view_options
 
-    return run(args)
+    return run(view_options(args))
 
 
 @quiet_on_broken_pipe

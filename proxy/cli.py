@@ -38,7 +38,7 @@ from recordings.plumbing.flags import (
 )
 from recordings.plumbing.options import options_from
 from recordings.plumbing.pipes import quiet_on_broken_pipe
-from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
+from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
 
 COMMANDS = ("serve", "sessions", "show", "export", "audit", "flush")
 DEFAULT_PORT = 8766
@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     from proxy.upstream_tls import client_context
 
     try:
-        check_tls_args(args)
+        check_tls_files(args.tls_cert, args.tls_key)
         tls = client_context(config.upstream_ca)
         for url in (config.upstream, config.upstream_sse):
             if url:

@@ -22,7 +22,7 @@ from pathlib import Path
 from recordings.errors import RecordingsError
 from recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings
 from recordings.plumbing.pipes import quiet_on_broken_pipe
-from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_args
+from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
 from server.latency import DEFAULT_LATENCY
 from server.options import DEFAULT_PORT, ServeOptions
 from server.recording_cli import add_recording_commands, run_recording_command
@@ -130,7 +130,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
     Checks the TLS files first (before anything loads), as a :class:`ServeError`.
     """
     try:
-        tls = check_tls_args(args)
+        tls = check_tls_files(args.tls_cert, args.tls_key)
     except TlsConfigError as exc:
         raise ServeError(str(exc)) from None
     return ServeOptions(

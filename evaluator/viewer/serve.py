@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from evaluator.errors import EvalInputError
 from recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
 from recordings.plumbing.launch import announce_ready
 from recordings.plumbing.listener import ListenerPolicy, ListenError, bind_listener, socket_url
+from recordings.plumbing.options import options_from
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "FINMCP_VIEW_TOKEN"
@@ -36,7 +38,30 @@ def add_parser(sub: Any) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class ViewOptions:
+    """``finmcp-eval view``: the trace store to show, an optional benchmark, and where to listen."""
+
+    db: str
+    bench: str | None = None
+    turn_base: int = 0
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    """Required of every request (else ``$FINMCP_VIEW_TOKEN``, else none)."""
+    max_body: int | None = None
+    allow_host: tuple[str, ...] = ()
+    allow_origin: tuple[str, ...] = ()
+
+
+def view_options(args: argparse.Namespace) -> ViewOptions:
+    """The typed options of parsed ``finmcp-eval view`` arguments."""
+    return options_from(
+        ViewOptions, args, allow_host=tuple(args.allow_host), allow_origin=tuple(args.allow_origin)
+    )
+
+
+def run(args: ViewOptions) -> int:
     """Serve until interrupted; returns the exit status."""
     import os
 
@@ -50,7 +75,11 @@ def run(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
         policy = ListenerPolicy.build(
-            args.host, token, args.max_body, allow_hosts=args.allow_host, allow_origins=args.allow_origin
+            args.host,
+            token,
+            args.max_body,
+            allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
         )
     except ValueError as exc:
         raise EvalInputError(f"--max-body: {exc}") from None

@@ -7,7 +7,6 @@ that is not PEM is a start-up error naming the file.
 
 from __future__ import annotations
 
-import argparse
 import ssl
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,8 @@ def add_tls_options(parser: Any) -> None:
     parser.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
 
 
-def check_tls_args(args: argparse.Namespace) -> ssl.SSLContext | None:
-    """The server context the options ask for (None: plain HTTP); :class:`TlsConfigError` if unusable."""
-    cert, key = getattr(args, "tls_cert", None), getattr(args, "tls_key", None)
+def check_tls_files(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server context ``--tls-cert``/``--tls-key`` ask for (None: plain HTTP); :class:`TlsConfigError` if unusable."""
     if cert is None and key is None:
         return None
     if cert is None or key is None:
