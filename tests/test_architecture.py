@@ -374,3 +374,32 @@ def test_the_mcp_sdk_private_state_is_read_in_one_module() -> None:
             ):
                 bad.append(f"{_rel(path)}:{node.lineno} reads .{node.attr}")
     assert not bad, "\n".join(bad)
+
+
+def _namespace_takers(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, name) of each function with a parameter annotated ``argparse.Namespace``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            if any(p.annotation is not None and "Namespace" in ast.unparse(p.annotation) for p in params):
+                found.append((node.lineno, node.name))
+    return found
+
+
+def test_engines_take_typed_options_not_the_parsed_namespace() -> None:
+    """Only a command line reads the parsed flags: a ``cli``/``*_cli`` module, or a ``*_options`` function
+    that turns them into a typed options object; every engine takes that object."""
+    bad = [
+        f"{_rel(path)}:{line} {name}"
+        for path in source_files()
+        if not path.stem.endswith("cli")
+        for line, name in _namespace_takers(ast.parse(path.read_text(encoding="utf-8")))
+        if not name.endswith("_options")
+    ]
+    assert not bad, "functions outside a CLI that take argparse.Namespace:\n" + "\n".join(bad)
+
+
+def test_the_namespace_finder_finds_one(tmp_path: Path) -> None:
+    tree = ast.parse("import argparse\ndef run(args: argparse.Namespace) -> int:\n    return 0\n")
+    assert _namespace_takers(tree) == [(2, "run")]
