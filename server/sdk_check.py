@@ -11,8 +11,8 @@ needs have no public piece in mcp 2.3:
 - the runner's shaping of a result for the wire (``ServerRunner._serialize``), which the fast path
   repeats from public pieces.
 
-This module is the only one that reads the SDK's private names (``tests/test_architecture.py``).
-:func:`check_fast_path` runs before the server accepts requests: on an in-process probe (a
+:mod:`server.sdk_private` is the only module that reads the SDK's private names (``tests/test_architecture.py``);
+this one checks them. :func:`check_fast_path` runs before the server accepts requests: on an in-process probe (a
 ``finmcp65`` service with no recordings, ``--miss strict``, no latency), the SDK's path and the fast
 path answer the same ``tools/call`` requests in both protocol eras, and the answers must be the same
 bytes; the session table and the idle countdown must be where they are and behave as the transport

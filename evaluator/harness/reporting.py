@@ -1,4 +1,4 @@
-"""The end of a run: its failures on stdout, and (``--out``) its scored report's files."""
+"""The end of a run: its failures on stdout, and (``--report-dir``) its scored report's files."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def write_report(
     report: Report, folder: Path, formats: Iterable[str] = FORMATS, md: str | None = None
 ) -> None:
     """A report's files under ``folder``, then its :func:`~evaluator.reports.model.headline` as one
-    JSON line (what ``score --out``, ``run --out`` and ``demo`` print)."""
+    JSON line (what ``score --report-dir``, ``run --report-dir`` and ``demo`` print)."""
     text = md if md is not None else render_markdown(report)
     write_files(folder, "report", formats, report.to_json(), text, lambda: render_html(report))
     print(json.dumps(headline(report), ensure_ascii=False))

@@ -7,7 +7,7 @@ take new names from another Faker release (the world's names then change: rebuil
 fingerprints, the shipped benchmark and the tests)::
 
     pip install faker
-    python -m server.world.make_name_tables [--check] [--out PATH]
+    python -m server.world.make_name_tables [--check] [--output PATH]
 
 Before writing, the tables are checked against Faker itself: the same seeds must give the same names.
 ``--check`` only compares the installed Faker with the shipped tables.
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m server.world.make_name_tables", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the tables")
+    parser.add_argument("--output", dest="out", default=str(DEFAULT_OUT), help="where to write the tables")
     parser.add_argument(
         "--check", action="store_true", help="compare the shipped tables with the installed Faker"
     )
