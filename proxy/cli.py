@@ -410,7 +410,7 @@ def _inspect(argv: list[str]) -> int:
     from recordings.postgres.connection import is_postgres_url
 
     if not is_postgres_url(args.db) and not Path(args.db).exists():
-        print(f"finmcp-proxy {args.command}: database {args.db} does not exist", file=sys.stderr)
+        print(f"finmcp-proxy {args.command}: trace store not found: {args.db}", file=sys.stderr)
         return 2
     try:
         return _run_inspect(args)

@@ -177,3 +177,12 @@ def test_an_answer_that_cannot_be_keyed_is_skipped_not_a_write_failure(proxy_pro
             return [r["arguments"] for r in store.iter_responses()]
 
     assert wait_for(recorded, what="the recording") == [{"fundNameOrCode": "000001"}]  # written behind
+
+
+@pytest.mark.parametrize("command", ["sessions", "show", "export"])
+def test_inspecting_a_missing_store_says_so_like_every_reader(command, tmp_path, capsys):
+    missing = tmp_path / "none.sqlite"
+    argv = [command, "--db", str(missing)] + ([] if command == "sessions" else ["--run", "r"])
+    assert proxy_main(argv) == 2
+    assert f"finmcp-proxy {command}: trace store not found: {missing}" in capsys.readouterr().err
+    assert not missing.exists()
