@@ -401,4 +401,4 @@ def test_ship_to_must_be_a_postgres_url(tmp_path):
 
 def test_flush_refuses_a_missing_file(tmp_path):
     result = flush(tmp_path / "none.sqlite", "postgresql://127.0.0.1:9/x")
-    assert result.returncode == 2 and "does not exist" in result.stderr
+    assert result.returncode == 2 and "finmcp-proxy flush: trace store not found:" in result.stderr
