@@ -47,6 +47,33 @@ def client_scenarios(suite: Suite) -> list[str]:
     return [name for name in suite.scenarios("client") if not name.startswith("auth/")]
 
 
+# Scenarios whose checks time the client on the wall clock (``sse-retry``: the client must reconnect
+# within the server's ``retry`` interval, 500 ms, give or take). They run alone, after the concurrent
+# batch, and a failure of their timing checks alone is tried again: on 2 busy cores a reconnect was seen
+# 1.26 s late once in CI, which says nothing about the client or the proxy.
+TIMED = frozenset({"sse-retry"})
+TIMED_TRIES = 3
+
+
+def timing_only(outcome: Outcome) -> bool:
+    """The scenario failed on its timing checks only (``client-sse-retry-timing``, ...)."""
+    return not outcome.ok and all(f.split(":", 1)[0].endswith("-timing") for f in outcome.failures)
+
+
+def play_alone(
+    suite: Suite, name: str, command: str, out: Path, label: str, env: dict[str, str], db: Path | None = None
+) -> Outcome:
+    """Run one timed scenario on its own; a timing-only failure is tried again (``TIMED_TRIES`` in all),
+    each try with a fresh proxy trace store ``db`` when one is given."""
+    for attempt in range(TIMED_TRIES):
+        if db is not None:
+            db.unlink(missing_ok=True)
+        outcome = suite.start_client_run(name, command, out / str(attempt), label, env).wait()[name]
+        if not timing_only(outcome):
+            return outcome
+    return outcome
+
+
 @pytest.fixture(scope="module")
 def runs(
     suite: Suite, client_scenarios: list[str], tmp_path_factory: pytest.TempPathFactory
@@ -56,26 +83,36 @@ def runs(
     client = f"{shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
     env = {**os.environ, SERVICE_ENV: service.address}
     dbs = {name: tmp / f"{name}.sqlite" for name in client_scenarios}
+
+    def proxied_command(name: str) -> str:
+        return f"{client} --proxy-db {shlex.quote(str(dbs[name]))}"
+
+    batch = [name for name in client_scenarios if name not in TIMED]
     with service:
-        direct = {
+        direct_runs = {
             name: suite.start_client_run(name, client, tmp / "direct" / name, f"client scenario {name}", env)
-            for name in client_scenarios
+            for name in batch
         }
-        proxied = {
+        proxied_runs = {
             name: suite.start_client_run(
-                name,
-                f"{client} --proxy-db {shlex.quote(str(dbs[name]))}",
-                tmp / "proxied" / name,
-                f"client scenario {name} through the proxy",
-                env,
+                name, proxied_command(name), tmp / "proxied" / name, f"client scenario {name} through the proxy", env
             )
-            for name in client_scenarios
+            for name in batch
         }
-        yield ClientRuns(
-            {name: run.wait()[name] for name, run in direct.items()},
-            {name: run.wait()[name] for name, run in proxied.items()},
-            dbs,
-        )
+        direct = {name: run.wait()[name] for name, run in direct_runs.items()}
+        proxied = {name: run.wait()[name] for name, run in proxied_runs.items()}
+        for name in sorted(TIMED & set(client_scenarios)):
+            direct[name] = play_alone(suite, name, client, tmp / "direct" / name, f"client scenario {name}", env)
+            proxied[name] = play_alone(
+                suite, name, proxied_command(name), tmp / "proxied" / name, f"{name} through the proxy", env, dbs[name]
+            )
+        yield ClientRuns(direct, proxied, dbs)
+
+
+def test_a_timing_failure_alone_is_told_apart_from_any_other():
+    timing = Outcome(3, 2, 1, 0, ("client-sse-retry-timing: Client reconnected very late (1258ms)",))
+    wrong = Outcome(3, 1, 2, 0, (timing.failures[0], "client-sse-retry-resume: no Last-Event-ID"))
+    assert timing_only(timing) and not timing_only(wrong) and not timing_only(Outcome(3, 3, 0, 0))
 
 
 def test_the_client_plays_every_non_auth_scenario_of_the_suite(client_scenarios):
