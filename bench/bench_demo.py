@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import httpx2_pool
-from evaluator.harness.demo import run_demo
-from evaluator.harness.options import DemoOptions
+from finmcp.evaluator.harness.demo import run_demo
+from finmcp.evaluator.harness.options import DemoOptions
 
 EXPECTED_TF1 = {"oracle": "1.000", "noisy-light": "0.904", "noisy-heavy": "0.683"}
 

@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from evaluator.inputs.model import Call, Prediction, Reference, Turn
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.finmcp import compute_official
-from evaluator.metrics.headline import finmcp_specs, point_values, table_columns
-from evaluator.metrics.stats import Bootstrap
-from evaluator.metrics.table import Scorer, ScoreTable, official_rows
+from finmcp.evaluator.inputs.model import Call, Prediction, Reference, Turn
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.finmcp import compute_official
+from finmcp.evaluator.metrics.headline import finmcp_specs, point_values, table_columns
+from finmcp.evaluator.metrics.stats import Bootstrap
+from finmcp.evaluator.metrics.table import Scorer, ScoreTable, official_rows
 
 TOOLS = [f"Tool{i:02d}" for i in range(65)]
 KEYS = ("fundCodes", "strategyCode", "keyword", "startDate", "pageSize", "userId")

@@ -9,8 +9,8 @@ import statistics
 import time
 from typing import Any
 
-from tool_specs import inventory as inv
-from tool_specs import validation
+from finmcp.tool_specs import inventory as inv
+from finmcp.tool_specs import validation
 
 
 def _time(fn, repeat: int = 5) -> float:

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluator.harness.mcp_client import McpHttpClient
-from server.testing import ServerProcess
-from server.world import World
-from tool_specs.inventory import load_inventory
-from tool_specs.model import ToolSpec
+from finmcp.evaluator.harness.mcp_client import McpHttpClient
+from finmcp.server.testing import ServerProcess
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import load_inventory
+from finmcp.tool_specs.model import ToolSpec
 
 INVENTORIES = ("finmcp65", "qieman79", "fintool760")
 CALLS = 10_000
@@ -38,7 +38,7 @@ def rss_mib(pid: int) -> float:
 
 def distinct_calls(n: int) -> list[tuple[str, ToolSpec, dict[str, Any]]]:
     """``n`` (inventory, tool, arguments): the inventories' tools round-robin, a new seed per call."""
-    from server.sim.example_args import example_arguments
+    from finmcp.server.sim.example_args import example_arguments
 
     world = World(0)
     tools = {name: list(load_inventory(name)) for name in INVENTORIES}

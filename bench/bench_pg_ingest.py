@@ -32,14 +32,14 @@ import anyio
 import httpx2
 
 from bench.calls import CODES, TOOL, recorded_result
-from proxy.shipper import Shipper
-from proxy.testing import ProxyProcess
-from recordings import RecordingStore, SqliteTraceStore
-from recordings.outbox import install_outbox
-from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
-from recordings.postgres.connection import connect
-from recordings.trace_rows import prepare_call, prepare_message, prepare_outcome
-from server.testing import ServerProcess
+from finmcp.proxy.shipper import Shipper
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.recordings import RecordingStore, SqliteTraceStore
+from finmcp.recordings.outbox import install_outbox
+from finmcp.recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from finmcp.recordings.postgres.connection import connect
+from finmcp.recordings.trace_rows import prepare_call, prepare_message, prepare_outcome
+from finmcp.server.testing import ServerProcess
 
 ROUNDS = 3
 COMMITS = 1500

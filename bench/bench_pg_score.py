@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evaluator.benchmarks import open_references
-from recordings.postgres.connection import connect
-from recordings.trace_store import SqliteTraceStore
+from finmcp.evaluator.benchmarks import open_references
+from finmcp.recordings.postgres.connection import connect
+from finmcp.recordings.trace_store import SqliteTraceStore
 
 CALLS = 1_000_000
 RUN = "bench"

@@ -42,9 +42,9 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recorded_result
-from proxy.testing import ProxyProcess
-from recordings import RecordingStore
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.recordings import RecordingStore
+from finmcp.server.testing import ServerProcess
 
 ROUNDS = 2
 SOAK_CALLS = 100_000
@@ -291,12 +291,21 @@ def run() -> list[dict[str, Any]]:
                 relay.base + "/" + server.url.split("/", 3)[3]
             )  # bytes pass as sent: the server's path
             direct_stdio = StdioServerParameters(
-                command=py, args=["-m", "server", "--transport", "stdio", *server_args]
+                command=py, args=["-m", "finmcp.server", "--transport", "stdio", *server_args]
             )
-            upstream_cmd = " ".join([py, "-m", "server", "--transport", "stdio", *server_args])
+            upstream_cmd = " ".join([py, "-m", "finmcp.server", "--transport", "stdio", *server_args])
             proxied_stdio = StdioServerParameters(
                 command=py,
-                args=["-m", "proxy", "--transport", "stdio", "--upstream-cmd", upstream_cmd, "--db", str(db)],
+                args=[
+                    "-m",
+                    "finmcp.proxy",
+                    "--transport",
+                    "stdio",
+                    "--upstream-cmd",
+                    upstream_cmd,
+                    "--db",
+                    str(db),
+                ],
             )
             theirs_bin = _mcp_proxy()
             theirs = (
@@ -309,7 +318,16 @@ def run() -> list[dict[str, Any]]:
             )
             ours_stdio_http = StdioServerParameters(
                 command=py,
-                args=["-m", "proxy", "--transport", "stdio", "--upstream", server.url, "--db", str(db)],
+                args=[
+                    "-m",
+                    "finmcp.proxy",
+                    "--transport",
+                    "stdio",
+                    "--upstream",
+                    server.url,
+                    "--db",
+                    str(db),
+                ],
             )
             for era, mode in ERAS:
                 for concurrency in (1, 8):

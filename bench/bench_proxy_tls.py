@@ -30,9 +30,9 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.calls import CALLS_PER_RUN, CODES, ERAS, TOOL, call_row, drive, recorded_result
-from proxy.testing import ProxyProcess
-from recordings import RecordingStore
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.recordings import RecordingStore
+from finmcp.server.testing import ServerProcess
 
 ROUNDS = 2
 

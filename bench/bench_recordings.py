@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from recordings import RecordingStore, SqliteTraceStore
+from finmcp.recordings import RecordingStore, SqliteTraceStore
 
 SEED = 20260509
 STORED = 10_000

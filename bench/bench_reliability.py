@@ -25,8 +25,8 @@ from typing import Any
 import anyio
 import httpx2
 
-from proxy.testing import ProxyProcess
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.server.testing import ServerProcess
 
 MODERN = "2026-07-28"
 CLIENTS = 16

@@ -37,10 +37,10 @@ from bench.raw_http import capture, drive_raw, initialize_params
 from bench.recorder_peer import RecorderProcess, write_cassette
 from bench.recorder_peer import available as recorder_available
 from bench.uvicorn_run import run_announced
-from recordings import RecordingStore
-from recordings.plumbing import eventloop
-from server.testing import ServerProcess
-from tool_specs.inventory import load_inventory
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.plumbing import eventloop
+from finmcp.server.testing import ServerProcess
+from finmcp.tool_specs.inventory import load_inventory
 
 ROUNDS = 2
 RAW_ROUNDS = 3
@@ -92,7 +92,7 @@ def _serve_baseline(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     server = _baseline_server(args.inventory)
     if args.baseline == "stdio":
-        from server.transports import run_stdio
+        from finmcp.server.transports import run_stdio
 
         run_stdio(server)
         return 0
@@ -254,7 +254,7 @@ def run() -> list[dict[str, Any]]:
             rows += _raw_rows(raw_targets)
             if os.environ.get("FINMCP_BENCH_SERVER_RAW_ONLY") != "1":
                 ours_stdio = StdioServerParameters(
-                    command=py, args=["-m", "server", "--transport", "stdio", *ours_args]
+                    command=py, args=["-m", "finmcp.server", "--transport", "stdio", *ours_args]
                 )
                 base_stdio = StdioServerParameters(
                     command=py, args=["-m", "bench.bench_server", "--baseline", "stdio"]

@@ -25,11 +25,11 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from recordings.store import RecordingStore
-from server.sim import Simulator
-from server.sim.example_args import example_arguments
-from server.sim.simulator import freeze_heap
-from tool_specs.inventory import load_inventory
+from finmcp.recordings.store import RecordingStore
+from finmcp.server.sim import Simulator
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.sim.simulator import freeze_heap
+from finmcp.tool_specs.inventory import load_inventory
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:

@@ -31,9 +31,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from evaluator.benchmarks import load_records
-from recordings import SqliteTraceStore
-from recordings.plumbing.launch import FinmcpProcess
+from finmcp.evaluator.benchmarks import load_records
+from finmcp.recordings import SqliteTraceStore
+from finmcp.recordings.plumbing.launch import FinmcpProcess
 
 SEED = 20261201
 CALLS = 100_000
@@ -149,7 +149,7 @@ def run() -> list[dict[str, Any]]:
         finally:
             store.close()
         args = ["view", "--db", str(db), "--bench", "finmcp-sim", "--host", "127.0.0.1", "--port", "0"]
-        with FinmcpProcess("finmcp-eval", args, timeout=120, module="evaluator.cli") as view:
+        with FinmcpProcess("finmcp-eval", args, timeout=120, module="finmcp.evaluator.cli") as view:
             api = view.endpoint("/api")
             deep = sorted(samples)[10_000]
             one = with_ref[1]

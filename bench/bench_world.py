@@ -13,7 +13,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from server.world import World
+from finmcp.server.world import World
 
 
 def _pcts(samples: list[float]) -> tuple[float, float]:

@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 from mcp.client import Client
 
-from recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
-from server.testing import minimal_instance
-from tool_specs.inventory import load_inventory
+from finmcp.recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
+from finmcp.server.testing import minimal_instance
+from finmcp.tool_specs.inventory import load_inventory
 
 TOOL = "GetFundDiagnosis"
 CODES = [f"{i:06d}" for i in range(1, 33)]

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx2
 
-from evaluator.harness import mcp_client
-from evaluator.harness.http_pool import HttpResponse, HttpTransportError
+from finmcp.evaluator.harness import mcp_client
+from finmcp.evaluator.harness.http_pool import HttpResponse, HttpTransportError
 
 
 class Httpx2Pool:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.calls import CODES, TOOL
-from recordings.plumbing.protocol import is_stateless
+from finmcp.recordings.plumbing.protocol import is_stateless
 
 CLIENT_META = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench-raw", "version": "0.1.0"},

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.uvicorn_run import run_announced
-from recordings.plumbing.launch import LaunchSpec, LoopbackProcess
-from recordings.plumbing.listener import LOOPBACK_HOSTS
+from finmcp.recordings.plumbing.launch import LaunchSpec, LoopbackProcess
+from finmcp.recordings.plumbing.listener import LOOPBACK_HOSTS
 
 
 class RecorderProcess(LoopbackProcess):

@@ -12,8 +12,8 @@ import argparse
 import asyncio
 from urllib.parse import urlsplit
 
-from recordings.plumbing import eventloop
-from recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing import eventloop
+from finmcp.recordings.plumbing.launch import announce_ready
 
 
 class _Upstream(asyncio.Protocol):

@@ -17,9 +17,9 @@ import logging
 import os
 import sys
 
-from server.cli import build_parser, serve_options
-from server.options import SDK_PATH, ServingStack
-from server.serve import ServeError, serve
+from finmcp.server.cli import build_parser, serve_options
+from finmcp.server.options import SDK_PATH, ServingStack
+from finmcp.server.serve import ServeError, serve
 
 STACKS = {
     "sdk-path": SDK_PATH,

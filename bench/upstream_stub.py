@@ -12,8 +12,8 @@ import argparse
 import asyncio
 import json
 
-from recordings.plumbing import eventloop
-from recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing import eventloop
+from finmcp.recordings.plumbing.launch import announce_ready
 
 RESULT = {
     "content": [{"type": "text", "text": '{"fundCode": "000001", "score": 71}'}],

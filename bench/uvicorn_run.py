@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-from recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing.launch import announce_ready
 
 
 def run_announced(app: Any, host: str, port: int, program: str, note: str, **options: Any) -> None:

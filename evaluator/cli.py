@@ -11,12 +11,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluator.errors import EvalInputError
-from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
-from recordings.plumbing.pipes import quiet_on_broken_pipe
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.recordings.plumbing.flags import (
+    add_bench,
+    add_llm_endpoint,
+    add_recordings,
+    add_trace_store,
+    add_version,
+)
+from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
 
 if TYPE_CHECKING:
-    from evaluator.reports.model import Report
+    from finmcp.evaluator.reports.model import Report
 
 FORMATS = ("json", "md", "html")
 
@@ -24,7 +30,7 @@ FORMATS = ("json", "md", "html")
 def _load_inventory(name: str) -> Any:
     """``tool_specs.inventory.load_inventory(name)``, imported lazily; errors become EvalInputError."""
     try:
-        from tool_specs.inventory import load_inventory
+        from finmcp.tool_specs.inventory import load_inventory
     except ImportError as exc:
         raise EvalInputError(f"--inventory {name}: tool_specs inventories are unavailable ({exc})") from None
     try:
@@ -89,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="finmcp-eval", description="Offline evaluator for FinMCP-Bench / FinToolBench"
     )
+    add_version(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     score = sub.add_parser("score", help="score one run")
     _add_common(score)
@@ -121,15 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--inventory", help="validate reference tool names against this inventory")
     export.add_argument("--skip-invalid", action="store_true", help="leave out invalid reference samples")
     export.add_argument("--turn-base", type=int, default=0, help="number of the first turn in trace tags")
-    from evaluator.harness.cli import add_demo_arguments
-    from evaluator.harness.cli import add_parser as add_run_parser
+    from finmcp.evaluator.harness.cli import add_demo_arguments
+    from finmcp.evaluator.harness.cli import add_parser as add_run_parser
 
     add_run_parser(sub)
     add_demo_arguments(sub.add_parser("demo", help="end-to-end demo on the embedded defaults"))
-    from evaluator.synth.cli import add_parser as add_synth_parser
+    from finmcp.evaluator.synth.cli import add_parser as add_synth_parser
 
     add_synth_parser(sub)
-    from evaluator.viewer.serve import add_parser as add_view_parser
+    from finmcp.evaluator.viewer.serve import add_parser as add_view_parser
 
     add_view_parser(sub)
     return parser
@@ -138,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _predictions(
     args: argparse.Namespace, run: str | None, preds: str | None, observations: str = "fintoolbench"
 ):
-    from evaluator.inputs.predictions import load_predictions_file
-    from evaluator.inputs.trace_db import collect_predictions
+    from finmcp.evaluator.inputs.predictions import load_predictions_file
+    from finmcp.evaluator.inputs.trace_db import collect_predictions
 
     if preds:
         return load_predictions_file(preds, run, args.turn_base)
@@ -149,8 +156,8 @@ def _predictions(
 
 def _trace_rows(args: argparse.Namespace, run: str | None):
     """The opened rows of ``run`` in ``--db`` once no proxy is still shipping them (``--wait-flush``)."""
-    from evaluator.inputs.in_flight import wait_until_shipped
-    from evaluator.inputs.trace_rows import open_trace_rows
+    from finmcp.evaluator.inputs.in_flight import wait_until_shipped
+    from finmcp.evaluator.inputs.trace_rows import open_trace_rows
 
     if not args.db:
         raise EvalInputError("give predictions with --db DB --run R or with --preds FILE")
@@ -166,8 +173,8 @@ def _trace_rows(args: argparse.Namespace, run: str | None):
 
 
 def _references(args: argparse.Namespace, preds: Any, inventory: Any):
-    from evaluator.benchmarks import open_references
-    from evaluator.inputs.references import parse_references
+    from finmcp.evaluator.benchmarks import open_references
+    from finmcp.evaluator.inputs.references import parse_references
 
     known = inventory.names if inventory is not None else None
     name = args.inventory or ""
@@ -184,9 +191,9 @@ def _references(args: argparse.Namespace, preds: Any, inventory: Any):
 
 
 def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool):
-    from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.metrics.fintoolbench import resolve_tool_metadata
-    from evaluator.metrics.options import EvalOptions
+    from finmcp.evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from finmcp.evaluator.metrics.fintoolbench import resolve_tool_metadata
+    from finmcp.evaluator.metrics.options import EvalOptions
 
     if args.bootstrap < 0:
         raise EvalInputError("--bootstrap must be >= 0")
@@ -204,8 +211,8 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
         canon=Canonicalizer(inventory_schema_lookup(schema_inv) if schema_inv is not None else None),
     )
     if fintool:
-        from evaluator.llm import Endpoint
-        from evaluator.metrics.judges import make_judge
+        from finmcp.evaluator.llm import Endpoint
+        from finmcp.evaluator.metrics.judges import make_judge
 
         if getattr(args, "judge_repeats", 3) < 1:
             raise EvalInputError("--judge-repeats must be >= 1")
@@ -225,9 +232,9 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from evaluator.reports.files import write_report
-    from evaluator.reports.markdown import render_markdown
-    from evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
+    from finmcp.evaluator.reports.files import write_report
+    from finmcp.evaluator.reports.markdown import render_markdown
+    from finmcp.evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
@@ -249,9 +256,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:
     """Score ``--run`` of ``--db`` streaming its rows (FinToolBench references: loaded whole)."""
-    from evaluator.inputs.trace_db import collect_predictions
-    from evaluator.reports.pipeline import evaluate, is_fintoolbench
-    from evaluator.reports.streaming import evaluate_trace
+    from finmcp.evaluator.inputs.trace_db import collect_predictions
+    from finmcp.evaluator.reports.pipeline import evaluate, is_fintoolbench
+    from finmcp.evaluator.reports.streaming import evaluate_trace
 
     with _trace_rows(args, args.run) as rows:
         refs = _references(args, None, inventory)
@@ -263,11 +270,11 @@ def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evaluator.metrics.compare import compare_runs
-    from evaluator.reports.compare_html import render_compare_html
-    from evaluator.reports.files import write_files
-    from evaluator.reports.markdown import render_compare_markdown
-    from evaluator.reports.pipeline import dumps, print_warnings
+    from finmcp.evaluator.metrics.compare import compare_runs
+    from finmcp.evaluator.reports.compare_html import render_compare_html
+    from finmcp.evaluator.reports.files import write_files
+    from finmcp.evaluator.reports.markdown import render_compare_markdown
+    from finmcp.evaluator.reports.pipeline import dumps, print_warnings
 
     formats = _formats(args.format)
     if args.preds:
@@ -299,10 +306,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     """``finmcp-eval export``: the official FinMCP-Bench file of a run (:mod:`evaluator.reports.finmcp_file`)."""
     import tempfile
 
-    from evaluator.agents.history import RecordedOutputs
-    from evaluator.benchmarks import BENCHMARKS, install_recordings, is_shipped, load_records
-    from evaluator.inputs.records import read_records
-    from evaluator.reports.finmcp_file import official_file
+    from finmcp.evaluator.agents.history import RecordedOutputs
+    from finmcp.evaluator.benchmarks import BENCHMARKS, install_recordings, is_shipped, load_records
+    from finmcp.evaluator.inputs.records import read_records
+    from finmcp.evaluator.reports.finmcp_file import official_file
 
     inventory = _load_inventory(args.inventory) if args.inventory else None
     refs = _references(args, None, inventory)
@@ -341,26 +348,26 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from evaluator.harness.cli import demo_options
-    from evaluator.harness.demo import run_demo
+    from finmcp.evaluator.harness.cli import demo_options
+    from finmcp.evaluator.harness.demo import run_demo
 
     return run_demo(demo_options(args))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from evaluator.harness.cli import run, run_options
+    from finmcp.evaluator.harness.cli import run, run_options
 
     return run(run_options(args))
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from evaluator.synth.cli import run
+    from finmcp.evaluator.synth.cli import run
 
     return run(args)
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from evaluator.viewer.serve import run, view_options
+    from finmcp.evaluator.viewer.serve import run, view_options
 
     return run(view_options(args))
 

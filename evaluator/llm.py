@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx2
 
-from evaluator.errors import EvalInputError
+from finmcp.evaluator.errors import EvalInputError
 
 RETRY_STATUS = frozenset({408, 409, 429})
 """Client-side statuses worth retrying; every 5xx is retried too."""

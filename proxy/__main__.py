@@ -1,7 +1,7 @@
-"""``python -m proxy``: the same program as ``finmcp-proxy``."""
+"""``python -m finmcp.proxy``: the same program as ``finmcp-proxy``."""
 
 import sys
 
-from proxy.cli import main
+from finmcp.proxy.cli import main
 
 sys.exit(main())

@@ -31,9 +31,9 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from proxy.views import arrange
-from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
-from recordings.trace_store import describe, open_trace_store
+from finmcp.proxy.views import arrange
+from finmcp.recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from finmcp.recordings.trace_store import describe, open_trace_store
 
 SKIPPED_STATUSES = frozenset({"transport_error", "cancelled", "pending"})
 
@@ -131,7 +131,7 @@ async def _reissue_and_compare(client: Client, call: dict[str, Any], timeout: fl
 
 def recording_server(path: str | Path, inventory: str | None = None) -> StdioServerParameters:
     """A stdio finmcp-server serving the recordings file strictly, answers in recorded order."""
-    argv = ["-m", "server", "--transport", "stdio", "--recordings", str(path), "--miss", "strict"]
+    argv = ["-m", "finmcp.server", "--transport", "stdio", "--recordings", str(path), "--miss", "strict"]
     argv += ["--replay", "sequence", "--latency", "none"]
     if inventory:
         argv += ["--recordings-inventory", inventory]

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.grouping import GroupAssigner, Placement
-from proxy.jsonrpc import (
+from finmcp.proxy.grouping import GroupAssigner, Placement
+from finmcp.proxy.jsonrpc import (
     CLIENT_INFO_META,
     GROUP_META,
     PROTOCOL_VERSION_META,
@@ -31,13 +31,13 @@ from proxy.jsonrpc import (
     Message,
     classify,
 )
-from proxy.tags import TagError, Tags
-from proxy.writer import TraceWriter
-from recordings.errors import InvalidValueError
-from recordings.plumbing.protocol import HANDSHAKE_ERA_LABEL, era_label
-from recordings.store import RecordingStore
-from recordings.trace_rows import CallRow, MessageRow, call_row, message_row, prepare_outcome
-from recordings.trace_store import SqliteTraceStore
+from finmcp.proxy.tags import TagError, Tags
+from finmcp.proxy.writer import TraceWriter
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.plumbing.protocol import HANDSHAKE_ERA_LABEL, era_label
+from finmcp.recordings.store import RecordingStore
+from finmcp.recordings.trace_rows import CallRow, MessageRow, call_row, message_row, prepare_outcome
+from finmcp.recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy")
 
@@ -566,7 +566,7 @@ class Recorder:
 def _inventory_schemas(name: str) -> dict[str, Any]:
     """Input schemas of a built-in inventory, when ``name`` is one (else none)."""
     try:
-        from tool_specs.inventory import load_inventory
+        from finmcp.tool_specs.inventory import load_inventory
 
         return {tool.name: tool.input_schema for tool in load_inventory(name).tools}
     except Exception:  # not a built-in inventory name: record without schema defaults

@@ -27,18 +27,19 @@ import shlex
 import sys
 from typing import Any
 
-from proxy.tags import TagError, Tags
-from recordings.plumbing.eventloop import LOOPS
-from recordings.plumbing.flags import (
+from finmcp.proxy.tags import TagError, Tags
+from finmcp.recordings.plumbing.eventloop import LOOPS
+from finmcp.recordings.plumbing.flags import (
     add_listener_options,
     add_log_level,
     add_option,
     add_recordings,
     add_trace_store,
+    add_version,
 )
-from recordings.plumbing.options import options_from
-from recordings.plumbing.pipes import quiet_on_broken_pipe
-from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
+from finmcp.recordings.plumbing.options import options_from
+from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
+from finmcp.recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
 
 COMMANDS = ("serve", "sessions", "show", "export", "audit", "flush")
 DEFAULT_PORT = 8766
@@ -104,7 +105,7 @@ def _otlp_header(value: str) -> tuple[bytes, bytes]:
 
 
 def _otlp_endpoint(value: str) -> str:
-    from proxy.exports.live import check_endpoint
+    from finmcp.proxy.exports.live import check_endpoint
 
     try:
         return check_endpoint(value)
@@ -113,7 +114,7 @@ def _otlp_endpoint(value: str) -> str:
 
 
 def _ship_url(value: str) -> str:
-    from proxy.shipper import is_ship_target
+    from finmcp.proxy.shipper import is_ship_target
 
     if not is_ship_target(value):
         raise argparse.ArgumentTypeError(
@@ -137,7 +138,7 @@ def _positive(kind: type[int] | type[float]) -> Any:
 
 def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
     """``--ship-to URL`` and the shipper's batch size and interval."""
-    from proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL
+    from finmcp.proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL
 
     p.add_argument(
         "--ship-to",
@@ -168,6 +169,7 @@ def build_serve_parser() -> argparse.ArgumentParser:
         prog="finmcp-proxy",
         description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, audit).",
     )
+    add_version(p)
     up = p.add_mutually_exclusive_group(required=True)
     up.add_argument(
         "--upstream", metavar="URL", help="Streamable HTTP upstream, e.g. http://127.0.0.1:8765/mcp"
@@ -292,9 +294,9 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         default="jsonl",
         help="jsonl (finmcp-eval's own), finmcp (FinMCP-Bench predictions only; see above), "
         "fintoolbench (FinToolBench result lines), otlp (OpenTelemetry OTLP/JSON traces; otlp-proto: "
-        "the same as protobuf, needs pip install 'finmcp[otel]'), "
+        "the same as protobuf, needs pip install 'finmcp-kit[otel]'), "
         "har (HTTP Archive 1.2 of the HTTP side), csv / parquet (the calls table; parquet needs "
-        "pyarrow: pip install 'finmcp[parquet]')",
+        "pyarrow: pip install 'finmcp-kit[parquet]')",
     )
     s.add_argument("--output", dest="out", help="output file (default stdout)")
     s = sub.add_parser("audit", help="re-issue a run's logged calls and compare the answers")
@@ -360,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     except TagError as exc:
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
         return 2
-    from proxy.serve import ProxyConfig, main_serve
+    from finmcp.proxy.serve import ProxyConfig, main_serve
 
     host, port = args.host, args.port
     config = options_from(  # every other field is the flag of its name
@@ -378,8 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         defaults=defaults,
         otlp_headers=args.otlp_header,
     )
-    from proxy.upstream_http import Target
-    from proxy.upstream_tls import client_context
+    from finmcp.proxy.upstream_http import Target
+    from finmcp.proxy.upstream_tls import client_context
 
     try:
         check_tls_files(args.tls_cert, args.tls_key)
@@ -406,8 +408,8 @@ def _inspect(argv: list[str]) -> int:
     args = build_inspect_parser().parse_args(argv)
     from pathlib import Path
 
-    from recordings.errors import RecordingsError
-    from recordings.postgres.connection import is_postgres_url
+    from finmcp.recordings.errors import RecordingsError
+    from finmcp.recordings.postgres.connection import is_postgres_url
 
     if not is_postgres_url(args.db) and not Path(args.db).exists():
         print(f"finmcp-proxy {args.command}: trace store not found: {args.db}", file=sys.stderr)
@@ -422,21 +424,21 @@ def _inspect(argv: list[str]) -> int:
 def _run_inspect(args: argparse.Namespace) -> int:
     """The subcommand of ``args``, called with its typed options."""
     if args.command == "sessions":
-        from proxy.inspect import cmd_sessions
+        from finmcp.proxy.inspect import cmd_sessions
 
         return cmd_sessions(args.db, args.run)
     if args.command == "show":
-        from proxy.inspect import ShowOptions, cmd_show
+        from finmcp.proxy.inspect import ShowOptions, cmd_show
 
         return cmd_show(options_from(ShowOptions, args))
     if args.command == "flush":
-        from proxy.flush import FlushOptions, cmd_flush
+        from finmcp.proxy.flush import FlushOptions, cmd_flush
 
         return cmd_flush(options_from(FlushOptions, args))
     if args.command == "export":
-        from proxy.export import cmd_export
+        from finmcp.proxy.export import cmd_export
 
         return cmd_export(args.db, args.run, args.format, args.out)
-    from proxy.audit import AuditOptions, cmd_audit
+    from finmcp.proxy.audit import AuditOptions, cmd_audit
 
     return cmd_audit(options_from(AuditOptions, args))

@@ -26,12 +26,12 @@ import json
 import sys
 from typing import Any
 
-from proxy.exports import STANDARD_FORMATS, render
-from proxy.views import SampleTrace, arrange
-from recordings.errors import RecordingsError
-from recordings.results import escape_surrogates
-from recordings.trace_store import describe, open_trace_store
-from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
+from finmcp.proxy.exports import STANDARD_FORMATS, render
+from finmcp.proxy.views import SampleTrace, arrange
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.results import escape_surrogates
+from finmcp.recordings.trace_store import describe, open_trace_store
+from finmcp.recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
 
 OFFICIAL_FILE_NOTE = (
     "finmcp-proxy export: note: this file holds predictions only (id, messages_pred) for the samples "

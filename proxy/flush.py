@@ -7,9 +7,9 @@ import os
 import sys
 from dataclasses import dataclass
 
-from proxy.shipper import Shipper
-from recordings.errors import RecordingsError
-from recordings.trace_store import SqliteTraceStore
+from finmcp.proxy.shipper import Shipper
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.trace_store import SqliteTraceStore
 
 
 @dataclass(frozen=True)

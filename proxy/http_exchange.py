@@ -23,17 +23,17 @@ import logging
 import time
 from typing import Any, Protocol
 
-from proxy.capture import PendingCall, Session
-from proxy.http_types import Request, Settings
-from proxy.http_wire import chunk, error_response, with_cors
-from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
-from proxy.ordered_output import OrderedOutput
-from proxy.tags import Tags
-from proxy.upstream_conn import ConnectionPool, UpstreamConnection
-from proxy.upstream_http import Response, Target, UpstreamError, build_request
-from recordings.plumbing.protocol import is_stateless
-from recordings.plumbing.sse import SSEParser, encode_event
-from recordings.redact import redact_url
+from finmcp.proxy.capture import PendingCall, Session
+from finmcp.proxy.http_types import Request, Settings
+from finmcp.proxy.http_wire import chunk, error_response, with_cors
+from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
+from finmcp.proxy.ordered_output import OrderedOutput
+from finmcp.proxy.tags import Tags
+from finmcp.proxy.upstream_conn import ConnectionPool, UpstreamConnection
+from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
+from finmcp.recordings.plumbing.protocol import is_stateless
+from finmcp.recordings.plumbing.sse import SSEParser, encode_event
+from finmcp.recordings.redact import redact_url
 
 log = logging.getLogger("finmcp.proxy.http")
 

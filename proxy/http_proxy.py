@@ -27,16 +27,16 @@ import ssl
 import time
 from dataclasses import dataclass
 
-from proxy.http_exchange import Exchange
-from proxy.http_types import Request, Settings
-from proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
-from proxy.jsonrpc import parse_body
-from proxy.tags import TagError, Tags, header_tags, split_path
-from proxy.upstream_conn import ConnectionPool
-from proxy.upstream_http import UpstreamError
-from recordings.plumbing import http1
-from recordings.plumbing.eventloop import loop_name
-from recordings.plumbing.listener import PUBLIC_PATHS
+from finmcp.proxy.http_exchange import Exchange
+from finmcp.proxy.http_types import Request, Settings
+from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
+from finmcp.proxy.jsonrpc import parse_body
+from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
+from finmcp.proxy.upstream_conn import ConnectionPool
+from finmcp.proxy.upstream_http import UpstreamError
+from finmcp.recordings.plumbing import http1
+from finmcp.recordings.plumbing.eventloop import loop_name
+from finmcp.recordings.plumbing.listener import PUBLIC_PATHS
 
 log = logging.getLogger("finmcp.proxy.http")
 

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.capture import Tracer
-from proxy.security import Policy
-from proxy.tags import Tags
-from proxy.upstream_http import Target
-from recordings.plumbing.listener import DEFAULT_MAX_BODY
+from finmcp.proxy.capture import Tracer
+from finmcp.proxy.security import Policy
+from finmcp.proxy.tags import Tags
+from finmcp.proxy.upstream_http import Target
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
 
 
 @dataclass(slots=True)

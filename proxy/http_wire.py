@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from proxy.jsonrpc import error_message, parse_body
-from proxy.security import TOKEN_HEADER
-from proxy.tags import HEADER_KEYS
+from finmcp.proxy.jsonrpc import error_message, parse_body
+from finmcp.proxy.security import TOKEN_HEADER
+from finmcp.proxy.tags import HEADER_KEYS
 
 HOP_BY_HOP = frozenset(  # not forwarded upstream (Host and Content-Length are set anew)
     {

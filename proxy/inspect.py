@@ -7,9 +7,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.views import arrange, result_text
-from recordings.plumbing.protocol import stored_era
-from recordings.trace_store import describe, open_trace_store
+from finmcp.proxy.views import arrange, result_text
+from finmcp.recordings.plumbing.protocol import stored_era
+from finmcp.recordings.trace_store import describe, open_trace_store
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings.results import utf8
+from finmcp.recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy")
 

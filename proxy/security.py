@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proxy.tags import HEADER_KEYS
-from recordings.plumbing.listener import CORS_REQUEST_HEADERS, ListenerPolicy
+from finmcp.proxy.tags import HEADER_KEYS
+from finmcp.recordings.plumbing.listener import CORS_REQUEST_HEADERS, ListenerPolicy
 
 TOKEN_HEADER = b"x-finmcp-proxy-token"
 

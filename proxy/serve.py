@@ -13,25 +13,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from proxy.capture import Recorder, Tracer
-from proxy.exports.live import LiveOtlp
-from proxy.http_proxy import ProxyServer, serve
-from proxy.http_types import Settings
-from proxy.security import Policy
-from proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, Shipper
-from proxy.tags import Tags
-from proxy.upstream_http import Target
-from proxy.upstream_tls import client_context
-from proxy.writer import TraceWriter
-from recordings.outbox import install_outbox, is_outbox
-from recordings.plumbing import eventloop
-from recordings.plumbing.launch import announce_ready
-from recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
-from recordings.plumbing.tls import server_context
-from recordings.redact import redact_url
-from recordings.schema import BUSY_TIMEOUT_MS
-from recordings.store import RecordingStore
-from recordings.trace_store import SqliteTraceStore
+from finmcp.proxy.capture import Recorder, Tracer
+from finmcp.proxy.exports.live import LiveOtlp
+from finmcp.proxy.http_proxy import ProxyServer, serve
+from finmcp.proxy.http_types import Settings
+from finmcp.proxy.security import Policy
+from finmcp.proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, Shipper
+from finmcp.proxy.tags import Tags
+from finmcp.proxy.upstream_http import Target
+from finmcp.proxy.upstream_tls import client_context
+from finmcp.proxy.writer import TraceWriter
+from finmcp.recordings.outbox import install_outbox, is_outbox
+from finmcp.recordings.plumbing import eventloop
+from finmcp.recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
+from finmcp.recordings.plumbing.tls import server_context
+from finmcp.recordings.redact import redact_url
+from finmcp.recordings.schema import BUSY_TIMEOUT_MS
+from finmcp.recordings.store import RecordingStore
+from finmcp.recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy")
 LOCK_WAIT_MS = 20
@@ -225,7 +225,7 @@ def main_serve(config: ProxyConfig) -> int:
         if config.transport == "http":
             await run_http(runtime, stop)
         else:
-            from proxy.stdio_side import run_stdio
+            from finmcp.proxy.stdio_side import run_stdio
 
             await run_stdio(runtime, stop)
 

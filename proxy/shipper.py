@@ -29,8 +29,8 @@ from collections import deque
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from recordings.errors import RecordingsError
-from recordings.outbox import (
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.outbox import (
     Backlog,
     ShipperLockBusy,
     acknowledge,
@@ -40,9 +40,9 @@ from recordings.outbox import (
     read_batch,
     shipper_lock,
 )
-from recordings.postgres.connection import connect, redacted_url
-from recordings.postgres.ingest import Ingest
-from recordings.redact import redact_url
+from finmcp.recordings.postgres.connection import connect, redacted_url
+from finmcp.recordings.postgres.ingest import Ingest
+from finmcp.recordings.redact import redact_url
 
 log = logging.getLogger("finmcp.proxy.shipper")
 

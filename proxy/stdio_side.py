@@ -18,13 +18,13 @@ import threading
 import time
 from typing import Any
 
-from proxy.capture import PendingCall, Session, Tracer
-from proxy.jsonrpc import error_message, parse_body
-from proxy.tags import Tags
-from proxy.upstreams import Upstream, make_upstream
-from recordings.plumbing import eventloop
-from recordings.plumbing.launch import announce_ready
-from recordings.results import utf8
+from finmcp.proxy.capture import PendingCall, Session, Tracer
+from finmcp.proxy.jsonrpc import error_message, parse_body
+from finmcp.proxy.tags import Tags
+from finmcp.proxy.upstreams import Upstream, make_upstream
+from finmcp.recordings.plumbing import eventloop
+from finmcp.recordings.plumbing.launch import announce_ready
+from finmcp.recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.stdio")
 LINE_LIMIT = 256 * 1024 * 1024

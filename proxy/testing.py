@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from recordings.plumbing.launch import LaunchError, LaunchSpec, LoopbackProcess
+from finmcp.recordings.plumbing.launch import LaunchError, LaunchSpec, LoopbackProcess
 
 
 class ProxyStartError(LaunchError):
@@ -31,5 +31,5 @@ class ProxyProcess(LoopbackProcess):
 
 
 def stdio_args(upstream: Sequence[str], db: str | Path, *extra: str) -> list[str]:
-    """Arguments for ``python -m proxy --transport stdio`` (what an MCP host launches)."""
-    return ["-m", "proxy", "--transport", "stdio", *upstream, "--db", str(db), *extra]
+    """Arguments for ``python -m finmcp.proxy --transport stdio`` (what an MCP host launches)."""
+    return ["-m", "finmcp.proxy", "--transport", "stdio", *upstream, "--db", str(db), *extra]

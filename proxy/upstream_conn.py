@@ -39,9 +39,9 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from proxy.upstream_http import Response, Target, UpstreamError, UpstreamTLSError, parse_head
-from proxy.upstream_tls import OnceLog, describe_tls_failure
-from recordings.plumbing import http1
+from finmcp.proxy.upstream_http import Response, Target, UpstreamError, UpstreamTLSError, parse_head
+from finmcp.proxy.upstream_tls import OnceLog, describe_tls_failure
+from finmcp.recordings.plumbing import http1
 
 _IDLE, _HEAD, _LENGTH, _CHUNKED, _CLOSE = range(5)
 _BODY_STATES = {"length": _LENGTH, "chunked": _CHUNKED, "close": _CLOSE}

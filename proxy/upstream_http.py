@@ -10,8 +10,8 @@ import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from recordings.plumbing import http1
-from recordings.redact import redact_url
+from finmcp.recordings.plumbing import http1
+from finmcp.recordings.redact import redact_url
 
 
 class UpstreamError(Exception):
@@ -55,7 +55,7 @@ class Target:
             raise ValueError(f"upstream URL {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH")
         secure = parts.scheme == "https"
         if secure and tls is None:
-            from proxy.upstream_tls import system_context
+            from finmcp.proxy.upstream_tls import system_context
 
             tls = system_context()
         port = parts.port or (443 if secure else 80)

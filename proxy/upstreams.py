@@ -22,13 +22,13 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
-from proxy.upstream_conn import ConnectionPool, StreamedResponse
-from proxy.upstream_http import Response, Target, UpstreamError, build_request
-from proxy.upstream_tls import client_context
-from recordings.plumbing.protocol import is_stateless
-from recordings.plumbing.sse import SSEParser
-from recordings.results import utf8
+from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
+from finmcp.proxy.upstream_conn import ConnectionPool, StreamedResponse
+from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
+from finmcp.proxy.upstream_tls import client_context
+from finmcp.recordings.plumbing.protocol import is_stateless
+from finmcp.recordings.plumbing.sse import SSEParser
+from finmcp.recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.upstream")
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings import transcripts
+from finmcp.recordings import transcripts
 
 
 @dataclass

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from recordings.trace_store import SqliteTraceStore
+from finmcp.recordings.trace_store import SqliteTraceStore
 
 log = logging.getLogger("finmcp.proxy.writer")
 

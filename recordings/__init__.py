@@ -11,8 +11,8 @@
   launching a finmcp process); none of it touches storage.
 """
 
-from recordings.canonical import args_key, canonical_arguments, canonical_json, canonicalize
-from recordings.errors import (
+from finmcp.recordings.canonical import args_key, canonical_arguments, canonical_json, canonicalize
+from finmcp.recordings.errors import (
     CallStateError,
     InvalidValueError,
     RecordingsError,
@@ -20,10 +20,10 @@ from recordings.errors import (
     SchemaVersionError,
     UnknownCallError,
 )
-from recordings.responses import RECORDING_META_KEY
-from recordings.schema import CALLS_COLUMNS, SCHEMA_VERSION
-from recordings.store import RecordingStore
-from recordings.trace_store import SqliteTraceStore, TraceStore, open_trace_store
+from finmcp.recordings.responses import RECORDING_META_KEY
+from finmcp.recordings.schema import CALLS_COLUMNS, SCHEMA_VERSION
+from finmcp.recordings.store import RecordingStore
+from finmcp.recordings.trace_store import SqliteTraceStore, TraceStore, open_trace_store
 
 __all__ = [
     "CALLS_COLUMNS",

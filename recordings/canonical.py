@@ -31,8 +31,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from recordings.errors import InvalidValueError
-from recordings.redact import REDACTED, SECRET_KEYS
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.redact import REDACTED, SECRET_KEYS
 
 ARGS_KEY_HEX_CHARS = 32
 """Length of an ``args_key``: the first 32 hex characters (128 bits) of the SHA-256 digest."""

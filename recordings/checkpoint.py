@@ -23,7 +23,7 @@ import logging
 import sqlite3
 import threading
 
-from recordings.schema import BUSY_TIMEOUT_MS
+from finmcp.recordings.schema import BUSY_TIMEOUT_MS
 
 log = logging.getLogger("finmcp.recordings.checkpoint")
 

@@ -12,10 +12,10 @@ from typing import Any, Self
 
 from sqlite_utils import Database
 
-from recordings.checkpoint import BackgroundCheckpointer
-from recordings.errors import RecordingsError
-from recordings.results import escape_surrogates
-from recordings.schema import open_database, user_version
+from finmcp.recordings.checkpoint import BackgroundCheckpointer
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.results import escape_surrogates
+from finmcp.recordings.schema import open_database, user_version
 
 
 def open_readonly(path: str | Path) -> Database:

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import InvalidValueError
-from recordings.store import RecordingStore
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.store import RecordingStore
 
 FAILURE_MARKER = "调用失败"
 CLIENT_ERROR_PREFIX = "[error]"

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from recordings.errors import InvalidValueError
-from recordings.results import dumps
-from recordings.store import RecordingStore
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.results import dumps
+from finmcp.recordings.store import RecordingStore
 
 LINE_KEYS = ("inventory", "tool", "args_key", "arguments", "result", "latency_ms", "provenance", "created")
 _REQUIRED = ("inventory", "tool", "arguments", "result", "provenance")

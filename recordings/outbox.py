@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recordings.clock import utc_now_iso
-from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS, connect
-from recordings.trace_types import SESSION_FIELDS
+from finmcp.recordings.clock import utc_now_iso
+from finmcp.recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS, connect
+from finmcp.recordings.trace_types import SESSION_FIELDS
 
 TABLE_CODES = {"runs": 1, "sessions": 2, "calls": 3, "messages": 4}
 """The ``tbl`` number an outbox entry names its table by (smaller than text in every entry)."""

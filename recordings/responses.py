@@ -12,11 +12,11 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
-from recordings.canonical import CanonicalArgs, canonicalize
-from recordings.clock import utc_now_iso
-from recordings.connection import StoreConnection, where_equal
-from recordings.errors import InvalidValueError
-from recordings.results import dumps, normalize_result, result_from_columns, result_to_columns
+from finmcp.recordings.canonical import CanonicalArgs, canonicalize
+from finmcp.recordings.clock import utc_now_iso
+from finmcp.recordings.connection import StoreConnection, where_equal
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.results import dumps, normalize_result, result_from_columns, result_to_columns
 
 RECORDING_META_KEY = "io.finmcp/recording"
 """Key of the provenance object in the ``_meta`` of a replayed result."""

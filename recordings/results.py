@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from recordings.errors import InvalidValueError
+from finmcp.recordings.errors import InvalidValueError
 
 _ALLOWED_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from recordings.errors import SchemaError, SchemaVersionError
+from finmcp.recordings.errors import SchemaError, SchemaVersionError
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another process's write lock before failing."""

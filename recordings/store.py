@@ -8,7 +8,7 @@ writes answers into its trace file through :meth:`RecordingStore.sharing`).
 
 from __future__ import annotations
 
-from recordings.responses import ResponsesMixin
+from finmcp.recordings.responses import ResponsesMixin
 
 
 class RecordingStore(ResponsesMixin):

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recordings.clock import utc_now_iso
-from recordings.connection import StoreConnection
-from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
-from recordings.plumbing.protocol import ERA_LABELS
-from recordings.redact import redact_url
-from recordings.results import dumps
-from recordings.trace_rows import (
+from finmcp.recordings.clock import utc_now_iso
+from finmcp.recordings.connection import StoreConnection
+from finmcp.recordings.errors import CallStateError, InvalidValueError, UnknownCallError
+from finmcp.recordings.plumbing.protocol import ERA_LABELS
+from finmcp.recordings.redact import redact_url
+from finmcp.recordings.results import dumps
+from finmcp.recordings.trace_rows import (
     GROUP_SOURCES,
     CallOutcome,
     CallRow,
@@ -37,7 +37,7 @@ from recordings.trace_rows import (
     prepare_message,
     prepare_outcome,
 )
-from recordings.trace_types import SESSION_FIELDS
+from finmcp.recordings.trace_types import SESSION_FIELDS
 
 Scope = tuple[str | None, str | None, int, int | None]
 """Where group numbers are unique: ``(run_id, sample_id, trial, turn)``."""

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recordings.schema import CALLS_COLUMNS
-from recordings.trace_types import RunSummary, SampleSummary, json_or_text
+from finmcp.recordings.schema import CALLS_COLUMNS
+from finmcp.recordings.trace_types import RunSummary, SampleSummary, json_or_text
 
 PAGE_COLUMNS = tuple(
     c for c in CALLS_COLUMNS if c not in ("run_id", "sample_id", "client_name", "protocol_version")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from recordings.clock import utc_now_iso
-from recordings.errors import InvalidValueError
-from recordings.redact import redact_headers, redact_text, redact_value, secret_header_value
-from recordings.results import dumps, loose_result
+from finmcp.recordings.clock import utc_now_iso
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.redact import redact_headers, redact_text, redact_value, secret_header_value
+from finmcp.recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
 GROUP_SOURCES = frozenset({"explicit", "overlap", "sequence", "gap"})

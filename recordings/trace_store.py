@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import RecordingsError
-from recordings.postgres.connection import is_postgres_url
-from recordings.trace import TraceWrites
-from recordings.trace_store_api import SQLITE_BATCH, TraceStore
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.postgres.connection import is_postgres_url
+from finmcp.recordings.trace import TraceWrites
+from finmcp.recordings.trace_store_api import SQLITE_BATCH, TraceStore
 
 
 class SqliteTraceStore(TraceWrites, TraceStore):
@@ -73,7 +73,7 @@ class SqliteTraceStore(TraceWrites, TraceStore):
         return cols
 
     def outbox_status(self, now: float) -> str | None:
-        from recordings.outbox import status_line
+        from finmcp.recordings.outbox import status_line
 
         with self._locked():
             return status_line(self._conn, now)
@@ -97,7 +97,7 @@ def open_trace_store(target: str | Path, *, readonly: bool = False) -> TraceStor
     when the file does not exist, the server cannot be reached or it is not a finmcp trace store.
     """
     if is_postgres_url(target):
-        from recordings.postgres.reads import PgTraceStore
+        from finmcp.recordings.postgres.reads import PgTraceStore
 
         return PgTraceStore(str(target))
     path = Path(target)
@@ -110,6 +110,6 @@ def open_trace_store(target: str | Path, *, readonly: bool = False) -> TraceStor
 
 def describe(target: str | Path) -> str:
     """How to name ``target`` in a message (a URL's password replaced by ``***``)."""
-    from recordings.postgres.connection import redacted_url
+    from finmcp.recordings.postgres.connection import redacted_url
 
     return redacted_url(str(target)) if is_postgres_url(target) else str(target)

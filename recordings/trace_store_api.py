@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from recordings.connection import Closing, where_equal
-from recordings.errors import RecordingsError
-from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
-from recordings.trace_pages import TracePages, marks
-from recordings.trace_types import (
+from finmcp.recordings.connection import Closing, where_equal
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
+from finmcp.recordings.trace_pages import TracePages, marks
+from finmcp.recordings.trace_types import (
     SESSION_COLUMNS,
     CallDict,
     InFlight,

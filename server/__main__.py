@@ -1,7 +1,7 @@
-"""``python -m server`` is ``finmcp-server``."""
+"""``python -m finmcp.server`` is ``finmcp-server``."""
 
 import sys
 
-from server.cli import main
+from finmcp.server.cli import main
 
 sys.exit(main())

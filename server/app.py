@@ -26,13 +26,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from recordings.plumbing.listener import DEFAULT_MAX_BODY
-from recordings.plumbing.sse import parse_events
-from server.fastpath import FastCalls, serves_without_waiting
-from server.mcp_server import ToolCalls, build_mcp_server
-from server.sdk_check import check_fast_path
-from server.security import SecurityMiddleware, SecuritySettings
-from server.service import ToolService
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
+from finmcp.recordings.plumbing.sse import parse_events
+from finmcp.server.fastpath import FastCalls, serves_without_waiting
+from finmcp.server.mcp_server import ToolCalls, build_mcp_server
+from finmcp.server.sdk_check import check_fast_path
+from finmcp.server.security import SecurityMiddleware, SecuritySettings
+from finmcp.server.service import ToolService
 
 logger = logging.getLogger("finmcp.server")
 

@@ -19,19 +19,19 @@ import os
 import sys
 from pathlib import Path
 
-from recordings.errors import RecordingsError
-from recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings
-from recordings.plumbing.pipes import quiet_on_broken_pipe
-from recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
-from server.latency import DEFAULT_LATENCY
-from server.options import DEFAULT_PORT, ServeOptions
-from server.recording_cli import add_recording_commands, run_recording_command
-from server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES
-from server.serve import SSE_PAGE_BYTES, TOKEN_ENV, ServeError, serve
-from tool_specs.errors import InventoryError
-from tool_specs.graph import DependencyGraph
-from tool_specs.inventory import load_inventory
-from tool_specs.summary import main as print_summary
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.plumbing.flags import add_listener_options, add_log_level, add_recordings, add_version
+from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
+from finmcp.recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
+from finmcp.server.latency import DEFAULT_LATENCY
+from finmcp.server.options import DEFAULT_PORT, ServeOptions
+from finmcp.server.recording_cli import add_recording_commands, run_recording_command
+from finmcp.server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES
+from finmcp.server.serve import SSE_PAGE_BYTES, TOKEN_ENV, ServeError, serve
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.graph import DependencyGraph
+from finmcp.tool_specs.inventory import load_inventory
+from finmcp.tool_specs.summary import main as print_summary
 
 
 def page_size_option(value: str) -> int | None:
@@ -167,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="finmcp MCP tool server: serves inventories (default command) or inspects them",
         parents=[serve_options],
     )
+    add_version(parser)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "serve", help="serve inventories over http, stdio or sse (the default)", parents=[serve_options]

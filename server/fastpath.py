@@ -70,8 +70,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope, Send
 
-from server.sdk_private import held, live_transport
-from server.service import SOURCE_KEY, ToolService
+from finmcp.server.sdk_private import held, live_transport
+from finmcp.server.service import SOURCE_KEY, ToolService
 
 logger = logging.getLogger("finmcp.server")
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from recordings.plumbing.seeding import unit_draw
+from finmcp.recordings.plumbing.seeding import unit_draw
 
 FAULT_KINDS = ("error", "rpc_error", "timeout", "malformed", "empty")
 DEFAULT_TIMEOUT_MS = 30_000.0

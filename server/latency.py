@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from recordings.plumbing.seeding import unit_draw
+from finmcp.recordings.plumbing.seeding import unit_draw
 
 DEFAULT_LATENCY = "fixed:50"
 """Default: a small fixed wait, so concurrent calls visibly overlap in traces."""

@@ -16,10 +16,10 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from recordings.plumbing.protocol import is_stateless
-from server.fastpath import HandshakeSessions
-from server.seeded import SessionOccurrences, request_attempt, session_id_of
-from server.service import ProgressFn, ToolService
+from finmcp.recordings.plumbing.protocol import is_stateless
+from finmcp.server.fastpath import HandshakeSessions
+from finmcp.server.seeded import SessionOccurrences, request_attempt, session_id_of
+from finmcp.server.service import ProgressFn, ToolService
 
 
 def finmcp_version() -> str:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from recordings.plumbing.listener import DEFAULT_MAX_BODY
-from server.latency import DEFAULT_LATENCY
-from server.sequence import ExhaustedPolicy, ReplayMode
-from server.service import MissPolicy
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
+from finmcp.server.latency import DEFAULT_LATENCY
+from finmcp.server.sequence import ExhaustedPolicy, ReplayMode
+from finmcp.server.service import MissPolicy
 
 DEFAULT_PORT = 8765
 Transport = Literal["http", "stdio", "sse"]

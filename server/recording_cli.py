@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from recordings.errors import RecordingsError
-from recordings.import_finmcp import import_finmcp
-from recordings.jsonl import export_jsonl, import_jsonl
-from recordings.plumbing.flags import add_recordings
-from recordings.store import RecordingStore
-from tool_specs.inventory import load_inventory
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.import_finmcp import import_finmcp
+from finmcp.recordings.jsonl import export_jsonl, import_jsonl
+from finmcp.recordings.plumbing.flags import add_recordings
+from finmcp.recordings.store import RecordingStore
+from finmcp.tool_specs.inventory import load_inventory
 
 
 class SubcommandAdder(Protocol):
@@ -114,7 +114,7 @@ def run_recordings(options: RecordingCommand) -> int:
 
 def bake_recordings(options: BakeOptions) -> int:
     """Simulate and record every call of ``options.calls``; prints a summary and the first errors."""
-    from server.sim.bake import bake, read_calls
+    from finmcp.server.sim.bake import bake, read_calls
 
     inventory = load_inventory(options.inventory)
     calls = read_calls(options.calls)

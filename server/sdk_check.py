@@ -33,14 +33,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message
 
-from recordings.plumbing.listener import DEFAULT_MAX_BODY
-from recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
-from server.fastpath import FastCalls
-from server.latency import parse_latency
-from server.mcp_server import ToolCalls, build_mcp_server
-from server.sdk_private import countdown, session_state_problems
-from server.service import ToolService
-from tool_specs.inventory import load_inventory
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
+from finmcp.recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
+from finmcp.server.fastpath import FastCalls
+from finmcp.server.latency import parse_latency
+from finmcp.server.mcp_server import ToolCalls, build_mcp_server
+from finmcp.server.sdk_private import countdown, session_state_problems
+from finmcp.server.service import ToolService
+from finmcp.tool_specs.inventory import load_inventory
 
 VERIFIED_SDK = (2, 3)
 """The mcp minor version the fast path's reliance on private state was verified against."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from recordings.plumbing.listener import (
+from finmcp.recordings.plumbing.listener import (
     DEFAULT_MAX_BODY,
     HOST_REJECTED,
     PREFLIGHT_REJECTED,

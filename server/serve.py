@@ -12,20 +12,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import RecordingsError
-from recordings.plumbing.launch import announce_ready
-from recordings.plumbing.listener import ListenError, bind_listener, socket_url
-from recordings.store import RecordingStore
-from server.app import HttpApp, build_http_app
-from server.faults import FaultSpecError, parse_faults
-from server.latency import LatencySpecError, parse_latency
-from server.mcp_server import build_mcp_server
-from server.options import DEFAULT_PORT, PRODUCT_STACK, ServeOptions, ServingStack
-from server.security import SecuritySettings
-from server.service import SimulateFn, ToolService
-from server.transports import run_http, run_stdio
-from tool_specs.errors import InventoryError
-from tool_specs.inventory import Inventory, load_inventory
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing.listener import ListenError, bind_listener, socket_url
+from finmcp.recordings.store import RecordingStore
+from finmcp.server.app import HttpApp, build_http_app
+from finmcp.server.faults import FaultSpecError, parse_faults
+from finmcp.server.latency import LatencySpecError, parse_latency
+from finmcp.server.mcp_server import build_mcp_server
+from finmcp.server.options import DEFAULT_PORT, PRODUCT_STACK, ServeOptions, ServingStack
+from finmcp.server.security import SecuritySettings
+from finmcp.server.service import SimulateFn, ToolService
+from finmcp.server.transports import run_http, run_stdio
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.inventory import Inventory, load_inventory
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "ServeError", "build_services", "serve"]
 
@@ -67,8 +67,8 @@ def _store(path: Path | None) -> RecordingStore | None:
 def _world(seed: int, store: RecordingStore | None) -> Any:
     """One seeded world for every served inventory; it knows the codes the recordings mention."""
     try:
-        from server.sim.known_codes import codes_from_recordings
-        from server.world import World
+        from finmcp.server.sim.known_codes import codes_from_recordings
+        from finmcp.server.world import World
     except ImportError as exc:
         raise ServeError(
             f"--miss simulate needs the simulator (server.sim), which cannot be imported ({exc}); "
@@ -87,7 +87,7 @@ def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> 
     One thread warms the simulators in turn (they share the world, so the first does most of the
     work), rather than a thread each racing to build the same entities in their own malloc arenas.
     """
-    from server.sim.simulator import Simulator, freeze_heap
+    from finmcp.server.sim.simulator import Simulator, freeze_heap
 
     simulators = [Simulator(inventory, seed=seed, world=world) for inventory in inventories.values()]
 

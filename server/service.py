@@ -30,17 +30,23 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
-from recordings.canonical import CanonicalArgs, canonicalize
-from recordings.errors import InvalidValueError
-from recordings.responses import RECORDING_META_KEY
-from recordings.store import RecordingStore
-from server.faults import FaultPlan, FaultRule
-from server.latency import LatencyModel
-from server.seeded import OccurrenceCounter
-from server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES, ExhaustedPolicy, ReplayMode, SequenceCursors
-from server.validation import MAX_ARGUMENT_DEPTH, compile_schema, describe_errors, too_deep
-from tool_specs.inventory import Inventory
-from tool_specs.model import ToolSpec
+from finmcp.recordings.canonical import CanonicalArgs, canonicalize
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.responses import RECORDING_META_KEY
+from finmcp.recordings.store import RecordingStore
+from finmcp.server.faults import FaultPlan, FaultRule
+from finmcp.server.latency import LatencyModel
+from finmcp.server.seeded import OccurrenceCounter
+from finmcp.server.sequence import (
+    EXHAUSTED_POLICIES,
+    REPLAY_MODES,
+    ExhaustedPolicy,
+    ReplayMode,
+    SequenceCursors,
+)
+from finmcp.server.validation import MAX_ARGUMENT_DEPTH, compile_schema, describe_errors, too_deep
+from finmcp.tool_specs.inventory import Inventory
+from finmcp.tool_specs.model import ToolSpec
 
 logger = logging.getLogger("finmcp.server")
 

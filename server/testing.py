@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from recordings.plumbing.launch import LaunchError, LaunchSpec, LoopbackProcess
+from finmcp.recordings.plumbing.launch import LaunchError, LaunchSpec, LoopbackProcess
 
 
 class ServerStartError(LaunchError):

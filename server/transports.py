@@ -20,7 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
 
-from recordings.plumbing import eventloop
+from finmcp.recordings.plumbing import eventloop
 
 
 async def serve_stdio(server: Server[Any]) -> None:

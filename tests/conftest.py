@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.testing import ProxyProcess
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.server.testing import ServerProcess
 from tests.support.postgres import PostgresCluster, in_ci, start_cluster
 from tests.support.processes import Children
 

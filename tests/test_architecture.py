@@ -23,7 +23,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.source import PACKAGES, REPO, module_name, parse_imports, project_imports, source_files
+from tests.support.source import (
+    PACKAGES,
+    REPO,
+    folder_of,
+    imports,
+    module_name,
+    package_of,
+    parse_imports,
+    project_imports,
+    source_files,
+)
 
 MAY_IMPORT = {
     "tool_specs": set(),
@@ -32,15 +42,15 @@ MAY_IMPORT = {
     "proxy": {"tool_specs", "recordings"},
     "evaluator": {"tool_specs", "recordings"},
 }
-EVALUATOR_MAY_USE_SERVER = ("evaluator.synth",)
-SCORING_CORE = ("evaluator.inputs", "evaluator.metrics", "evaluator.reports")
+EVALUATOR_MAY_USE_SERVER = ("finmcp.evaluator.synth",)
+SCORING_CORE = ("finmcp.evaluator.inputs", "finmcp.evaluator.metrics", "finmcp.evaluator.reports")
 NOT_FOR_SCORING = (
     "server",
     "proxy",
-    "evaluator.harness",
-    "evaluator.agents",
-    "evaluator.synth",
-    "evaluator.cli",
+    "finmcp.evaluator.harness",
+    "finmcp.evaluator.agents",
+    "finmcp.evaluator.synth",
+    "finmcp.evaluator.cli",
 )
 
 
@@ -58,7 +68,7 @@ def test_imports_point_one_way(package: str) -> None:
     for path in source_files(package):
         importer = module_name(path)
         for item in project_imports(path):
-            top = item.module.split(".")[0]
+            top = package_of(item.module)
             if top == package or top in MAY_IMPORT[package]:
                 continue
             if top == "server" and _within(importer, EVALUATOR_MAY_USE_SERVER):
@@ -67,12 +77,24 @@ def test_imports_point_one_way(package: str) -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_every_project_import_names_the_installed_package() -> None:
+    """The five folders install as ``finmcp.<folder>``: ``import server`` works from a checkout only (and
+    would load a second copy of the module, or another project's ``server``), so nothing may write it."""
+    bad = [
+        f"{_rel(path)}:{item.line} imports {item.module}"
+        for path in source_files(*PACKAGES, "bench", "tests")
+        for item in imports(path)
+        if item.module.split(".")[0] in PACKAGES
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_plumbing_imports_no_other_project_module() -> None:
     bad = [
         f"{_rel(path)}:{item.line} imports {item.module}"
         for path in source_files("recordings/plumbing")
         for item in project_imports(path)
-        if not _within(item.module, ["recordings.plumbing"])
+        if not _within(item.module, ["finmcp.recordings.plumbing"])
     ]
     assert not bad, "\n".join(bad)
 
@@ -81,7 +103,7 @@ def test_scoring_core_imports_upward_only() -> None:
     bad = []
     for rank, layer in enumerate(SCORING_CORE):
         above = [*SCORING_CORE[rank + 1 :], *NOT_FOR_SCORING]
-        for path in source_files(layer.replace(".", "/")):
+        for path in source_files(str(folder_of(layer))):
             for item in project_imports(path):
                 if _within(item.module, above):
                     bad.append(f"{_rel(path)}:{item.line} imports {item.module}")
@@ -195,12 +217,12 @@ def test_no_private_attribute_of_a_project_module() -> None:
         modules = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                modules |= {a.asname or a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+                modules |= {a.asname or a.name for a in node.names if package_of(a.name)}
+            elif isinstance(node, ast.ImportFrom) and package_of(node.module or ""):
                 modules |= {
                     a.asname or a.name
                     for a in node.names
-                    if (REPO / node.module.replace(".", "/") / f"{a.name}.py").is_file()
+                    if (folder_of(node.module) / f"{a.name}.py").is_file()
                 }
         for node in ast.walk(tree):
             if (
@@ -260,14 +282,14 @@ TRACE_SQL = re.compile(
     r"\b(?:FROM|UPDATE|INTO|JOIN|TABLE)\s+\"?(?:" + "|".join(TRACE_TABLES) + r")\b\"?", re.IGNORECASE
 )
 TRACE_STORE_OWNERS = (
-    "recordings.schema",
-    "recordings.connection",
-    "recordings.trace",
-    "recordings.trace_store",
-    "recordings.trace_store_api",
-    "recordings.trace_pages",
-    "recordings.outbox",
-    "recordings.postgres",
+    "finmcp.recordings.schema",
+    "finmcp.recordings.connection",
+    "finmcp.recordings.trace",
+    "finmcp.recordings.trace_store",
+    "finmcp.recordings.trace_store_api",
+    "finmcp.recordings.trace_pages",
+    "finmcp.recordings.outbox",
+    "finmcp.recordings.postgres",
 )
 """The trace store's modules: the only ones that write SQL against the trace schema."""
 

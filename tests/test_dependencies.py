@@ -9,7 +9,7 @@ import tomllib
 
 from tests.support.source import PACKAGES, REPO, imports, source_files
 
-OWN = {*PACKAGES, "bench", "tests"}
+OWN = {"finmcp", "bench", "tests"}
 # the client matrix's drivers import the clients' packages, which live in their own environments
 # (tests/clients/provision.py pins them), not in this project's
 DRIVERS = REPO / "tests" / "clients" / "drivers"

@@ -10,8 +10,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from tool_specs.entities import SOURCE_ENTITIES
-from tool_specs.inventory import Inventory
+from finmcp.tool_specs.entities import SOURCE_ENTITIES
+from finmcp.tool_specs.inventory import Inventory
 
 
 @dataclass(frozen=True)

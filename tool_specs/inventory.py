@@ -11,9 +11,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tool_specs.errors import InventoryError
-from tool_specs.model import ToolSpec
-from tool_specs.validation import validate_records
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.model import ToolSpec
+from finmcp.tool_specs.validation import validate_records
 
 BUILTIN = {
     "qieman79": "data/qieman79.json",
@@ -75,7 +75,7 @@ def builtin_names() -> list[str]:
 
 
 def _read_package_json(relative: str) -> Any:
-    data = resources.files("tool_specs").joinpath(relative).read_bytes()
+    data = resources.files("finmcp.tool_specs").joinpath(relative).read_bytes()
     if relative.endswith(".gz"):
         data = gzip.decompress(data)
     return json.loads(data)
@@ -142,7 +142,7 @@ def load_inventory_file(path: str | Path) -> Inventory:
         raw = gzip.decompress(raw)
     text = raw.decode("utf-8")
     if path.name.endswith((".jsonl", ".jsonl.gz")):
-        from tool_specs.importers.fintoolbench import load_manifest_text
+        from finmcp.tool_specs.importers.fintoolbench import load_manifest_text
 
         tools = load_manifest_text(text, origin=str(path), keep_text=True)
         return Inventory(

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tool_specs.entities import EntityType
-from tool_specs.tags import IntentType, RegulatoryDomain, Timeliness
+from finmcp.tool_specs.entities import EntityType
+from finmcp.tool_specs.tags import IntentType, RegulatoryDomain, Timeliness
 
 # MCP tool names: 1-128 chars of ASCII letters, digits, '_', '-', '.' (SEP-986).
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,128}$"

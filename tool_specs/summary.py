@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tool_specs.graph import DependencyGraph
-from tool_specs.inventory import Inventory, builtin_names, load_inventory
-from tool_specs.taxonomy import load_taxonomy
+from finmcp.tool_specs.graph import DependencyGraph
+from finmcp.tool_specs.inventory import Inventory, builtin_names, load_inventory
+from finmcp.tool_specs.taxonomy import load_taxonomy
 
 
 def summarize(inventory: Inventory) -> dict[str, Any]:

@@ -57,7 +57,7 @@ class Taxonomy:
 @lru_cache(maxsize=1)
 def load_taxonomy() -> Taxonomy:
     """Load the shipped taxonomy (cached)."""
-    raw = json.loads(resources.files("tool_specs").joinpath("data/taxonomy.json").read_text("utf-8"))
+    raw = json.loads(resources.files("finmcp.tool_specs").joinpath("data/taxonomy.json").read_text("utf-8"))
     scenarios = {}
     for s in raw["scenarios"]:
         subs = {

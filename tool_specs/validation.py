@@ -11,9 +11,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import ValidationError
 
-from tool_specs.errors import InventoryError
-from tool_specs.model import ToolSpec
-from tool_specs.taxonomy import load_taxonomy
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.model import ToolSpec
+from finmcp.tool_specs.taxonomy import load_taxonomy
 
 
 def _field_path(parts: Iterable[Any]) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evaluator.agents.base import Agent, ToolCall, ToolOutcome, TurnContext, TurnResult
-from evaluator.agents.noisy import NoiseRates, NoisyAgent
-from evaluator.agents.oracle import OracleAgent
+from finmcp.evaluator.agents.base import Agent, ToolCall, ToolOutcome, TurnContext, TurnResult
+from finmcp.evaluator.agents.noisy import NoiseRates, NoisyAgent
+from finmcp.evaluator.agents.oracle import OracleAgent
 
 AGENTS = ("oracle", "noisy", "openai")
 

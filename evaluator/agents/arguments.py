@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from tool_specs import param_text
-from tool_specs.entities import INSTRUMENT_ARGUMENTS
-from tool_specs.model import META_KEY
-from tool_specs.validation import fit_length
+from finmcp.tool_specs import param_text
+from finmcp.tool_specs.entities import INSTRUMENT_ARGUMENTS
+from finmcp.tool_specs.model import META_KEY
+from finmcp.tool_specs.validation import fit_length
 
 DEFAULT_END = date(2024, 12, 31)
 """The date used when the question names none (a window ends on it)."""

@@ -11,9 +11,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evaluator.inputs.model import Reference
-from recordings.plumbing.seeding import rng_for
-from recordings.transcripts import observation
+from finmcp.evaluator.inputs.model import Reference
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.recordings.transcripts import observation
 
 
 @dataclass(slots=True)

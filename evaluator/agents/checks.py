@@ -19,7 +19,7 @@ from typing import Any
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from evaluator.inputs.model import LOOP_AT
+from finmcp.evaluator.inputs.model import LOOP_AT
 
 RAW_LIMIT = 300
 """Characters of a malformed argument text kept in an event."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evaluator.inputs.finmcp_json import OutputLookup, gold_chat_turns
-from evaluator.inputs.model import Reference
-from recordings.transcripts import ChatTurn, chat_messages
+from finmcp.evaluator.inputs.finmcp_json import OutputLookup, gold_chat_turns
+from finmcp.evaluator.inputs.model import Reference
+from finmcp.recordings.transcripts import ChatTurn, chat_messages
 
 __all__ = ["OutputLookup", "RecordedOutputs", "gold_messages"]
 
@@ -36,7 +36,7 @@ class RecordedOutputs:
     MEMO_SIZE = 16384
 
     def __init__(self, path: str, inventory: Any, names: list[str] | None = None) -> None:
-        from recordings.store import RecordingStore
+        from finmcp.recordings.store import RecordingStore
 
         self.store = RecordingStore.open(path)
         self.inventory = inventory

@@ -21,9 +21,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, fields
 
-from evaluator.agents.base import ToolCall, TurnContext, TurnResult, seeded_rng
-from evaluator.agents.oracle import gold_groups
-from evaluator.errors import EvalInputError
+from finmcp.evaluator.agents.base import ToolCall, TurnContext, TurnResult, seeded_rng
+from finmcp.evaluator.agents.oracle import gold_groups
+from finmcp.evaluator.errors import EvalInputError
 
 NOISE_KEYS = ("drop", "wrong", "over", "split", "merge", "reorder")
 

@@ -27,12 +27,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.agents.base import ToolCall, TurnContext, TurnResult
-from evaluator.agents.bm25 import ToolRetriever
-from evaluator.agents.checks import CallChecker, read_arguments
-from evaluator.agents.text_calls import text_tool_call
-from evaluator.llm import ChatClient, LlmError
-from recordings.transcripts import ChatCall, assistant_message, call_id, tool_message
+from finmcp.evaluator.agents.base import ToolCall, TurnContext, TurnResult
+from finmcp.evaluator.agents.bm25 import ToolRetriever
+from finmcp.evaluator.agents.checks import CallChecker, read_arguments
+from finmcp.evaluator.agents.text_calls import text_tool_call
+from finmcp.evaluator.llm import ChatClient, LlmError
+from finmcp.recordings.transcripts import ChatCall, assistant_message, call_id, tool_message
 
 TAGS_SYSTEM_NOTE = (
     "Each tool lists financial_tags: how fresh its data is (timeliness), what it does (intent_type) "

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evaluator.agents.arguments import QuestionEntities, tool_arguments
-from evaluator.agents.base import ToolCall, TurnContext, TurnResult
+from finmcp.evaluator.agents.arguments import QuestionEntities, tool_arguments
+from finmcp.evaluator.agents.base import ToolCall, TurnContext, TurnResult
 
 
 def gold_groups(ctx: TurnContext) -> list[list[ToolCall]]:

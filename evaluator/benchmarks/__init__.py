@@ -16,9 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Reference, ReferenceSet
-from evaluator.inputs.references import load_references, parse_references
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Reference, ReferenceSet
+from finmcp.evaluator.inputs.references import load_references, parse_references
 
 BENCHMARKS = {
     "finmcp-sim": {
@@ -38,7 +38,7 @@ def _entry(name: str) -> dict[str, str]:
 
 def data_path(name: str, kind: str) -> Path:
     """Path of one shipped file of a benchmark (``references``, ``recordings`` or ``manifest``)."""
-    return Path(str(resources.files("evaluator.benchmarks").joinpath(_entry(name)[kind])))
+    return Path(str(resources.files("finmcp.evaluator.benchmarks").joinpath(_entry(name)[kind])))
 
 
 def load_records(name: str = "finmcp-sim") -> list[dict[str, Any]]:
@@ -49,7 +49,7 @@ def load_records(name: str = "finmcp-sim") -> list[dict[str, Any]]:
 
 def load_benchmark(name: str = "finmcp-sim") -> list[Reference]:
     """The benchmark's references, validated against its inventory's tool names."""
-    from tool_specs.inventory import load_inventory
+    from finmcp.tool_specs.inventory import load_inventory
 
     inventory = load_inventory(_entry(name)["inventory"])
     refs = parse_references(load_records(name), f"benchmark {name}", inventory.names, inventory.name)
@@ -77,8 +77,8 @@ def recordings_text(name: str = "finmcp-sim") -> str:
 
 def install_recordings(path: str | Path, name: str = "finmcp-sim") -> Any:
     """Create (or update) the SQLite recordings file ``path`` from the shipped JSONL; returns the open store."""
-    from recordings.jsonl import import_jsonl
-    from recordings.store import RecordingStore
+    from finmcp.recordings.jsonl import import_jsonl
+    from finmcp.recordings.store import RecordingStore
 
     store = RecordingStore.open(path)
     import_jsonl(store, io.StringIO(recordings_text(name)))

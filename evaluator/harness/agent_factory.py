@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.harness.options import AgentOptions
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.options import AgentOptions
 
 
 def make_agent(options: AgentOptions) -> Any:
     """The agent of ``options``; an input error for out-of-range limits or a missing LLM endpoint."""
-    from evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
+    from finmcp.evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
 
     if options.kind == "oracle":
         return OracleAgent()
     if options.kind == "noisy":
         return NoisyAgent(NoiseRates.parse(options.noise), options.seed)
-    from evaluator.agents.openai_agent import OpenAIAgent
-    from evaluator.llm import Endpoint, LlmError
+    from finmcp.evaluator.agents.openai_agent import OpenAIAgent
+    from finmcp.evaluator.llm import Endpoint, LlmError
 
     if options.max_calls < 1 or (options.max_steps is not None and options.max_steps < 1):
         raise EvalInputError("--max-calls and --max-steps must be >= 1")

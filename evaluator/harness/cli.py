@@ -7,11 +7,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.harness.options import AgentOptions, DemoOptions, RunOptions
-from recordings.plumbing.eventloop import LOOPS
-from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
-from recordings.plumbing.options import options_from
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.options import AgentOptions, DemoOptions, RunOptions
+from finmcp.recordings.plumbing.eventloop import LOOPS
+from finmcp.recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings, add_trace_store
+from finmcp.recordings.plumbing.options import options_from
 
 
 def add_parser(sub: Any) -> None:
@@ -114,14 +114,14 @@ def demo_options(args: argparse.Namespace) -> DemoOptions:
 
 def run(options: RunOptions) -> int:
     """``finmcp-eval run``: one pass (or one shard), or every shard on Ray; scores the run with ``--report-dir``."""
-    from evaluator.harness.execute import load, paths, run_pass
-    from evaluator.harness.reporting import print_failures, write_report
-    from evaluator.harness.shards import parse_shard
+    from finmcp.evaluator.harness.execute import load, paths, run_pass
+    from finmcp.evaluator.harness.reporting import print_failures, write_report
+    from finmcp.evaluator.harness.shards import parse_shard
 
     if options.concurrency < 1 or options.trials < 1:
         raise EvalInputError("--concurrency and --trials must be >= 1")
     if options.executor == "ray":
-        from evaluator.harness.ray_executor import run_on_ray
+        from finmcp.evaluator.harness.ray_executor import run_on_ray
 
         return run_on_ray(options)
     if options.shards is not None:

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.harness.options import DemoOptions
-from evaluator.reports.model import Report
-from recordings.plumbing.eventloop import run as run_loop
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.options import DemoOptions
+from finmcp.evaluator.reports.model import Report
+from finmcp.recordings.plumbing.eventloop import run as run_loop
 
 DEMO_AGENTS = (
     ("oracle", None),
@@ -30,7 +30,7 @@ def _fresh(path: Path) -> None:
 
 
 def _agent(name: str, noise: str | None, seed: int) -> Any:
-    from evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
+    from finmcp.evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
 
     return OracleAgent() if noise is None else NoisyAgent(NoiseRates.parse(noise), seed, name=name)
 
@@ -52,12 +52,12 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
     server, the proxy and this process (the harness and its agents): ``server_cpu_s``, ``proxy_cpu_s``,
     ``harness_cpu_s`` (``bench/bench_demo.py`` reports them beside the demo's calls/s).
     """
-    from evaluator.agents.history import RecordedOutputs
-    from evaluator.harness.reporting import write_report
-    from evaluator.harness.runner import RunConfig, run_agent
-    from evaluator.harness.scoring import leaderboard
-    from evaluator.harness.setup import load_bench
-    from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
+    from finmcp.evaluator.agents.history import RecordedOutputs
+    from finmcp.evaluator.harness.reporting import write_report
+    from finmcp.evaluator.harness.runner import RunConfig, run_agent
+    from finmcp.evaluator.harness.scoring import leaderboard
+    from finmcp.evaluator.harness.setup import load_bench
+    from finmcp.evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
 
     start = time.monotonic()
     out = Path(options.out)
@@ -142,12 +142,12 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
 
 def _comparisons(bench: Any, db: Path, state: Path, options: DemoOptions) -> list[dict[str, Any]]:
     """Every demo agent paired against the first (``oracle``): paired bootstrap, McNemar, per scenario."""
-    from evaluator.harness.scoring import run_predictions
-    from evaluator.harness.state import RunState
-    from evaluator.inputs.model import ReferenceSet
-    from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.metrics.compare import compare_runs
-    from evaluator.metrics.options import EvalOptions
+    from finmcp.evaluator.harness.scoring import run_predictions
+    from finmcp.evaluator.harness.state import RunState
+    from finmcp.evaluator.inputs.model import ReferenceSet
+    from finmcp.evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from finmcp.evaluator.metrics.compare import compare_runs
+    from finmcp.evaluator.metrics.options import EvalOptions
 
     refs = ReferenceSet(list(bench.refs), bench.format, bench.name)
     opts = EvalOptions(
@@ -168,8 +168,8 @@ def write_leaderboard_html(
     path: Path, rows: list[tuple[str, Report]], comparisons: list[dict[str, Any]]
 ) -> None:
     """``leaderboard.html``: the leaderboard table and each agent's paired comparison with the first."""
-    from evaluator.harness.scoring import LEADERBOARD
-    from evaluator.reports.compare_html import render_leaderboard_html
+    from finmcp.evaluator.harness.scoring import LEADERBOARD
+    from finmcp.evaluator.reports.compare_html import render_leaderboard_html
 
     path.write_text(
         render_leaderboard_html(rows, LEADERBOARD, comparisons, "finmcp-eval demo leaderboard"), "utf-8"

@@ -11,8 +11,8 @@ Steps: provision, start the server on a free loopback port and wait for it, run 
 finmcp-sim samples through a spawned server + proxy (``--spawn``), write the report, stop everything
 (also on failure or Ctrl-C), then print what the model did and the viewer command.
 
-    python -m evaluator.harness.demo_llm [--samples N] [--out-dir DIR]   # DEMO_LLM_SAMPLES=N also works
-    python -m evaluator.harness.demo_llm --provision-only            # what CI runs before make test
+    python -m finmcp.evaluator.harness.demo_llm [--samples N] [--out-dir DIR]   # DEMO_LLM_SAMPLES=N also works
+    python -m finmcp.evaluator.harness.demo_llm --provision-only            # what CI runs before make test
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def check_run(db: Path, state: list[dict[str, Any]], samples: int) -> list[str]:
 
     Every sample ran, and every call the model asked for is a trace row of the run: what CI checks
     when it runs ``make demo-llm`` on 2 samples, so the real-model path cannot rot silently."""
-    from recordings.trace_store import open_trace_store
+    from finmcp.recordings.trace_store import open_trace_store
 
     problems = []
     if len(state) != samples:
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         with llama_server(python, model, out / "llama-server.log") as url:
             run_args = run_arguments(url, out, args.samples)
             print("demo-llm: finmcp-eval " + " ".join(run_args), flush=True)
-            from evaluator.cli import main as eval_main
+            from finmcp.evaluator.cli import main as eval_main
 
             code = eval_main(run_args)
     except (RuntimeError, subprocess.SubprocessError, OSError) as exc:
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if code != 0:
         return int(code)
-    from evaluator.harness.state import RunState
+    from finmcp.evaluator.harness.state import RunState
 
     report = json.loads((out / "report" / "report.json").read_text("utf-8"))
     state = RunState(out / "runs.sqlite.harness.jsonl").records(RUN_ID)

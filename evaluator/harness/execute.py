@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.harness.options import RunOptions
-from evaluator.harness.shards import Shard, select
-from recordings.plumbing.eventloop import run as run_loop
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.options import RunOptions
+from finmcp.evaluator.harness.shards import Shard, select
+from finmcp.recordings.plumbing.eventloop import run as run_loop
 
 DEFAULT_DB = "out/runs.sqlite"
 
@@ -33,7 +33,7 @@ class PassResult:
 
 def is_postgres(db: str | None) -> bool:
     """True when ``--db`` names a PostgreSQL trace store."""
-    from recordings.postgres.connection import is_postgres_url
+    from finmcp.recordings.postgres.connection import is_postgres_url
 
     return is_postgres_url(db)
 
@@ -64,7 +64,7 @@ def paths(options: RunOptions, shard: Shard | None) -> tuple[str | None, Path, P
 
 def load(options: RunOptions, workdir: Path) -> Any:
     """The benchmark of ``options``; the shipped recordings are installed once under a file lock."""
-    from evaluator.harness.setup import load_bench
+    from finmcp.evaluator.harness.setup import load_bench
 
     workdir.mkdir(parents=True, exist_ok=True)
     with (workdir / ".finmcp-install.lock").open("a") as lock:
@@ -84,11 +84,11 @@ def load(options: RunOptions, workdir: Path) -> Any:
 
 def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = False) -> PassResult:
     """Run the agent over the benchmark (or ``shard`` of it); returns the pass's result."""
-    from evaluator.agents.history import RecordedOutputs
-    from evaluator.harness.agent_factory import make_agent
-    from evaluator.harness.outbox import outbox_path, wait_drained
-    from evaluator.harness.runner import RunConfig
-    from evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
+    from finmcp.evaluator.agents.history import RecordedOutputs
+    from finmcp.evaluator.harness.agent_factory import make_agent
+    from finmcp.evaluator.harness.outbox import outbox_path, wait_drained
+    from finmcp.evaluator.harness.runner import RunConfig
+    from finmcp.evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
 
     db, state, workdir = paths(options, shard)
     postgres = db is not None and is_postgres(db)
@@ -150,7 +150,7 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
 
 
 async def _drive(refs: list[Any], agent: Any, config: Any, outputs: Any) -> Any:
-    from evaluator.harness.runner import run_agent
+    from finmcp.evaluator.harness.runner import run_agent
 
     try:
         return await run_agent(refs, agent, config, outputs)

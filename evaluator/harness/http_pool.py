@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import cast
 from urllib.parse import quote, urlsplit
 
-from recordings.plumbing import http1
+from finmcp.recordings.plumbing import http1
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_TARGETS = 4096

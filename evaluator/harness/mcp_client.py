@@ -18,9 +18,9 @@ from typing import Any
 
 from mcp.shared.inbound import encode_header_value
 
-from evaluator.harness.http_pool import HttpPool, HttpTransportError
-from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
-from recordings.plumbing.sse import parse_events
+from finmcp.evaluator.harness.http_pool import HttpPool, HttpTransportError
+from finmcp.recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from finmcp.recordings.plumbing.sse import parse_events
 
 PROTOCOL_VERSION = LATEST_STATELESS_VERSION
 CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}

@@ -13,9 +13,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from evaluator.errors import EvalInputError
-from recordings.errors import RecordingsError
-from recordings.trace_store import open_trace_store
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.trace_store import open_trace_store
 
 
 def outbox_path(workdir: Path, run_id: str, label: str) -> Path:
@@ -44,7 +44,7 @@ def wait_drained(
 
     Raises :class:`EvalInputError` naming what is still missing after ``timeout`` seconds.
     """
-    from recordings.postgres.connection import redacted_url
+    from finmcp.recordings.postgres.connection import redacted_url
 
     if not samples:
         return 0

@@ -6,7 +6,7 @@ and drives the agent; every proxy writes into the one trace store (``--db``: a S
 tasks can reach, i.e. one node, or ``postgresql://…`` for a cluster). The driver gathers the
 summaries and, with ``--report-dir``, scores the whole run.
 
-Ray is an optional extra (``pip install 'finmcp[ray]'``). Without ``RAY_ADDRESS`` a local Ray is
+Ray is an optional extra (``pip install 'finmcp-kit[ray]'``). Without ``RAY_ADDRESS`` a local Ray is
 started on 127.0.0.1 without the dashboard; with it, the tasks go to that cluster.
 """
 
@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.harness.execute import PassResult, load, paths, run_pass
-from evaluator.harness.options import RunOptions
-from evaluator.harness.reporting import print_failures, write_report
-from evaluator.harness.shards import Shard
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.execute import PassResult, load, paths, run_pass
+from finmcp.evaluator.harness.options import RunOptions
+from finmcp.evaluator.harness.reporting import print_failures, write_report
+from finmcp.evaluator.harness.shards import Shard
 
 
 def _import_ray() -> Any:
@@ -29,7 +29,7 @@ def _import_ray() -> Any:
         import ray
     except ImportError:
         raise EvalInputError(
-            "--executor ray needs Ray, an optional extra: pip install 'finmcp[ray]'"
+            "--executor ray needs Ray, an optional extra: pip install 'finmcp-kit[ray]'"
         ) from None
     return ray
 

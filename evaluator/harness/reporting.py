@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluator.harness.scoring import score_run
-from evaluator.harness.state import RunState
-from evaluator.reports.files import write_report as write_report_files
-from evaluator.reports.model import Report
-from evaluator.reports.pipeline import print_warnings
+from finmcp.evaluator.harness.scoring import score_run
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.reports.files import write_report as write_report_files
+from finmcp.evaluator.reports.model import Report
+from finmcp.evaluator.reports.pipeline import print_warnings
 
 
 def print_failures(summary: Any, state: Path) -> None:

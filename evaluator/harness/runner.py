@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.agents.base import Agent, TurnContext
-from evaluator.agents.history import OutputLookup, gold_messages
-from evaluator.errors import EvalInputError
-from evaluator.harness.mcp_client import McpHttpClient
-from evaluator.harness.session import HarnessSession, tagged_url, untagged_url
-from evaluator.harness.state import RunState
-from evaluator.inputs.model import Reference
-from evaluator.progress import Progress
-from recordings.errors import RecordingsError
-from recordings.trace_store import open_trace_store
+from finmcp.evaluator.agents.base import Agent, TurnContext
+from finmcp.evaluator.agents.history import OutputLookup, gold_messages
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.mcp_client import McpHttpClient
+from finmcp.evaluator.harness.session import HarnessSession, tagged_url, untagged_url
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.inputs.model import Reference
+from finmcp.evaluator.progress import Progress
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.trace_store import open_trace_store
 
 PARTIAL_SUFFIX = "~partial"
 """Calls of an interrupted sample are moved to run ``{run}~partial`` before it is re-run."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
-from evaluator.inputs.trace_db import load_predictions_db
-from evaluator.reports.markdown import estimate_text
-from evaluator.reports.model import Report
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.reports.markdown import estimate_text
+from finmcp.evaluator.reports.model import Report
 
 LEADERBOARD = (
     ("TF1", "official.macro_F1"),
@@ -68,10 +68,10 @@ def score_run(
 
     FinToolBench references get the inventory's finance tags as tool metadata (TMR/IMR/DMR), as
     ``finmcp-eval score --inventory`` gives them."""
-    from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
-    from evaluator.metrics.fintoolbench import resolve_tool_metadata
-    from evaluator.metrics.options import EvalOptions
-    from evaluator.reports.pipeline import evaluate
+    from finmcp.evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+    from finmcp.evaluator.metrics.fintoolbench import resolve_tool_metadata
+    from finmcp.evaluator.metrics.options import EvalOptions
+    from finmcp.evaluator.reports.pipeline import evaluate
 
     preds = run_predictions(db_path, run_id, state_records)
     canon = Canonicalizer(inventory_schema_lookup(inventory) if inventory is not None else None)

@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from evaluator.agents.base import ToolCall, ToolOutcome
-from evaluator.errors import EvalInputError
-from evaluator.harness.mcp_client import GROUP_META_KEY, McpCallError
+from finmcp.evaluator.agents.base import ToolCall, ToolOutcome
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.mcp_client import GROUP_META_KEY, McpCallError
 
 
 def tagged_url(proxy_url: str, run: str, sample: str, turn: int, trial: int | None = None) -> str:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Reference
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Reference
 
 
 @dataclass
@@ -32,8 +32,8 @@ def load_bench(
     samples: list[str] | None = None,
 ) -> Bench:
     """``finmcp-sim`` (shipped; its recordings are installed under ``workdir``) or a references file."""
-    from evaluator.benchmarks import BENCHMARKS, install_recordings, load_benchmark
-    from tool_specs.inventory import load_inventory
+    from finmcp.evaluator.benchmarks import BENCHMARKS, install_recordings, load_benchmark
+    from finmcp.tool_specs.inventory import load_inventory
 
     fmt = "finmcp"
     if bench in BENCHMARKS:
@@ -46,7 +46,7 @@ def load_bench(
             rec_path = workdir / f"{bench}.recordings.sqlite"
             install_recordings(rec_path, bench).close()
     else:
-        from evaluator.inputs.references import load_references
+        from finmcp.evaluator.inputs.references import load_references
 
         if not Path(bench).is_file():
             raise EvalInputError(

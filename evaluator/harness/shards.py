@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from evaluator.errors import EvalInputError
+from finmcp.evaluator.errors import EvalInputError
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 

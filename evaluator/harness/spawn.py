@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-from recordings.plumbing.launch import FinmcpProcess, LaunchError, StartStop
+from finmcp.recordings.plumbing.launch import FinmcpProcess, LaunchError, StartStop
 
 
 class SpawnError(LaunchError):

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from evaluator.errors import EvalInputError, where
-from evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, Turn, add_trial
-from evaluator.inputs.records import Problems, parse_arguments, sample_id, text
-from recordings.transcripts import ChatCall, ChatTurn, call_id
+from finmcp.evaluator.errors import EvalInputError, where
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, Turn, add_trial
+from finmcp.evaluator.inputs.records import Problems, parse_arguments, sample_id, text
+from finmcp.recordings.transcripts import ChatCall, ChatTurn, call_id
 
 OFFICIAL_TASK_TO_TYPE = {"single step": "single_tool", "multi step": "multi_tool", "multi turn": "multi_turn"}
 OutputLookup = Callable[[str, dict[str, Any]], str | None]

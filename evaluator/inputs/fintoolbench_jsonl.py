@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, Turn
-from evaluator.inputs.records import Problems
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, Turn
+from finmcp.evaluator.inputs.records import Problems
 
 
 def parse_question(rec: dict[str, Any], sid: str, index: int, probs: Problems) -> Reference | None:

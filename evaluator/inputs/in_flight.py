@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.trace_rows import TraceRows
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.trace_rows import TraceRows
 
 POLL_S = 0.5
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
 
 SHOWN_IDS = 10
 """How many unmatched sample ids a warning or an error names."""

@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.finmcp_json import official_predictions
-from evaluator.inputs.fintoolbench_jsonl import result_predictions
-from evaluator.inputs.model import Call, Prediction, PredictionSet, add_trial
-from evaluator.inputs.records import parse_arguments, read_records
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.finmcp_json import official_predictions
+from finmcp.evaluator.inputs.fintoolbench_jsonl import result_predictions
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, add_trial
+from finmcp.evaluator.inputs.records import parse_arguments, read_records
 
 
 def detect_prediction_format(records: list[Any]) -> str:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError, where
+from finmcp.evaluator.errors import EvalInputError, where
 
 
 class Problems:

@@ -14,11 +14,11 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.finmcp_json import parse_official_reference
-from evaluator.inputs.fintoolbench_jsonl import parse_question
-from evaluator.inputs.model import DIFFICULTIES, SAMPLE_TYPES, Call, Reference, ReferenceSet, Turn
-from evaluator.inputs.records import Problems, read_records, sample_id
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.finmcp_json import parse_official_reference
+from finmcp.evaluator.inputs.fintoolbench_jsonl import parse_question
+from finmcp.evaluator.inputs.model import DIFFICULTIES, SAMPLE_TYPES, Call, Reference, ReferenceSet, Turn
+from finmcp.evaluator.inputs.records import Problems, read_records, sample_id
 
 
 def detect_reference_format(record: Any) -> str:

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Call, Prediction, PredictionSet, add_trial
-from evaluator.inputs.records import parse_arguments
-from evaluator.inputs.trace_rows import TraceRows, open_trace_rows
-from recordings.trace_types import json_or_text
-from recordings.transcripts import observation
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, add_trial
+from finmcp.evaluator.inputs.records import parse_arguments
+from finmcp.evaluator.inputs.trace_rows import TraceRows, open_trace_rows
+from finmcp.recordings.trace_types import json_or_text
+from finmcp.recordings.transcripts import observation
 
 NO_OUTPUTS = "none"
 """The observation style that leaves ``output`` None (scoring that never reads tool outputs)."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
-from evaluator.errors import EvalInputError
-from recordings.connection import Closing
-from recordings.errors import RecordingsError
-from recordings.trace_store import TraceStore, open_trace_store
-from recordings.trace_types import PredictionRow
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.recordings.connection import Closing
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.trace_store import TraceStore, open_trace_store
+from finmcp.recordings.trace_types import PredictionRow
 
 
 class TraceRows(Closing):

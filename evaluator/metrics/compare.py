@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.inputs.model import PredictionSet, ReferenceSet
-from evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.headline import finmcp_specs, table_columns
-from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.stats import Bootstrap, mcnemar
-from evaluator.metrics.table import score_pairs
+from finmcp.evaluator.inputs.model import PredictionSet, ReferenceSet
+from finmcp.evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.headline import finmcp_specs, table_columns
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.metrics.stats import Bootstrap, mcnemar
+from finmcp.evaluator.metrics.table import score_pairs
 
 PAIRED_METRICS = (
     "official.macro_Precision",

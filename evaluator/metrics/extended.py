@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from evaluator.inputs.model import Groups
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.matching import match_calls
+from finmcp.evaluator.inputs.model import Groups
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.matching import match_calls
 
 
 class ExtendedCounts(NamedTuple):

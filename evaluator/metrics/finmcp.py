@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evaluator.inputs.model import Groups
+from finmcp.evaluator.inputs.model import Groups
 
 OFFICIAL_KEYS = (
     "macro_Precision",

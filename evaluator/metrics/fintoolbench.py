@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluator.metrics.judges import AskRecorder, Judge
+from finmcp.evaluator.metrics.judges import AskRecorder, Judge
 
 ERROR_WORDS = ("error", "exception", "traceback")
 DIMENSIONS = (

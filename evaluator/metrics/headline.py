@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluator.metrics.stats import MetricSpec, Sums
+from finmcp.evaluator.metrics.stats import MetricSpec, Sums
 
 
 def _div(a: float, b: float) -> float | None:

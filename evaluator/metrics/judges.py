@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from evaluator.errors import EvalInputError
-from evaluator.llm import ChatClient, Endpoint, LlmError
-from evaluator.progress import Progress
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.llm import ChatClient, Endpoint, LlmError
+from finmcp.evaluator.progress import Progress
 
 
 class Judge(Protocol):
@@ -213,7 +213,7 @@ def make_judge(
     """'rules' (offline, default) or 'llm' (asks ``endpoint`` at temperature 0.8, 500 tokens;
     ``progress`` shows its judgments' progress on stderr)."""
     if kind == "rules":
-        from evaluator.metrics.rule_judge import RuleJudge
+        from finmcp.evaluator.metrics.rule_judge import RuleJudge
 
         return RuleJudge()
     if kind == "llm":

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.judges import Judge
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.judges import Judge
 
 
 @dataclass

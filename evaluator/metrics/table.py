@@ -11,10 +11,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.inputs.model import Prediction, Reference
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.extended import ExtendedCounts, extended_from_flat, flatten
-from evaluator.metrics.finmcp import multiset_counts, paper_emr
+from finmcp.evaluator.inputs.model import Prediction, Reference
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.extended import ExtendedCounts, extended_from_flat, flatten
+from finmcp.evaluator.metrics.finmcp import multiset_counts, paper_emr
 
 INT_COLUMNS = ("tp", "fp", "fn", "consist", "emr", *ExtendedCounts._fields, "arg_app", "dep_app", "overcall")
 FLOAT_COLUMNS = ("p", "r", "f1", "arg_f1", "dep_f1", "first_error_rel")

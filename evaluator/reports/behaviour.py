@@ -13,7 +13,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from evaluator.inputs.model import LOOP_AT, Prediction
+from finmcp.evaluator.inputs.model import LOOP_AT, Prediction
 
 EVENT_KINDS = ("malformed_arguments", "wrong_argument_types", "unknown_tool", "text_tool_call")
 

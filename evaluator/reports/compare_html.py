@@ -8,9 +8,9 @@ import math
 from html import escape
 from typing import Any
 
-from evaluator.reports.html import CSS, html_table, svg, svg_text
-from evaluator.reports.markdown import estimate_text, fmt, mcnemar_rows, paired_rows
-from evaluator.reports.model import Report
+from finmcp.evaluator.reports.html import CSS, html_table, svg, svg_text
+from finmcp.evaluator.reports.markdown import estimate_text, fmt, mcnemar_rows, paired_rows
+from finmcp.evaluator.reports.model import Report
 
 GROUP_TITLES = {"level1": "scenario", "type": "sample type"}
 FOREST_METRIC = "official.macro_F1"

@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from evaluator.inputs.model import Call, Groups, Prediction, Reference
-from evaluator.metrics.extended import first_error_at
-from evaluator.reports.behaviour import agent_evidence
+from finmcp.evaluator.inputs.model import Call, Groups, Prediction, Reference
+from finmcp.evaluator.metrics.extended import first_error_at
+from finmcp.evaluator.reports.behaviour import agent_evidence
 
 OUTPUT_LIMIT = 1000
 """Characters of a call's output kept in the report (``output_chars`` says how many there were)."""

@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from evaluator.reports.html import render_html
-from evaluator.reports.markdown import render_markdown
-from evaluator.reports.model import Report, headline
+from finmcp.evaluator.reports.html import render_html
+from finmcp.evaluator.reports.markdown import render_markdown
+from finmcp.evaluator.reports.model import Report, headline
 
 FORMATS = ("json", "md", "html")
 """Every format of a report (``--format``'s default)."""

@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.finmcp_json import OFFICIAL_TASK_TO_TYPE, OutputLookup, gold_chat_turns
-from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
-from evaluator.inputs.records import sample_id
-from evaluator.inputs.references import detect_reference_format
-from recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.finmcp_json import OFFICIAL_TASK_TO_TYPE, OutputLookup, gold_chat_turns
+from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
+from finmcp.evaluator.inputs.records import sample_id
+from finmcp.evaluator.inputs.references import detect_reference_format
+from finmcp.recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages
 
 TYPE_TO_OFFICIAL_TASK = {stype: task for task, stype in OFFICIAL_TASK_TO_TYPE.items()}
 

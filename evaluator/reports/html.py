@@ -8,9 +8,9 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from evaluator.metrics.finmcp import OFFICIAL_KEYS
-from evaluator.reports.behaviour import sample_flags, sample_notes_html, summary_html
-from evaluator.reports.markdown import (
+from finmcp.evaluator.metrics.finmcp import OFFICIAL_KEYS
+from finmcp.evaluator.reports.behaviour import sample_flags, sample_notes_html, summary_html
+from finmcp.evaluator.reports.markdown import (
     FINTOOLBENCH_METRICS,
     fintoolbench_value,
     fmt,
@@ -19,7 +19,7 @@ from evaluator.reports.markdown import (
     tool_metadata_line,
     type_rows,
 )
-from evaluator.reports.model import Estimate, Report
+from finmcp.evaluator.reports.model import Estimate, Report
 
 HTML_OUTPUT_LIMIT = 600
 """Characters of a call's output shown in the page (the rest is counted, and kept in the JSON report)."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.metrics.finmcp import OFFICIAL_KEYS
-from evaluator.reports.behaviour import summary_markdown
-from evaluator.reports.model import Estimate, FintoolbenchBlock, OfficialBlock, OfficialNumbers, Report
+from finmcp.evaluator.metrics.finmcp import OFFICIAL_KEYS
+from finmcp.evaluator.reports.behaviour import summary_markdown
+from finmcp.evaluator.reports.model import Estimate, FintoolbenchBlock, OfficialBlock, OfficialNumbers, Report
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
 TABLE2 = (

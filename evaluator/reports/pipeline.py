@@ -6,24 +6,24 @@ import json
 import sys
 from typing import Any
 
-from evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
-from evaluator.inputs.pairing import Pairing, pair_up, require_matches, unmatched_warning
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.finmcp import compute_official, paper_emr
-from evaluator.metrics.fintoolbench import COMPLIANCE_NA, evaluate_records, prefetch_judgments
-from evaluator.metrics.headline import (
+from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet
+from finmcp.evaluator.inputs.pairing import Pairing, pair_up, require_matches, unmatched_warning
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.finmcp import compute_official, paper_emr
+from finmcp.evaluator.metrics.fintoolbench import COMPLIANCE_NA, evaluate_records, prefetch_judgments
+from finmcp.evaluator.metrics.headline import (
     finmcp_specs,
     fintoolbench_columns,
     fintoolbench_specs,
     point_values,
     table_columns,
 )
-from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.stats import Bootstrap, pass_hat_k
-from evaluator.metrics.table import ScoreTable, official_rows, score_pairs
-from evaluator.reports.behaviour import behaviour_summary
-from evaluator.reports.evidence import sample_evidence
-from evaluator.reports.model import Report
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.metrics.stats import Bootstrap, pass_hat_k
+from finmcp.evaluator.metrics.table import ScoreTable, official_rows, score_pairs
+from finmcp.evaluator.reports.behaviour import behaviour_summary
+from finmcp.evaluator.reports.evidence import sample_evidence
+from finmcp.evaluator.reports.model import Report
 
 REPORT_VERSION = 1
 
@@ -73,7 +73,7 @@ def fintoolbench_record(ref: Reference, pred: Prediction | None) -> dict[str, An
 
 def run_fintoolbench(pairs: list[tuple[Reference, Prediction | None]], opts: EvalOptions) -> dict[str, Any]:
     """Both FinToolBench variants (official and corrected) with CIs and graded records."""
-    from evaluator.metrics.rule_judge import RuleJudge
+    from finmcp.evaluator.metrics.rule_judge import RuleJudge
 
     judge = opts.judge or RuleJudge()
     records = [fintoolbench_record(ref, pred) for ref, pred in pairs]

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
-from evaluator.inputs.pairing import pair_up, require_matches
-from evaluator.inputs.trace_db import iter_sample_predictions
-from evaluator.inputs.trace_rows import TraceRows
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.finmcp import compute_official, multiset_counts, names_of, paper_emr
-from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.stats import pass_hat_k
-from evaluator.metrics.table import Scorer
-from evaluator.reports.evidence import sample_evidence
-from evaluator.reports.model import Report
-from evaluator.reports.pipeline import report_dict
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
+from finmcp.evaluator.inputs.pairing import pair_up, require_matches
+from finmcp.evaluator.inputs.trace_db import iter_sample_predictions
+from finmcp.evaluator.inputs.trace_rows import TraceRows
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.finmcp import compute_official, multiset_counts, names_of, paper_emr
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.metrics.stats import pass_hat_k
+from finmcp.evaluator.metrics.table import Scorer
+from finmcp.evaluator.reports.evidence import sample_evidence
+from finmcp.evaluator.reports.model import Report
+from finmcp.evaluator.reports.pipeline import report_dict
 
 
 class NameOnly:

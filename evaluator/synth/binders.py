@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.synth.context import SampleContext
-from evaluator.synth.extract import Entities
-from server.sim.example_args import example_arguments
-from server.world import World
-from tool_specs.model import ToolSpec
+from finmcp.evaluator.synth.context import SampleContext
+from finmcp.evaluator.synth.extract import Entities
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.world import World
+from finmcp.tool_specs.model import ToolSpec
 
 FUND_MANY = {
     "BatchGetFundsDetail": "fundCodes",
@@ -221,7 +221,7 @@ def bind(
     if tool == "GetCompositeModel":
         found = _upstream(inputs, "asset_plan_id", 1, tool)
         if found is None:
-            from server.sim.qieman.planning import HORIZONS
+            from finmcp.server.sim.qieman.planning import HORIZONS
 
             plan = world.asset_allocation_plan(ctx.target_return, ctx.drawdown, HORIZONS[ctx.horizon])
             return [Binding({"assetPlanId": plan["plan_id"]})]

@@ -20,16 +20,16 @@ from typing import Any
 
 import anyio
 
-from evaluator.progress import Progress
-from evaluator.synth.chains import ChainSampler
-from evaluator.synth.executor import Executor, SimExecutor
-from evaluator.synth.samples import Accepted, Synthesizer
-from evaluator.synth.toolgraph import ToolGraph, executable_graph, probe_entities
-from recordings.plumbing.seeding import rng_for
-from server.sim.simulator import Simulator
-from tool_specs.graph import DependencyGraph
-from tool_specs.inventory import Inventory, load_inventory
-from tool_specs.taxonomy import Taxonomy, load_taxonomy
+from finmcp.evaluator.progress import Progress
+from finmcp.evaluator.synth.chains import ChainSampler
+from finmcp.evaluator.synth.executor import Executor, SimExecutor
+from finmcp.evaluator.synth.samples import Accepted, Synthesizer
+from finmcp.evaluator.synth.toolgraph import ToolGraph, executable_graph, probe_entities
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.sim.simulator import Simulator
+from finmcp.tool_specs.graph import DependencyGraph
+from finmcp.tool_specs.inventory import Inventory, load_inventory
+from finmcp.tool_specs.taxonomy import Taxonomy, load_taxonomy
 
 REFERENCES_FILE = "finmcp_sim.jsonl.gz"
 RECORDINGS_FILE = "finmcp_sim.recordings.jsonl.gz"
@@ -74,8 +74,8 @@ def references_bytes(records: list[dict[str, Any]]) -> bytes:
 
 def recordings_bytes(inventory: Inventory, accepted: list[Accepted]) -> bytes:
     """The responses JSONL export of every accepted call, baked as ``simulated`` recordings."""
-    from recordings.jsonl import export_jsonl_text
-    from recordings.store import RecordingStore
+    from finmcp.recordings.jsonl import export_jsonl_text
+    from finmcp.recordings.store import RecordingStore
 
     with tempfile.TemporaryDirectory() as tmp:
         with RecordingStore.open(Path(tmp) / "bake.sqlite") as store, store.transaction():

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
 
-from evaluator.synth.binders import SINGLE_ENTITY_TOOLS
-from evaluator.synth.toolgraph import ToolGraph
-from tool_specs.inventory import Inventory
-from tool_specs.taxonomy import Taxonomy
+from finmcp.evaluator.synth.binders import SINGLE_ENTITY_TOOLS
+from finmcp.evaluator.synth.toolgraph import ToolGraph
+from finmcp.tool_specs.inventory import Inventory
+from finmcp.tool_specs.taxonomy import Taxonomy
 
 AFFINITY: dict[str, tuple[str, ...]] = {
     sub: tuple(tools)
     for sub, tools in json.loads(
-        files("evaluator.synth").joinpath("affinity.json").read_text("utf-8")
+        files("finmcp.evaluator.synth").joinpath("affinity.json").read_text("utf-8")
     ).items()
 }
 """Tools that co-occur with a sub-scenario's own tools (curated in ``affinity.json``; the paper mines this

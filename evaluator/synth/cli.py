@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings
-from tool_specs.jsonlines import JsonLineError, json_lines
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.recordings.plumbing.flags import add_bench, add_llm_endpoint, add_recordings
+from finmcp.tool_specs.jsonlines import JsonLineError, json_lines
 
 SYNTH_MODEL = "gpt-4o-mini"
 
@@ -96,8 +96,8 @@ def _write_jsonl(path: str, records: list[dict[str, Any]]) -> None:
 
 
 def _builder(args: argparse.Namespace) -> Any:
-    from evaluator.synth.build import Builder
-    from evaluator.synth.executor import McpExecutor
+    from finmcp.evaluator.synth.build import Builder
+    from finmcp.evaluator.synth.executor import McpExecutor
 
     executor = None
     if getattr(args, "url", None) or getattr(args, "tag_template", None):
@@ -108,7 +108,7 @@ def _builder(args: argparse.Namespace) -> Any:
 def _bake(path: str | None, builder: Any, accepted: list[Any]) -> None:
     if not path:
         return
-    from recordings.store import RecordingStore
+    from finmcp.recordings.store import RecordingStore
 
     with RecordingStore.open(path) as store, store.transaction():
         for item in accepted:
@@ -132,20 +132,20 @@ def run(args: argparse.Namespace) -> int:
     if cmd == "graph":
         return _graph(args)
     if cmd == "chains":
-        from evaluator.synth.stages import sample_chains
+        from finmcp.evaluator.synth.stages import sample_chains
 
         chains = sample_chains(_builder(args), args.per_sub)
         _write_jsonl(args.output, chains)
         print(f"wrote {len(chains)} chains to {args.output}")
         return 0
     if cmd == "queries":
-        from evaluator.synth.stages import write_queries
+        from finmcp.evaluator.synth.stages import write_queries
 
         builder = _builder(args)
         writer = None
         if args.llm_url:
-            from evaluator.llm import Endpoint
-            from evaluator.synth.llm import LlmQueryWriter, PromptReplies
+            from finmcp.evaluator.llm import Endpoint
+            from finmcp.evaluator.synth.llm import LlmQueryWriter, PromptReplies
 
             examples = _examples(args.examples)
             writer = LlmQueryWriter(
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {len(queries)} queries to {args.output}")
         return 0
     if cmd == "trajectories":
-        from evaluator.synth.stages import run_trajectories
+        from finmcp.evaluator.synth.stages import run_trajectories
 
         builder = _builder(args)
         kept, dropped = run_trajectories(builder, _read_jsonl(args.queries), progress)
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  dropped {item['id']}: {item['reason']}", file=sys.stderr)
         return 0
     if cmd == "dialogues":
-        from evaluator.synth.stages import make_dialogues
+        from finmcp.evaluator.synth.stages import make_dialogues
 
         builder = _builder(args)
         accepted = make_dialogues(builder, args.per_sub, progress)
@@ -188,35 +188,35 @@ def run(args: argparse.Namespace) -> int:
 
 def _examples(path: str | None) -> list[str]:
     if not path:
-        from evaluator.benchmarks import load_benchmark
+        from finmcp.evaluator.benchmarks import load_benchmark
 
         refs = load_benchmark()
     else:
-        from evaluator.benchmarks import open_references
+        from finmcp.evaluator.benchmarks import open_references
 
         refs = open_references(path).samples
     return [r.turns[0].user for r in refs if r.type == "single_tool"][:8]
 
 
 def _graph(args: argparse.Namespace) -> int:
-    from evaluator.synth.toolgraph import mine_candidates, validate_candidates
-    from tool_specs.graph import DependencyGraph
-    from tool_specs.inventory import load_inventory
+    from finmcp.evaluator.synth.toolgraph import mine_candidates, validate_candidates
+    from finmcp.tool_specs.graph import DependencyGraph
+    from finmcp.tool_specs.inventory import load_inventory
 
     inventory = load_inventory(args.inventory)
     if args.bench:
-        from evaluator.benchmarks import open_references
+        from finmcp.evaluator.benchmarks import open_references
 
         refs = [r for path in args.bench for r in open_references(path).samples]
     else:
-        from evaluator.benchmarks import load_benchmark
+        from finmcp.evaluator.benchmarks import load_benchmark
 
         refs = load_benchmark()
     candidates = mine_candidates(refs)
     judge = None
     if args.llm_url:
-        from evaluator.llm import Endpoint
-        from evaluator.synth.llm import LlmEdgeJudge, PromptReplies
+        from finmcp.evaluator.llm import Endpoint
+        from finmcp.evaluator.synth.llm import LlmEdgeJudge, PromptReplies
 
         judge = LlmEdgeJudge(
             PromptReplies.connect(Endpoint.from_args(args, "synth graph --llm-url")), inventory
@@ -236,13 +236,13 @@ def _graph(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace, progress: bool) -> int:
-    from evaluator.synth.build import MANIFEST_FILE, RECORDINGS_FILE, REFERENCES_FILE, build
+    from finmcp.evaluator.synth.build import MANIFEST_FILE, RECORDINGS_FILE, REFERENCES_FILE, build
 
     manifest = build(args.seed, args.out_dir, progress=progress)
     public = {k: v for k, v in manifest.items() if not k.startswith("_")}
     print(json.dumps(public, ensure_ascii=False, indent=1))
     if args.check:
-        from evaluator.benchmarks import data_path
+        from finmcp.evaluator.benchmarks import data_path
 
         same = all(
             (Path(args.out_dir) / name).read_bytes() == data_path("finmcp-sim", kind).read_bytes()
@@ -258,15 +258,15 @@ def _build(args: argparse.Namespace, progress: bool) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from evaluator.synth.stats import render, table1
-    from tool_specs.inventory import load_inventory
+    from finmcp.evaluator.synth.stats import render, table1
+    from finmcp.tool_specs.inventory import load_inventory
 
     if args.bench:
-        from evaluator.benchmarks import open_references
+        from finmcp.evaluator.benchmarks import open_references
 
         refs = open_references(args.bench).samples
     else:
-        from evaluator.benchmarks import load_benchmark
+        from finmcp.evaluator.benchmarks import load_benchmark
 
         refs = load_benchmark()
     names = {r.inventory for r in refs if r.inventory}
@@ -277,7 +277,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from evaluator.synth.importers import import_fintoolbench, import_official
+    from finmcp.evaluator.synth.importers import import_fintoolbench, import_official
 
     if bool(args.finmcp) == bool(args.fintoolbench):
         raise EvalInputError("give either --finmcp FILE... or --fintoolbench FILE")
@@ -294,7 +294,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from evaluator.benchmarks import install_recordings, load_records
+    from finmcp.evaluator.benchmarks import install_recordings, load_records
 
     records = load_records(args.bench)
     _write_jsonl(args.output, records)

@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.world import World
+from finmcp.server.world import World
 
 NEWS_KEYWORDS = ("市场", "降息", "红利", "黄金", "科技", "消费", "债市", "美联储", "新能源", "医药")
 NEWS_KEYWORDS_EN = {

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 
-from evaluator.inputs.model import Reference
-from evaluator.synth.executor import Executor
+from finmcp.evaluator.inputs.model import Reference
+from finmcp.evaluator.synth.executor import Executor
 
 
 async def execute_reference(ref: Reference, executor: Executor) -> list[list[list[dict[str, Any]]]]:

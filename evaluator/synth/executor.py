@@ -18,8 +18,8 @@ from urllib.parse import quote
 import anyio
 import jsonschema
 
-from server.sim.simulator import Simulator, error_result
-from tool_specs.inventory import Inventory
+from finmcp.server.sim.simulator import Simulator, error_result
+from finmcp.tool_specs.inventory import Inventory
 
 GROUP_META_KEY = "io.finmcp/group"
 

@@ -14,11 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.inputs.model import Reference
-from evaluator.inputs.records import read_records
-from evaluator.inputs.references import load_references
-from tool_specs.inventory import load_inventory
-from tool_specs.taxonomy import load_taxonomy
+from finmcp.evaluator.inputs.model import Reference
+from finmcp.evaluator.inputs.records import read_records
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.tool_specs.inventory import load_inventory
+from finmcp.tool_specs.taxonomy import load_taxonomy
 
 
 def reference_record(ref: Reference, inventory: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -79,8 +79,8 @@ def import_official(
     _write_jsonl(out_refs, records)
     summary: dict[str, Any] = {"references": len(records), "warnings": warnings, "recordings": []}
     if out_recordings is not None:
-        from recordings.import_finmcp import import_finmcp
-        from recordings.store import RecordingStore
+        from finmcp.recordings.import_finmcp import import_finmcp
+        from finmcp.recordings.store import RecordingStore
 
         inv = load_inventory(inventory)
         schemas = {t.name: t.input_schema for t in inv}

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.llm import ChatClient, Endpoint, LlmError
-from evaluator.synth.chains import Chain
-from evaluator.synth.context import SampleContext
-from evaluator.synth.texts import compose
-from tool_specs.inventory import Inventory
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.llm import ChatClient, Endpoint, LlmError
+from finmcp.evaluator.synth.chains import Chain
+from finmcp.evaluator.synth.context import SampleContext
+from finmcp.evaluator.synth.texts import compose
+from finmcp.tool_specs.inventory import Inventory
 
 
 class PromptReplies:

@@ -11,17 +11,17 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.inputs.model import difficulty_from_count
-from evaluator.synth.chains import Chain, ChainSampler, Step
-from evaluator.synth.context import CITIES, Persona, SampleContext, make_context
-from evaluator.synth.executor import Executor
-from evaluator.synth.summary import summarize
-from evaluator.synth.texts import compose, with_user_id
-from evaluator.synth.trajectory import Trajectory, execute
-from recordings.plumbing.seeding import rng_for
-from server.world import World
-from tool_specs.inventory import Inventory
-from tool_specs.taxonomy import Taxonomy
+from finmcp.evaluator.inputs.model import difficulty_from_count
+from finmcp.evaluator.synth.chains import Chain, ChainSampler, Step
+from finmcp.evaluator.synth.context import CITIES, Persona, SampleContext, make_context
+from finmcp.evaluator.synth.executor import Executor
+from finmcp.evaluator.synth.summary import summarize
+from finmcp.evaluator.synth.texts import compose, with_user_id
+from finmcp.evaluator.synth.trajectory import Trajectory, execute
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import Inventory
+from finmcp.tool_specs.taxonomy import Taxonomy
 
 STOP = "###STOP###"
 MAX_ATTEMPTS = 30
@@ -308,7 +308,7 @@ def _dialogue_plan(stages: list[list[int]], rng: random.Random) -> list[dict[str
 
 def make_persona(rng: random.Random, sub: str, taxonomy: Taxonomy, scenario: str) -> Persona:
     """A persona (name from the world's name tables, age, income, risk tolerance) with a goal for ``sub``."""
-    from server.world.names import name_for_seed
+    from finmcp.server.world.names import name_for_seed
 
     name_seed = rng.randrange(1 << 30)
     info = taxonomy.scenarios[scenario].sub_scenarios[sub]

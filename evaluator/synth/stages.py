@@ -10,14 +10,14 @@ from typing import Any
 
 import anyio
 
-from evaluator.progress import Progress
-from evaluator.synth.build import Builder
-from evaluator.synth.chains import Chain
-from evaluator.synth.context import make_context
-from evaluator.synth.samples import Accepted, chain_parts, write_query
-from evaluator.synth.texts import with_user_id
-from evaluator.synth.trajectory import execute
-from recordings.plumbing.seeding import rng_for
+from finmcp.evaluator.progress import Progress
+from finmcp.evaluator.synth.build import Builder
+from finmcp.evaluator.synth.chains import Chain
+from finmcp.evaluator.synth.context import make_context
+from finmcp.evaluator.synth.samples import Accepted, chain_parts, write_query
+from finmcp.evaluator.synth.texts import with_user_id
+from finmcp.evaluator.synth.trajectory import execute
+from finmcp.recordings.plumbing.seeding import rng_for
 
 
 def sample_chains(builder: Builder, per_sub: int, parallel_share: float = 0.3) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from evaluator.inputs.model import DIFFICULTIES, SAMPLE_TYPES, Reference
+from finmcp.evaluator.inputs.model import DIFFICULTIES, SAMPLE_TYPES, Reference
 
 
 def _parallel(ref: Reference) -> bool:

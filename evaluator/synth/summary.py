@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.synth.extract import output_value
+from finmcp.evaluator.synth.extract import output_value
 
 _NAME_KEYS = ("fundName", "基金名称", "策略名称", "poName", "title", "公告标题", "assetName", "strategyName")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.synth.context import NEWS_KEYWORDS_EN, SampleContext
+from finmcp.evaluator.synth.context import NEWS_KEYWORDS_EN, SampleContext
 
 HORIZON_ZH = {"oneYear": "1年以内", "oneToThree": "1到3年", "threeToFive": "3到5年", "overFive": "5年以上"}
 HORIZON_EN = {
@@ -418,7 +418,7 @@ CONNECTORS_EN = (", then ", ", and ", ", and also ")
 
 def slots(ctx: SampleContext) -> dict[str, Any]:
     """Values for the template slots."""
-    from evaluator.synth.binders import context_allocation
+    from finmcp.evaluator.synth.binders import context_allocation
 
     funds = ctx.funds[:2]
     persona = ctx.persona

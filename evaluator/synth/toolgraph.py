@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.inputs.model import Reference
-from evaluator.synth.binders import ACCEPTS, StepInputs, bind
-from evaluator.synth.context import make_context
-from evaluator.synth.extract import extract
-from recordings.plumbing.seeding import rng_for
-from server.sim.simulator import Simulator
-from tool_specs.graph import DependencyGraph
+from finmcp.evaluator.inputs.model import Reference
+from finmcp.evaluator.synth.binders import ACCEPTS, StepInputs, bind
+from finmcp.evaluator.synth.context import make_context
+from finmcp.evaluator.synth.extract import extract
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.sim.simulator import Simulator
+from finmcp.tool_specs.graph import DependencyGraph
 
 EXECUTABLE_ENTITIES = (
     "fund_code",

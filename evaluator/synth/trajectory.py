@@ -12,13 +12,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.synth.binders import BindError, Binding, StepInputs, bind
-from evaluator.synth.chains import Chain
-from evaluator.synth.context import SampleContext
-from evaluator.synth.executor import Executor
-from evaluator.synth.extract import Entities, extract
-from server.world import World
-from tool_specs.inventory import Inventory
+from finmcp.evaluator.synth.binders import BindError, Binding, StepInputs, bind
+from finmcp.evaluator.synth.chains import Chain
+from finmcp.evaluator.synth.context import SampleContext
+from finmcp.evaluator.synth.executor import Executor
+from finmcp.evaluator.synth.extract import Entities, extract
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import Inventory
 
 
 @dataclass

@@ -31,16 +31,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from evaluator.viewer import queries
-from evaluator.viewer.diff import (
+from finmcp.evaluator.viewer import queries
+from finmcp.evaluator.viewer.diff import (
     Benchmark,
     reference_view,
     sample_diff,
     sample_metrics,
     traced_predictions,
 )
-from recordings.plumbing.listener import ListenerPolicy
-from recordings.trace_store import TraceStore
+from finmcp.recordings.plumbing.listener import ListenerPolicy
+from finmcp.recordings.trace_store import TraceStore
 
 STATIC_TYPES = {
     "app.js": "text/javascript; charset=utf-8",
@@ -301,7 +301,7 @@ def healthz(request: Request) -> JSONResponse:
 
 
 def _static_response(name: str) -> Response:
-    body = resources.files("evaluator.viewer").joinpath("static", name).read_bytes()
+    body = resources.files("finmcp.evaluator.viewer").joinpath("static", name).read_bytes()
     return Response(body, media_type=STATIC_TYPES[name], headers={"cache-control": "no-cache"})
 
 

@@ -22,13 +22,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.model import Call, Prediction, Reference
-from evaluator.inputs.records import parse_arguments
-from evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
-from evaluator.metrics.extended import first_error_position, flatten
-from evaluator.metrics.matching import match_calls
-from evaluator.metrics.table import score_pairs
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.model import Call, Prediction, Reference
+from finmcp.evaluator.inputs.records import parse_arguments
+from finmcp.evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
+from finmcp.evaluator.metrics.extended import first_error_position, flatten
+from finmcp.evaluator.metrics.matching import match_calls
+from finmcp.evaluator.metrics.table import score_pairs
 
 METRIC_KEYS = (
     "p",
@@ -61,14 +61,14 @@ class Benchmark:
 
 def load_benchmark(source: str) -> Benchmark:
     """``--bench``: a shipped benchmark by name or a references file (as ``finmcp-eval score`` reads it)."""
-    from evaluator.benchmarks import open_references
+    from finmcp.evaluator.benchmarks import open_references
 
     refs = open_references(source)
     names = {r.inventory for r in refs.samples if r.inventory}
     canon = Canonicalizer()
     if len(names) == 1:
         try:
-            from tool_specs.inventory import load_inventory
+            from finmcp.tool_specs.inventory import load_inventory
 
             canon = Canonicalizer(inventory_schema_lookup(load_inventory(names.pop())))
         except Exception:  # an unknown inventory name: plain canonical forms, as score does

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from recordings.trace_pages import PAGE_COLUMNS, PAGE_MAX, SampleFilter
-from recordings.trace_store import TraceStore
-from recordings.trace_types import json_or_text
-from recordings.transcripts import failure
+from finmcp.recordings.trace_pages import PAGE_COLUMNS, PAGE_MAX, SampleFilter
+from finmcp.recordings.trace_store import TraceStore
+from finmcp.recordings.trace_types import json_or_text
+from finmcp.recordings.transcripts import failure
 
 __all__ = ["PAGE_MAX", "SampleFilter", "call_view", "list_runs", "new_calls", "sample_calls", "sample_page"]
 

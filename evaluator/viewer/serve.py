@@ -13,11 +13,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.errors import EvalInputError
-from recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
-from recordings.plumbing.launch import announce_ready
-from recordings.plumbing.listener import ListenerPolicy, ListenError, bind_listener, socket_url
-from recordings.plumbing.options import options_from
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
+from finmcp.recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing.listener import ListenerPolicy, ListenError, bind_listener, socket_url
+from finmcp.recordings.plumbing.options import options_from
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "FINMCP_VIEW_TOKEN"
@@ -67,10 +67,10 @@ def run(args: ViewOptions) -> int:
 
     import uvicorn
 
-    from evaluator.viewer.app import Viewer, build_app
-    from evaluator.viewer.diff import load_benchmark
-    from recordings.errors import RecordingsError
-    from recordings.trace_store import open_trace_store
+    from finmcp.evaluator.viewer.app import Viewer, build_app
+    from finmcp.evaluator.viewer.diff import load_benchmark
+    from finmcp.recordings.errors import RecordingsError
+    from finmcp.recordings.trace_store import open_trace_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from recordings.results import escape_surrogates
-from recordings.trace_store import TraceStore
+from finmcp.recordings.results import escape_surrogates
+from finmcp.recordings.trace_store import TraceStore
 
 STANDARD_FORMATS = ("otlp", "otlp-proto", "har", "csv", "parquet")
 """The formats rendered here (the prediction formats stay in :mod:`proxy.export`)."""
@@ -19,23 +19,23 @@ STANDARD_FORMATS = ("otlp", "otlp-proto", "har", "csv", "parquet")
 def render(store: TraceStore, run_id: str, fmt: str) -> bytes:
     """The export of run ``run_id`` in ``fmt`` as the bytes of the file."""
     if fmt == "otlp":
-        from proxy.exports.otlp import export_otlp
+        from finmcp.proxy.exports.otlp import export_otlp
 
         return _json_bytes(export_otlp(store, run_id))
     if fmt == "otlp-proto":
-        from proxy.exports.otlp import export_otlp, to_protobuf
+        from finmcp.proxy.exports.otlp import export_otlp, to_protobuf
 
         return to_protobuf(json.loads(_json_bytes(export_otlp(store, run_id))))
     if fmt == "har":
-        from proxy.exports.har import export_har
+        from finmcp.proxy.exports.har import export_har
 
         return _json_bytes(export_har(store, run_id))
     if fmt == "csv":
-        from proxy.exports.tabular import export_csv
+        from finmcp.proxy.exports.tabular import export_csv
 
         return export_csv(store, run_id).encode("utf-8")
     if fmt == "parquet":
-        from proxy.exports.tabular import export_parquet
+        from finmcp.proxy.exports.tabular import export_parquet
 
         return export_parquet(store, run_id)
     raise ValueError(f"unknown export format {fmt!r}")

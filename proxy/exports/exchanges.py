@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from proxy.tags import TagError, Tags, header_tags, split_path
+from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 
 CLUSTER_GAP_NS = 50_000_000
 """Offsets (wall − monotonic) closer than this belong to one clock: 50 ms, far above a read's jitter."""

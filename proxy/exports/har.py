@@ -32,7 +32,7 @@ from importlib import metadata
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from proxy.exports.exchanges import (
+from finmcp.proxy.exports.exchanges import (
     WallClock,
     header_value,
     http_requests,
@@ -40,7 +40,7 @@ from proxy.exports.exchanges import (
     pair_messages,
     trial_of,
 )
-from recordings.trace_store import TraceStore
+from finmcp.recordings.trace_store import TraceStore
 
 HAR_VERSION = "1.2"
 

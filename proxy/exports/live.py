@@ -29,12 +29,12 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from proxy.exports.exchanges import WallClock
-from proxy.exports.otlp import SessionFacts, call_span, request_document, session_trace_id
-from recordings.errors import RecordingsError
-from recordings.redact import redact_url
-from recordings.trace_store import SqliteTraceStore
-from recordings.trace_types import MessageDict, SessionDict
+from finmcp.proxy.exports.exchanges import WallClock
+from finmcp.proxy.exports.otlp import SessionFacts, call_span, request_document, session_trace_id
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.redact import redact_url
+from finmcp.recordings.trace_store import SqliteTraceStore
+from finmcp.recordings.trace_types import MessageDict, SessionDict
 
 log = logging.getLogger("finmcp.proxy.otlp")
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from proxy.exports.exchanges import (
+from finmcp.proxy.exports.exchanges import (
     Exchange,
     WallClock,
     body_object,
@@ -49,10 +49,10 @@ from proxy.exports.exchanges import (
     pair_messages,
     trial_of,
 )
-from recordings import transcripts
-from recordings.errors import RecordingsError
-from recordings.results import escape_surrogates
-from recordings.trace_store import TraceStore
+from finmcp.recordings import transcripts
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.results import escape_surrogates
+from finmcp.recordings.trace_store import TraceStore
 
 SERVICE_NAME = "finmcp-proxy"
 SCOPE_NAME = "finmcp.proxy.export"
@@ -204,7 +204,7 @@ def to_protobuf(document: dict[str, Any]) -> bytes:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     except ImportError:
         raise RecordingsError(
-            "--format otlp-proto needs the OpenTelemetry protobuf classes: pip install 'finmcp[otel]'"
+            "--format otlp-proto needs the OpenTelemetry protobuf classes: pip install 'finmcp-kit[otel]'"
         ) from None
     message = json_format.ParseDict(_base64_ids(document), ExportTraceServiceRequest())
     return bytes(message.SerializeToString())

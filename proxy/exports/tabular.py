@@ -11,7 +11,7 @@ doubled, newlines kept inside the quotes); numbers are bare (a float in its shor
 NULL is an empty unquoted field, so it differs from an empty string (``""``) for readers that tell
 them apart (DuckDB, PostgreSQL ``COPY ... CSV``, Python 3.12's ``csv.QUOTE_NOTNULL``).
 
-Parquet (needs ``pyarrow``: ``pip install 'finmcp[parquet]'``): typed columns: integers ``int64``,
+Parquet (needs ``pyarrow``: ``pip install 'finmcp-kit[parquet]'``): typed columns: integers ``int64``,
 ``latency_ms`` ``float64``, ``wall_time`` ``timestamp[us, UTC]``, the rest (and the JSON text)
 ``string``.
 """
@@ -22,11 +22,11 @@ import io
 from datetime import UTC, datetime
 from typing import Any
 
-from proxy.exports.exchanges import wall_ns
-from recordings.errors import RecordingsError
-from recordings.results import escape_surrogates
-from recordings.schema import CALLS_COLUMNS
-from recordings.trace_store import TraceStore
+from finmcp.proxy.exports.exchanges import wall_ns
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.results import escape_surrogates
+from finmcp.recordings.schema import CALLS_COLUMNS
+from finmcp.recordings.trace_store import TraceStore
 
 INTEGER_COLUMNS = frozenset({"id", "turn", "seq", "t_req_ns", "t_resp_ns", "call_group", "trial"})
 
@@ -60,7 +60,7 @@ def export_parquet(store: TraceStore, run_id: str) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise RecordingsError("--format parquet needs pyarrow: pip install 'finmcp[parquet]'") from None
+        raise RecordingsError("--format parquet needs pyarrow: pip install 'finmcp-kit[parquet]'") from None
     rows = calls_rows(store, run_id)
     fields = []
     arrays = []

@@ -22,11 +22,38 @@ from __future__ import annotations
 import argparse
 from typing import Any, Protocol
 
-from recordings.plumbing.listener import DEFAULT_MAX_BODY, cors_origin
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY, cors_origin
 
+DISTRIBUTION = "finmcp-kit"
+"""The name finmcp installs under (``pip install finmcp-kit``); its version lives in pyproject.toml only."""
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 TRACE_STORE_HELP = "trace store written by finmcp-proxy (SQLite file)"
 BENCH_HELP = "benchmark: a shipped name (finmcp-sim) or a references file"
+
+
+def installed_version() -> str:
+    """finmcp's version, as installed (pyproject.toml's, read from the distribution's metadata)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # a checkout on sys.path without pip install
+        return "unknown (not installed: pip install -e .)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print ``PROG VERSION`` and exit (the metadata is read only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        parser.exit(message=f"{parser.prog} {installed_version()}\n")
+
+
+def add_version(parser: argparse.ArgumentParser) -> None:
+    """``--version`` on a program's top-level parser."""
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
 
 
 class OptionTarget(Protocol):

@@ -5,7 +5,7 @@
 :func:`announce_ready` prints it and :func:`parse_ready` reads it back.
 
 :class:`FinmcpProcess` starts the installed console script (``finmcp-server`` / ``finmcp-proxy`` next
-to ``sys.executable``; ``python -m server|proxy`` only when the script is absent, or ``python -m
+to ``sys.executable``; ``python -m finmcp.server|proxy`` only when the script is absent, or ``python -m
 MODULE`` for another module that prints the same ready line, such as the bench's relay), sends its
 stderr to a temporary file (a pipe could fill up and block the child), waits a bounded time for the
 ready line, optionally probes ``/healthz``, and stops it with SIGTERM, then SIGKILL. After
@@ -32,7 +32,11 @@ from types import TracebackType
 from typing import IO, Any, ClassVar, NoReturn, Self
 from urllib.parse import urlsplit
 
-FALLBACK_MODULES = {"finmcp-server": "server", "finmcp-proxy": "proxy"}
+FALLBACK_MODULES = {
+    "finmcp-server": "finmcp.server",
+    "finmcp-proxy": "finmcp.proxy",
+    "finmcp-eval": "finmcp.evaluator",
+}
 """``python -m`` module of each console script, for environments where the script is absent."""
 
 # a whole line only (up to its newline): a line read while being written never counts

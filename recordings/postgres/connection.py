@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.errors import RecordingsError
-from recordings.postgres.schema import migrate
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.postgres.schema import migrate
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -35,7 +35,7 @@ def connect(url: str, *, autocommit: bool = True, migrate_schema: bool = True, *
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise RecordingsError(
-            "a postgresql:// trace store needs psycopg: pip install 'finmcp[postgres]'"
+            "a postgresql:// trace store needs psycopg: pip install 'finmcp-kit[postgres]'"
         ) from exc
     try:
         conn = psycopg.connect(url, autocommit=autocommit, **options)

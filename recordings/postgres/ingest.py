@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.outbox import COLUMNS, Backlog, Batch
+from finmcp.recordings.outbox import COLUMNS, Backlog, Batch
 
 _STAGED: dict[str, tuple[str, ...]] = {
     "runs": COLUMNS["runs"],

@@ -20,11 +20,11 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from recordings.errors import RecordingsError, SchemaVersionError
-from recordings.postgres.connection import connect, redacted_url
-from recordings.postgres.schema import SCHEMA_VERSION, current_version, migrate
-from recordings.trace_store_api import TraceStore
-from recordings.trace_types import InFlight
+from finmcp.recordings.errors import RecordingsError, SchemaVersionError
+from finmcp.recordings.postgres.connection import connect, redacted_url
+from finmcp.recordings.postgres.schema import SCHEMA_VERSION, current_version, migrate
+from finmcp.recordings.trace_store_api import TraceStore
+from finmcp.recordings.trace_types import InFlight
 
 STREAM_BATCH = 5000
 """Rows fetched per round trip by a server-side cursor."""

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recordings.errors import SchemaError, SchemaVersionError
-from recordings.schema import CALLS_COLUMNS
+from finmcp.recordings.errors import SchemaError, SchemaVersionError
+from finmcp.recordings.schema import CALLS_COLUMNS
 
 MIGRATION_LOCK = 0x66696E6D6370  # pg_advisory_xact_lock key: "finmcp"
 

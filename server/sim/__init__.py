@@ -1,5 +1,5 @@
 """Simulated tool outputs: coherent answers from the seeded world when nothing is recorded."""
 
-from server.sim.simulator import Simulator, ToolInputError
+from finmcp.server.sim.simulator import Simulator, ToolInputError
 
 __all__ = ["Simulator", "ToolInputError"]

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recordings.store import RecordingStore
-from server.sim.simulator import Simulator
-from tool_specs.inventory import Inventory
-from tool_specs.jsonlines import JsonLineError, json_lines
+from finmcp.recordings.store import RecordingStore
+from finmcp.server.sim.simulator import Simulator
+from finmcp.tool_specs.inventory import Inventory
+from finmcp.tool_specs.jsonlines import JsonLineError, json_lines
 
 
 class CallsFileError(ValueError):

@@ -17,16 +17,16 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
-from recordings.plumbing.seeding import rng_for
-from server.sim.regex_strings import sample_pattern
-from server.sim.schema_values import format_date
-from server.sim.sim_entities import CRYPTO, CURRENCY_PAIRS, US_TICKERS, universe
-from server.world import World
-from server.world import trading_calendar as cal
-from server.world import vocab as v
-from tool_specs import param_text
-from tool_specs.model import ToolSpec
-from tool_specs.validation import fit_length
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.sim.regex_strings import sample_pattern
+from finmcp.server.sim.schema_values import format_date
+from finmcp.server.sim.sim_entities import CRYPTO, CURRENCY_PAIRS, US_TICKERS, universe
+from finmcp.server.world import World
+from finmcp.server.world import trading_calendar as cal
+from finmcp.server.world import vocab as v
+from finmcp.tool_specs import param_text
+from finmcp.tool_specs.model import ToolSpec
+from finmcp.tool_specs.validation import fit_length
 
 _START = re.compile(
     r"^(start|begin|from|since|date_?start|start_?date|startdate|datestart|creation_from)", re.I

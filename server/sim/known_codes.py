@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from recordings.store import RecordingStore
+from finmcp.recordings.store import RecordingStore
 
 FUND_KEYS = frozenset({"fundCode", "fundCodes", "fundCodeList", "基金代码", "assetCode"})
 STRATEGY_KEYS = frozenset({"strategyCode", "strategyCodes", "poCode", "策略代码"})

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from server.world import World
-from tool_specs.model import ToolSpec
+from finmcp.server.world import World
+from finmcp.tool_specs.model import ToolSpec
 
 
 class ToolInputError(ValueError):

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.registry import ToolInputError
-from server.sim.schema_values import parse_date
-from server.sim.sim_entities import INSTRUMENT_TYPES, Bar, Entity, bars, entity_name, universe
-from server.world import World
-from server.world import trading_calendar as cal
-from tool_specs.entities import INSTRUMENT_ARGUMENTS
-from tool_specs.model import ToolSpec
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.registry import ToolInputError
+from finmcp.server.sim.schema_values import parse_date
+from finmcp.server.sim.sim_entities import INSTRUMENT_TYPES, Bar, Entity, bars, entity_name, universe
+from finmcp.server.world import World
+from finmcp.server.world import trading_calendar as cal
+from finmcp.tool_specs.entities import INSTRUMENT_ARGUMENTS
+from finmcp.tool_specs.model import ToolSpec
 
 MAX_ROWS = 250
 """Largest number of rows one call returns (date ranges keep their most recent days)."""

@@ -12,14 +12,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.regex_strings import sample_pattern
-from server.sim.schema_calls import Call, Gen, Row, ToolPlan
-from server.sim.schema_values import column_kind, format_date, is_chinese
-from server.sim.sim_entities import INSTRUMENT_TYPES, Entity, universe
-from server.world import vocab as v
-from tool_specs.model import ToolSpec
-from tool_specs.param_text import date_format_named
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.regex_strings import sample_pattern
+from finmcp.server.sim.schema_calls import Call, Gen, Row, ToolPlan
+from finmcp.server.sim.schema_values import column_kind, format_date, is_chinese
+from finmcp.server.sim.sim_entities import INSTRUMENT_TYPES, Entity, universe
+from finmcp.server.world import vocab as v
+from finmcp.tool_specs.model import ToolSpec
+from finmcp.tool_specs.param_text import date_format_named
 
 _NUMERIC_KINDS = frozenset(
     {

@@ -28,10 +28,10 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from recordings.canonical import canonical_json
-from recordings.plumbing.seeding import derive_seed
-from server.sim.registry import BuildContext, ToolInputError
-from server.sim.schema_calls import (
+from finmcp.recordings.canonical import canonical_json
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.registry import BuildContext, ToolInputError
+from finmcp.server.sim.schema_calls import (
     HISTORY_TOKENS,
     Call,
     Row,
@@ -41,8 +41,8 @@ from server.sim.schema_calls import (
     parse_args,
     tool_entity_type,
 )
-from server.sim.schema_compiler import SchemaCompiler
-from tool_specs.model import ToolSpec
+from finmcp.server.sim.schema_compiler import SchemaCompiler
+from finmcp.tool_specs.model import ToolSpec
 
 _PLANS: dict[int, ToolPlan] = {}
 

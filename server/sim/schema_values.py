@@ -11,7 +11,7 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from typing import Literal, overload
 
-from tool_specs.param_text import DATE_FORMATS as _DATE_FORMATS
+from finmcp.tool_specs.param_text import DATE_FORMATS as _DATE_FORMATS
 
 # (kind, regex) in priority order; names are matched lower-cased.
 _KIND_RULES: tuple[tuple[str, str], ...] = (

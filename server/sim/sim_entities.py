@@ -23,11 +23,11 @@ from datetime import date
 from itertools import accumulate, islice
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed, rng_for
-from server.world import World
-from server.world import trading_calendar as cal
-from server.world import vocab as v
-from tool_specs.entities import INSTRUMENT_ENTITIES
+from finmcp.recordings.plumbing.seeding import derive_seed, rng_for
+from finmcp.server.world import World
+from finmcp.server.world import trading_calendar as cal
+from finmcp.server.world import vocab as v
+from finmcp.tool_specs.entities import INSTRUMENT_ENTITIES
 
 US_TICKERS: tuple[tuple[str, str], ...] = (
     ("AAPL", "Apple Inc."),

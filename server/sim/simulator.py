@@ -6,29 +6,29 @@ import gc
 import importlib
 from typing import Any
 
-from recordings.canonical import canonical_arguments
-from server.sim.pretty_json import dumps_indent2
-from server.sim.registry import QIEMAN_BUILDERS, BuildContext, ToolInputError
-from server.world import World, queries
-from tool_specs.inventory import Inventory
+from finmcp.recordings.canonical import canonical_arguments
+from finmcp.server.sim.pretty_json import dumps_indent2
+from finmcp.server.sim.registry import QIEMAN_BUILDERS, BuildContext, ToolInputError
+from finmcp.server.world import World, queries
+from finmcp.tool_specs.inventory import Inventory
 
 _BUILDER_MODULES = (
-    "server.sim.qieman.fund_search",
-    "server.sim.qieman.fund_detail",
-    "server.sim.qieman.fund_history",
-    "server.sim.qieman.fund_reports",
-    "server.sim.qieman.fund_rules",
-    "server.sim.qieman.fund_diagnosis",
-    "server.sim.qieman.fund_attribution",
-    "server.sim.qieman.fund_allocation",
-    "server.sim.qieman.fund_bonds",
-    "server.sim.qieman.fund_screens",
-    "server.sim.qieman.portfolio",
-    "server.sim.qieman.strategies",
-    "server.sim.qieman.accounts",
-    "server.sim.qieman.planning",
-    "server.sim.qieman.content",
-    "server.sim.qieman.common",
+    "finmcp.server.sim.qieman.fund_search",
+    "finmcp.server.sim.qieman.fund_detail",
+    "finmcp.server.sim.qieman.fund_history",
+    "finmcp.server.sim.qieman.fund_reports",
+    "finmcp.server.sim.qieman.fund_rules",
+    "finmcp.server.sim.qieman.fund_diagnosis",
+    "finmcp.server.sim.qieman.fund_attribution",
+    "finmcp.server.sim.qieman.fund_allocation",
+    "finmcp.server.sim.qieman.fund_bonds",
+    "finmcp.server.sim.qieman.fund_screens",
+    "finmcp.server.sim.qieman.portfolio",
+    "finmcp.server.sim.qieman.strategies",
+    "finmcp.server.sim.qieman.accounts",
+    "finmcp.server.sim.qieman.planning",
+    "finmcp.server.sim.qieman.content",
+    "finmcp.server.sim.qieman.common",
 )
 
 
@@ -80,8 +80,8 @@ class Simulator:
         names directly (one fund's NAV, one user) stay lazy. A server follows it with
         :func:`freeze_heap`.
         """
-        from server.sim.qieman.fund_screens import BOND_SCREENS, warm_bond_screens
-        from server.sim.schema_driven import compile_plans
+        from finmcp.server.sim.qieman.fund_screens import BOND_SCREENS, warm_bond_screens
+        from finmcp.server.sim.schema_driven import compile_plans
 
         # every schema-driven tool's compiled plan (thousands of closures): built now, frozen below
         compile_plans(s for s in self.inventory if not (s.source == "qieman" and s.name in QIEMAN_BUILDERS))
@@ -90,14 +90,14 @@ class Simulator:
         self.world.warm_shared()
         queries.warm(self.world)
         if "GetBatchFundPerformance" in self.inventory:  # ranks every fund among a fixed peer sample
-            from server.sim.qieman.fund_history import PEER_WINDOWS, peer_codes
+            from finmcp.server.sim.qieman.fund_history import PEER_WINDOWS, peer_codes
 
             for fund_type in self.world.fund_types():
                 for code in peer_codes(self.world, fund_type):
                     for months in PEER_WINDOWS:
                         self.world.quick_return(code, months)
         if "BatchGetFundNavHistory" in self.inventory:
-            from server.sim.qieman.common import cn_trading_dates
+            from finmcp.server.sim.qieman.common import cn_trading_dates
 
             cn_trading_dates()
         figures, compositions = (
@@ -105,7 +105,7 @@ class Simulator:
             "BatchGetStrategiesComposition" in self.inventory,
         )
         if figures or compositions:  # a strategy's figures and its funds' NAVs take 10-30 ms to build
-            from server.sim.qieman.strategies import warm_strategies
+            from finmcp.server.sim.qieman.strategies import warm_strategies
 
             warm_strategies(self.world, figures, compositions)
         if any(tool in self.inventory for tool in BOND_SCREENS):
@@ -123,7 +123,7 @@ class Simulator:
         context = BuildContext(self.world, spec, self.seed)
         builder = QIEMAN_BUILDERS.get(tool) if spec.source == "qieman" else None
         if builder is None:
-            from server.sim.schema_driven import build_from_schema
+            from finmcp.server.sim.schema_driven import build_from_schema
 
             return build_from_schema(context, args)
         return builder(context, args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from recordings.plumbing.seeding import derive_seed, rng_for
+from finmcp.recordings.plumbing.seeding import derive_seed, rng_for
 
 from . import trading_calendar as cal
 from . import vocab as v

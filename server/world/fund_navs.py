@@ -14,7 +14,7 @@ from itertools import accumulate, islice
 from operator import mul
 from typing import TYPE_CHECKING
 
-from recordings.plumbing.seeding import rng_for
+from finmcp.recordings.plumbing.seeding import rng_for
 
 from . import trading_calendar as cal
 from . import vocab as v

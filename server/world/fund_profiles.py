@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recordings.plumbing.seeding import derive_seed
+from finmcp.recordings.plumbing.seeding import derive_seed
 
 from . import vocab as v
 from .funds import Fund, FundStub, asset_mix

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
-from recordings.plumbing.seeding import rng_for
+from finmcp.recordings.plumbing.seeding import rng_for
 
 from . import trading_calendar as cal
 from . import vocab as v

@@ -7,7 +7,7 @@ take new names from another Faker release (the world's names then change: rebuil
 fingerprints, the shipped benchmark and the tests)::
 
     pip install faker
-    python -m server.world.make_name_tables [--check] [--output PATH]
+    python -m finmcp.server.world.make_name_tables [--check] [--output PATH]
 
 Before writing, the tables are checked against Faker itself: the same seeds must give the same names.
 ``--check`` only compares the installed Faker with the shipped tables.
@@ -82,7 +82,7 @@ def build() -> dict[str, Any]:
 
     return {
         "about": "Faker's person-name tables (formats, tokens, weights) for the locales finmcp uses; "
-        "written by python -m server.world.make_name_tables, read by server/world/names.py.",
+        "written by python -m finmcp.server.world.make_name_tables, read by server/world/names.py.",
         "faker_version": faker.VERSION,
         "locales": {locale: locale_tables(locale) for locale in LOCALES},
     }
@@ -98,7 +98,7 @@ def mismatches(document: dict[str, Any], seeds: list[int] | None = None) -> list
     """Seeds for which the tables and the installed Faker give different names."""
     from faker import Faker
 
-    from server.world.names import LocaleTables
+    from finmcp.server.world.names import LocaleTables
 
     out = []
     for locale, record in document["locales"].items():
@@ -114,7 +114,7 @@ def mismatches(document: dict[str, Any], seeds: list[int] | None = None) -> list
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m server.world.make_name_tables", description=__doc__.split("\n")[0]
+        prog="python -m finmcp.server.world.make_name_tables", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--output", dest="out", default=str(DEFAULT_OUT), help="where to write the tables")
     parser.add_argument(

@@ -6,7 +6,7 @@ from array import array
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from recordings.plumbing.seeding import rng_for
+from finmcp.recordings.plumbing.seeding import rng_for
 
 from . import trading_calendar as cal
 from . import vocab as v

@@ -1,7 +1,7 @@
 """Person names drawn from the shipped name tables (``data/person_names.json``), seeded per person.
 
 The tables are Faker's person-name data (formats, given names, family names and their weights) for
-the locales the project uses, written once by ``python -m server.world.make_name_tables``. A name is
+the locales the project uses, written once by ``python -m finmcp.server.world.make_name_tables``. A name is
 drawn the way Faker draws one, with a ``random.Random`` seeded by the caller: a format (weighted when
 the table has weights), then each ``{{token}}`` of it from its table. The same seed therefore gives
 the same name on every machine, whichever Faker version (if any) is installed.
@@ -17,7 +17,7 @@ from importlib import resources
 from itertools import accumulate
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed
+from finmcp.recordings.plumbing.seeding import derive_seed
 
 _TOKEN = re.compile(r"\{\{\s*(\w+)(:\s*\w+?)?\s*\}\}")
 
@@ -53,7 +53,7 @@ class LocaleTables:
 
 @cache
 def _locale(locale: str) -> LocaleTables:
-    text = (resources.files("server.world") / "data" / "person_names.json").read_text("utf-8")
+    text = (resources.files("finmcp.server.world") / "data" / "person_names.json").read_text("utf-8")
     locales = json.loads(text)["locales"]
     if locale not in locales:
         raise KeyError(f"no name tables for locale {locale!r}; known: {sorted(locales)}")

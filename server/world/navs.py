@@ -14,7 +14,7 @@ from datetime import date
 from functools import lru_cache
 from typing import overload
 
-from recordings.plumbing.seeding import rng_for
+from finmcp.recordings.plumbing.seeding import rng_for
 
 from . import trading_calendar as cal
 from .dates import shift_months

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recordings.plumbing.seeding import derive_seed, rng_for
+from finmcp.recordings.plumbing.seeding import derive_seed, rng_for
 
 from . import vocab as v
 from .names import person_name

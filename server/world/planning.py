@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recordings.plumbing.seeding import rng_for
+from finmcp.recordings.plumbing.seeding import rng_for
 
 from . import vocab as v
 from .rng import proportional_bp, sample

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
-from recordings.plumbing.seeding import derive_seed
+from finmcp.recordings.plumbing.seeding import derive_seed
 
 from . import vocab as v
 from .content import MAX_SEARCH_DAYS

@@ -9,7 +9,7 @@ from itertools import accumulate, repeat
 from operator import add, mul
 from typing import TYPE_CHECKING, TypedDict
 
-from recordings.plumbing.seeding import rng_for
+from finmcp.recordings.plumbing.seeding import rng_for
 
 from . import trading_calendar as cal
 from . import vocab as v

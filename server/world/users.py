@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from recordings.plumbing.seeding import derive_seed, rng_for
+from finmcp.recordings.plumbing.seeding import derive_seed, rng_for
 
 from . import vocab as v
 from .asset_classes import asset_class_tree, leaf_for_fund

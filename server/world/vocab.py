@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any
 
 _DATA: dict[str, Any] = json.loads(
-    (resources.files("server.world") / "data" / "vocab.json").read_text("utf-8")
+    (resources.files("finmcp.server.world") / "data" / "vocab.json").read_text("utf-8")
 )
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from proxy.testing import ProxyProcess
-from recordings.trace_store import open_trace_store
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.recordings.trace_store import open_trace_store
+from finmcp.server.testing import ServerProcess
 from tests.clients import provision
 from tests.support.postgres import require_or_skip
 from tests.support.processes import Children
@@ -126,7 +126,7 @@ def command(case: Case, stack: Stack) -> list[str]:
         head = [str(provision.python_of(case.client)), str(DRIVERS / case.driver)]
     head += ["--calls", json.dumps(CALLS, ensure_ascii=False)]
     if case.transport == "stdio":
-        proxy = [sys.executable, "-m", "proxy", "--transport", "stdio", "--upstream", stack.server.url]
+        proxy = [sys.executable, "-m", "finmcp.proxy", "--transport", "stdio", "--upstream", stack.server.url]
         return [*head, "--stdio", *proxy, "--db", str(stack.db), "--run", case.run, "--sample", SAMPLE]
     if case.tags == "headers":
         headers = ["--header", f"X-Finmcp-Run={case.run}", "--header", f"X-Finmcp-Sample={SAMPLE}"]

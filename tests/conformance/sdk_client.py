@@ -27,7 +27,7 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp_types import ElicitRequestParams, ElicitResult
 
-from proxy.testing import ProxyProcess
+from finmcp.proxy.testing import ProxyProcess
 
 Scenario = Callable[[str], Awaitable[None]]
 RUN = "conformance"  # the run tag of the proxy's trace rows

@@ -95,16 +95,28 @@ def runs(
         }
         proxied_runs = {
             name: suite.start_client_run(
-                name, proxied_command(name), tmp / "proxied" / name, f"client scenario {name} through the proxy", env
+                name,
+                proxied_command(name),
+                tmp / "proxied" / name,
+                f"client scenario {name} through the proxy",
+                env,
             )
             for name in batch
         }
         direct = {name: run.wait()[name] for name, run in direct_runs.items()}
         proxied = {name: run.wait()[name] for name, run in proxied_runs.items()}
         for name in sorted(TIMED & set(client_scenarios)):
-            direct[name] = play_alone(suite, name, client, tmp / "direct" / name, f"client scenario {name}", env)
+            direct[name] = play_alone(
+                suite, name, client, tmp / "direct" / name, f"client scenario {name}", env
+            )
             proxied[name] = play_alone(
-                suite, name, proxied_command(name), tmp / "proxied" / name, f"{name} through the proxy", env, dbs[name]
+                suite,
+                name,
+                proxied_command(name),
+                tmp / "proxied" / name,
+                f"{name} through the proxy",
+                env,
+                dbs[name],
             )
         yield ClientRuns(direct, proxied, dbs)
 

@@ -22,8 +22,8 @@ import anyio
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
-from proxy.testing import stdio_args
-from recordings import SqliteTraceStore
+from finmcp.proxy.testing import stdio_args
+from finmcp.recordings import SqliteTraceStore
 from tests.conformance.everything_client import CALLED_TOOLS, ELICITED, SAMPLED, exercise
 from tests.conformance.suite import Everything, Suite, provisioned
 from tests.support.processes import Children

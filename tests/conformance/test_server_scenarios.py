@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from recordings import RecordingStore
+from finmcp.recordings import RecordingStore
 from tests.conformance.suite import Everything, Outcome, Run, Suite, provisioned
 from tests.support.processes import Children
 

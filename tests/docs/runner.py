@@ -51,13 +51,13 @@ import anyio
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from evaluator.cli import build_parser as eval_parser
-from proxy.cli import COMMANDS as PROXY_COMMANDS
-from proxy.cli import DEFAULT_PORT as PROXY_PORT
-from proxy.cli import build_inspect_parser, build_serve_parser, command_after_dashes
-from recordings.plumbing.launch import LaunchError
-from server.cli import build_parser as server_parser
-from server.serve import DEFAULT_PORT as SERVER_PORT
+from finmcp.evaluator.cli import build_parser as eval_parser
+from finmcp.proxy.cli import COMMANDS as PROXY_COMMANDS
+from finmcp.proxy.cli import DEFAULT_PORT as PROXY_PORT
+from finmcp.proxy.cli import build_inspect_parser, build_serve_parser, command_after_dashes
+from finmcp.recordings.plumbing.launch import LaunchError
+from finmcp.server.cli import build_parser as server_parser
+from finmcp.server.serve import DEFAULT_PORT as SERVER_PORT
 from tests.docs import hosts
 from tests.docs.markdown import Block
 from tests.support.processes import Children

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.cli import main
-from evaluator.inputs.references import load_references
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.inputs.references import load_references
 
 
 def rows_from_refs(refs, run, drop_every=0, trial=0):
@@ -343,7 +343,7 @@ def test_score_survives_when_every_prediction_is_an_error(tmp_path, demo_refs):
 
 
 def test_score_reads_the_shipped_benchmark_by_name_and_gzipped_files(tmp_path):
-    from evaluator.benchmarks import data_path, open_references
+    from finmcp.evaluator.benchmarks import data_path, open_references
 
     by_name = open_references("finmcp-sim")
     by_file = load_references(data_path("finmcp-sim", "references"))
@@ -352,7 +352,7 @@ def test_score_reads_the_shipped_benchmark_by_name_and_gzipped_files(tmp_path):
     bad.write_bytes(b"not gzip")
     import pytest
 
-    from evaluator.errors import EvalInputError
+    from finmcp.evaluator.errors import EvalInputError
 
     with pytest.raises(EvalInputError, match="not a valid gzip file"):
         load_references(bad)

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from evaluator.inputs.fintoolbench_jsonl import result_prediction
-from evaluator.inputs.model import PredictionSet
-from evaluator.inputs.pairing import pair_up
-from evaluator.inputs.references import parse_references
-from evaluator.llm import ChatClient, LlmError, RetryPolicy, parse_retry_after
-from evaluator.metrics.judges import JudgeCache, LLMJudge
-from evaluator.metrics.options import EvalOptions
-from evaluator.reports.pipeline import run_fintoolbench
-from evaluator.synth.llm import PromptReplies
+from finmcp.evaluator.inputs.fintoolbench_jsonl import result_prediction
+from finmcp.evaluator.inputs.model import PredictionSet
+from finmcp.evaluator.inputs.pairing import pair_up
+from finmcp.evaluator.inputs.references import parse_references
+from finmcp.evaluator.llm import ChatClient, LlmError, RetryPolicy, parse_retry_after
+from finmcp.evaluator.metrics.judges import JudgeCache, LLMJudge
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.reports.pipeline import run_fintoolbench
+from finmcp.evaluator.synth.llm import PromptReplies
 from tests.evaluator.fake_llm import Reply, completion
 
 NOW = 1_750_000_000.0

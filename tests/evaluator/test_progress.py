@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from evaluator.inputs.references import load_references
-from evaluator.llm import Endpoint, RetryPolicy
-from evaluator.metrics.judges import JudgeCache, LLMJudge, make_judge
-from evaluator.progress import Progress, clock_text
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.llm import Endpoint, RetryPolicy
+from finmcp.evaluator.metrics.judges import JudgeCache, LLMJudge, make_judge
+from finmcp.evaluator.progress import Progress, clock_text
 from tests.evaluator.fake_llm import Reply, completion
 
 PLAIN = re.compile(r"^(\S+) (\d+)/(\d+) \((\d+)%\) (\d+\.\d)(?: \w+)?/s (ETA \d+:\d\d|done in \d+:\d\d)$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.http_exchange import NEXT, Exchange, IllegalTransition, Phase
+from finmcp.proxy.http_exchange import NEXT, Exchange, IllegalTransition, Phase
 
 
 def bare(state: Phase) -> Exchange:

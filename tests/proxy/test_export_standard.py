@@ -19,16 +19,16 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from proxy.cli import main as proxy_main
-from proxy.exports.otlp import trace_id
-from recordings import SqliteTraceStore
-from recordings.schema import CALLS_COLUMNS
-from server.sim.example_args import example_arguments
-from server.world import World
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.proxy.exports.otlp import trace_id
+from finmcp.recordings import SqliteTraceStore
+from finmcp.recordings.schema import CALLS_COLUMNS
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import load_inventory
 from tests.support.processes import Children
 from tests.support.rpc import modern_post, tool_call
 from tests.support.traces import wait_calls
-from tool_specs.inventory import load_inventory
 
 pytestmark = pytest.mark.slow  # one real server + proxy run (about 10 s on 2 cores) feeds every test
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.exports.exchanges import WallClock, pair_messages, request_trial, wall_ns
-from proxy.exports.otlp import trace_id
+from finmcp.proxy.exports.exchanges import WallClock, pair_messages, request_trial, wall_ns
+from finmcp.proxy.exports.otlp import trace_id
 
 SECOND = 1_000_000_000
 

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx2
 import pytest
 
-from recordings import SqliteTraceStore
+from finmcp.recordings import SqliteTraceStore
 from tests.support.polling import wait_for
 from tests.support.rpc import JSON_HEADERS, raw_request
 

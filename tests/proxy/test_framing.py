@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recordings.plumbing import http1
+from finmcp.recordings.plumbing import http1
 from tests.proxy.framing_cases import MALFORMED, REQUEST_ONLY
 
 TOKEN_CHARS = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

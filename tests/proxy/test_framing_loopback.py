@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from proxy.testing import ProxyProcess
+from finmcp.proxy.testing import ProxyProcess
 from tests.proxy.framing_cases import BODY, MALFORMED, REQUEST_ONLY
 from tests.support.raw_upstream import RawUpstream
 from tests.support.traces import wait_messages

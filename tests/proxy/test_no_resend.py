@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx2
 
-from proxy.upstream_conn import ConnectionPool, UpstreamConnection
-from proxy.upstream_http import Target, build_request
+from finmcp.proxy.upstream_conn import ConnectionPool, UpstreamConnection
+from finmcp.proxy.upstream_http import Target, build_request
 from tests.support.processes import health
 from tests.support.raw_upstream import RawUpstream
 from tests.support.rpc import modern_headers, modern_message, tool_call

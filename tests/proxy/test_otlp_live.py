@@ -21,14 +21,14 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from proxy.cli import main as proxy_main
-from proxy.exports.otlp import session_trace_id, trace_id
-from server.sim.example_args import example_arguments
-from server.world import World
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.proxy.exports.otlp import session_trace_id, trace_id
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import load_inventory
 from tests.proxy.test_export_standard import _hex_ids_as_base64
 from tests.support.processes import Children, health
 from tests.support.traces import wait_calls
-from tool_specs.inventory import load_inventory
 
 REFUSED_FIRST = 2
 """POSTs the collector answers with 503 before it accepts any."""

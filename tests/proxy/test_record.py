@@ -9,17 +9,17 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from evaluator.inputs.predictions import load_predictions_file
-from proxy.cli import main as proxy_main
-from recordings import RecordingStore, SqliteTraceStore
-from server.sim.example_args import example_arguments
-from server.world import World
+from finmcp.evaluator.inputs.predictions import load_predictions_file
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.recordings import RecordingStore, SqliteTraceStore
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import load_inventory
 from tests.support.polling import wait_for
 from tests.support.processes import Children, health
 from tests.support.raw_upstream import RawUpstream
 from tests.support.rpc import modern_headers, tool_call
 from tests.support.traces import wait_calls
-from tool_specs.inventory import load_inventory
 
 TOOLS = ["GetCurrentTime", "SearchFunds", "GetFundDiagnosis", "GetFundsBasicInfo", "GetStrategyDetail"]
 GAP_MS = 250  # --group-gap-ms: calls of a group stay together on a loaded machine

@@ -18,9 +18,9 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from proxy.cli import main as proxy_main
-from proxy.testing import stdio_args
-from recordings import RecordingStore
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.proxy.testing import stdio_args
+from finmcp.recordings import RecordingStore
 from tests.support.counter_server import FAULT_CODE, expected
 from tests.support.sdk import first_text
 
@@ -42,7 +42,7 @@ async def _outcomes(params: StdioServerParameters, count: int) -> list[tuple[str
 
 
 def _replay_server(rec: Path, *extra: str) -> list[str]:
-    return ["-m", "server", "--transport", "stdio", "--recordings", str(rec), "--miss", "strict",
+    return ["-m", "finmcp.server", "--transport", "stdio", "--recordings", str(rec), "--miss", "strict",
             "--latency", "none", "--no-output-schemas", *extra]  # fmt: skip
 
 

@@ -18,15 +18,15 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from proxy.audit import comparable_result
-from proxy.cli import main as proxy_main
-from proxy.testing import stdio_args
-from recordings import RecordingStore
-from server.sim.example_args import example_arguments
-from server.world import World
+from finmcp.proxy.audit import comparable_result
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.proxy.testing import stdio_args
+from finmcp.recordings import RecordingStore
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.world import World
+from finmcp.tool_specs.inventory import load_inventory
 from tests.support.processes import Children
 from tests.support.tls import mint
-from tool_specs.inventory import load_inventory
 
 TOKEN = "real-server-bearer-0a1b2c3d4e"
 TOOLS = ("SearchFunds", "GetFundDiagnosis", "GetFundsBasicInfo", "GetStrategyDetail")

@@ -23,8 +23,8 @@ import anyio
 import httpx2
 import pytest
 
-from recordings import RecordingStore
-from recordings.postgres.connection import connect
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.postgres.connection import connect
 from tests.support.loadgen import TOOL, record_diagnoses
 from tests.support.polling import wait_for
 from tests.support.processes import health
@@ -179,7 +179,7 @@ def assert_no_password(*texts: str) -> None:
 
 def flush(db: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "proxy", "flush", "--db", str(db), "--ship-to", url, *extra],
+        [sys.executable, "-m", "finmcp.proxy", "flush", "--db", str(db), "--ship-to", url, *extra],
         capture_output=True,
         text=True,
         timeout=120,
@@ -189,7 +189,7 @@ def flush(db: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
 
 def sessions_text(db: Path) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "proxy", "sessions", "--db", str(db)],
+        [sys.executable, "-m", "finmcp.proxy", "sessions", "--db", str(db)],
         capture_output=True,
         text=True,
         timeout=60,

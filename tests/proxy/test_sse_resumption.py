@@ -22,7 +22,7 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from proxy.http_exchange import NO_ANSWER
+from finmcp.proxy.http_exchange import NO_ANSWER
 from tests.support.rpc import HANDSHAKE, sse_messages
 from tests.support.sdk import first_text
 from tests.support.traces import read_calls, wait_calls

@@ -10,8 +10,8 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from evaluator.inputs.trace_db import load_predictions_db
-from recordings import SqliteTraceStore
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
+from finmcp.recordings import SqliteTraceStore
 from tests.support.scripts import proxy_stdio, run_script, server_stdio_command
 from tests.support.sdk import request_meta
 from tests.support.traces import read_calls, wait_calls

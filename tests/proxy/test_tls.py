@@ -19,7 +19,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from proxy.testing import stdio_args
+from finmcp.proxy.testing import stdio_args
 from tests.support.processes import Children, health
 from tests.support.raw_upstream import RawUpstream
 from tests.support.rpc import modern_headers, modern_message, tool_call
@@ -237,7 +237,7 @@ def test_bad_tls_and_header_options_are_clear_start_up_errors(tmp_path, args, me
 
 
 def test_upstream_header_values_come_from_the_environment(monkeypatch):
-    from proxy.cli import build_serve_parser
+    from finmcp.proxy.cli import build_serve_parser
 
     monkeypatch.setenv("FINMCP_TLS_KEY", "k-123")
     args = build_serve_parser().parse_args(

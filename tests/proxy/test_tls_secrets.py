@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from proxy.cli import main as proxy_main
-from recordings import RecordingStore
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.recordings import RecordingStore
 from tests.support.processes import Children, health
 from tests.support.rpc import modern_headers, tool_call
 from tests.support.tls import mint

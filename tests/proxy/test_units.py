@@ -8,15 +8,15 @@ from collections.abc import Callable
 
 import pytest
 
-from proxy.grouping import GroupAssigner
-from proxy.jsonrpc import parse_body, safe_to_repeat
-from proxy.security import Policy
-from proxy.tags import TagError, Tags, header_tags, split_path
-from proxy.upstream_conn import ConnectionPool
-from proxy.upstream_http import Target, UpstreamError, build_request, parse_head
-from proxy.writer import TraceWriter
-from recordings import SqliteTraceStore
-from recordings.plumbing.sse import SSEParser
+from finmcp.proxy.grouping import GroupAssigner
+from finmcp.proxy.jsonrpc import parse_body, safe_to_repeat
+from finmcp.proxy.security import Policy
+from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
+from finmcp.proxy.upstream_conn import ConnectionPool
+from finmcp.proxy.upstream_http import Target, UpstreamError, build_request, parse_head
+from finmcp.proxy.writer import TraceWriter
+from finmcp.recordings import SqliteTraceStore
+from finmcp.recordings.plumbing.sse import SSEParser
 from tests.support.rpc import MODERN, raw_request
 
 MS = 1_000_000
@@ -104,7 +104,7 @@ def test_parse_body_kinds():
 
 
 def test_query_secrets_are_redacted():
-    from recordings.redact import redact_url  # request targets are stored through it too
+    from finmcp.recordings.redact import redact_url  # request targets are stored through it too
 
     assert redact_url("/mcp?apiKey=abc&x=1&token=t") == "/mcp?apiKey=[REDACTED]&x=1&token=[REDACTED]"
     assert redact_url("/mcp") == "/mcp"
@@ -422,11 +422,11 @@ class _Transport(asyncio.Transport):
 
 
 def test_requests_waiting_for_a_new_upstream_connection_are_logged_in_arrival_order(trace_db):
-    from proxy.capture import Tracer
-    from proxy.http_proxy import ProxyServer
-    from proxy.http_types import Settings
-    from proxy.security import Policy
-    from proxy.upstream_http import Target, UpstreamError
+    from finmcp.proxy.capture import Tracer
+    from finmcp.proxy.http_proxy import ProxyServer
+    from finmcp.proxy.http_types import Settings
+    from finmcp.proxy.security import Policy
+    from finmcp.proxy.upstream_http import Target, UpstreamError
 
     _path, store = trace_db
     writer = TraceWriter(store)
@@ -516,7 +516,7 @@ def test_deferred_rows_stay_out_of_the_commit_a_response_waits_for(trace_db):
 
 
 def test_ordered_output_holds_bytes_behind_a_barrier_until_the_rows_commit():
-    from proxy.ordered_output import OrderedOutput
+    from finmcp.proxy.ordered_output import OrderedOutput
 
     async def main():
         loop = asyncio.get_running_loop()

@@ -20,9 +20,9 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from proxy.cli import command_after_dashes
-from proxy.cli import main as proxy_main
-from proxy.testing import stdio_args
+from finmcp.proxy.cli import command_after_dashes
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.proxy.testing import stdio_args
 from tests.support.sdk import first_text
 from tests.support.source import REPO
 from tests.support.traces import wait_calls

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from recordings.canonical import (
+from finmcp.recordings.canonical import (
     ARGS_KEY_HEX_CHARS,
     args_key,
     canonical_arguments,
@@ -18,7 +18,7 @@ from recordings.canonical import (
     canonicalize,
     format_number,
 )
-from recordings.errors import InvalidValueError
+from finmcp.recordings.errors import InvalidValueError
 from tests.support import strategies
 
 SAFE_INT = 2**53

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from recordings import SqliteTraceStore
-from recordings.checkpoint import BackgroundCheckpointer
+from finmcp.recordings import SqliteTraceStore
+from finmcp.recordings.checkpoint import BackgroundCheckpointer
 from tests.support.polling import wait_for
 
 

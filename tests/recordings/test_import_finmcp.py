@@ -8,9 +8,9 @@ from collections import defaultdict
 
 import pytest
 
-from recordings import RECORDING_META_KEY, RecordingStore
-from recordings.errors import InvalidValueError
-from recordings.import_finmcp import FAILURE_MARKER, import_finmcp, output_result
+from finmcp.recordings import RECORDING_META_KEY, RecordingStore
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.import_finmcp import FAILURE_MARKER, import_finmcp, output_result
 from tests.support.finmcp_samples import sample_calls
 
 

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from recordings import RecordingStore
-from recordings.errors import InvalidValueError
-from recordings.jsonl import LINE_KEYS, export_jsonl, export_jsonl_text, import_jsonl
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.jsonl import LINE_KEYS, export_jsonl, export_jsonl_text, import_jsonl
 
 
 def fill(store: RecordingStore, n: int, seed: int) -> None:

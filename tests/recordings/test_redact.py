@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recordings.redact import (
+from finmcp.recordings.redact import (
     REDACTED,
     SECRET_KEYS,
     might_hold_secrets,
@@ -92,8 +92,8 @@ def test_keys_that_merely_end_like_a_secret_skip_the_expressions():
     ],
 )
 def test_stored_header_json_is_the_redacted_list(headers):
-    from recordings.results import dumps
-    from recordings.trace_rows import headers_json
+    from finmcp.recordings.results import dumps
+    from finmcp.recordings.trace_rows import headers_json
 
     assert headers_json(headers) == dumps(redact_headers(headers))
 

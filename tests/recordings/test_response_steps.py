@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from recordings import RecordingStore
-from recordings.errors import InvalidValueError
-from recordings.schema import MIGRATIONS, connect, migrate, user_version
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.errors import InvalidValueError
+from finmcp.recordings.schema import MIGRATIONS, connect, migrate, user_version
 
 OK = {"content": [{"type": "text", "text": "one"}], "isError": False}
 

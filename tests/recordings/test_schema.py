@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from recordings import CALLS_COLUMNS, RecordingStore, SqliteTraceStore
-from recordings.errors import SchemaError, SchemaVersionError
-from recordings.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_database, user_version
+from finmcp.recordings import CALLS_COLUMNS, RecordingStore, SqliteTraceStore
+from finmcp.recordings.errors import SchemaError, SchemaVersionError
+from finmcp.recordings.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_database, user_version
 
 TEXT = {"content": [{"type": "text", "text": "ok"}], "isError": False}
 
@@ -171,7 +171,7 @@ def test_committed_rows_survive_a_killed_process(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, signal
-        from recordings import RecordingStore, SqliteTraceStore
+        from finmcp.recordings import RecordingStore, SqliteTraceStore
         store = RecordingStore.open({str(path)!r})
         store.put_response("inv", "T", {{"a": 1}}, {TEXT!r}, "simulated")
         traces = SqliteTraceStore.sharing(store)

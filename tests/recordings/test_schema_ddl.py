@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from recordings import CALLS_COLUMNS, RECORDING_META_KEY, RecordingStore
-from recordings.schema import SCHEMA_VERSION
+from finmcp.recordings import CALLS_COLUMNS, RECORDING_META_KEY, RecordingStore
+from finmcp.recordings.schema import SCHEMA_VERSION
 
 EXPECTED = """
 TABLE calls: CREATE TABLE "calls" ( "id" INTEGER PRIMARY KEY, "run_id" TEXT, "sample_id" TEXT, "turn" INTEGER,

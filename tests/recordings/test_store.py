@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from recordings import RECORDING_META_KEY, RecordingStore
-from recordings.errors import InvalidValueError, RecordingsError
+from finmcp.recordings import RECORDING_META_KEY, RecordingStore
+from finmcp.recordings.errors import InvalidValueError, RecordingsError
 
 SCHEMA = {
     "type": "object",

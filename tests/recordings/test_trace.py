@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from recordings import CALLS_COLUMNS, SqliteTraceStore
-from recordings import trace as trace_module
-from recordings.errors import CallStateError, InvalidValueError, UnknownCallError
+from finmcp.recordings import CALLS_COLUMNS, SqliteTraceStore
+from finmcp.recordings import trace as trace_module
+from finmcp.recordings.errors import CallStateError, InvalidValueError, UnknownCallError
 
 EXPECTED_CALL_COLUMNS = [
     "id",

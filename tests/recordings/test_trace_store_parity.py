@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from recordings.errors import RecordingsError
-from recordings.trace_pages import PAGE_COLUMNS, SampleFilter
-from recordings.trace_store import SqliteTraceStore, TraceStore, open_trace_store
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.trace_pages import PAGE_COLUMNS, SampleFilter
+from finmcp.recordings.trace_store import SqliteTraceStore, TraceStore, open_trace_store
 from tests.support.pg_trace_copy import copy_trace
 from tests.support.postgres import PostgresCluster
 

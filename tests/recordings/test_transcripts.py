@@ -1,4 +1,4 @@
-"""recordings.transcripts: one representation of a call's outcome for exports, the trace reader and agents."""
+"""finmcp.recordings.transcripts: one representation of a call's outcome for exports, the trace reader and agents."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recordings.transcripts import (
+from finmcp.recordings.transcripts import (
     ChatCall,
     ChatTurn,
     call_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from server.testing import ServerProcess
+from finmcp.server.testing import ServerProcess
 from tests.support.processes import PROXY_SIGTERM_EXIT, SERVER_SIGTERM_EXIT, Child, Children, stderr_problems
 
 LOG = """finmcp-proxy ready: http://127.0.0.1:1/mcp (upstream http://127.0.0.1:2/mcp, db x, loop uvloop)

@@ -25,7 +25,7 @@ import anyio
 import httpx2
 import pytest
 
-from recordings import RecordingStore
+from finmcp.recordings import RecordingStore
 from tests.support.net import free_port
 from tests.support.polling import wait_for
 from tests.support.processes import SERVER_SIGTERM_EXIT, health, stderr_problems

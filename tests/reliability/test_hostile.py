@@ -25,18 +25,18 @@ from hypothesis import strategies as st
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from recordings import RecordingStore
-from server.latency import parse_latency
-from server.service import SOURCE_KEY, ToolService
-from server.testing import SchemaSimulator
-from server.validation import MAX_ARGUMENT_DEPTH
+from finmcp.recordings import RecordingStore
+from finmcp.server.latency import parse_latency
+from finmcp.server.service import SOURCE_KEY, ToolService
+from finmcp.server.testing import SchemaSimulator
+from finmcp.server.validation import MAX_ARGUMENT_DEPTH
+from finmcp.tool_specs.inventory import load_inventory
 from tests.support import strategies
 from tests.support.processes import health
 from tests.support.rpc import JSON_HEADERS, modern_headers, tool_call
 from tests.support.scripts import run_script
 from tests.support.stdio_lines import StdioLines
 from tests.support.traces import read_calls, wait_calls, wait_messages
-from tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("finmcp65")
 TOOL_NAMES = [t.name for t in INVENTORY.tools]

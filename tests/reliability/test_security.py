@@ -15,7 +15,7 @@ import subprocess
 import httpx2
 import pytest
 
-from recordings import SqliteTraceStore
+from finmcp.recordings import SqliteTraceStore
 from tests.support.processes import SERVER_SIGTERM_EXIT, stderr_problems
 from tests.support.rpc import modern_call
 from tests.support.scripts import run_script, script
@@ -35,8 +35,8 @@ def modern(name: str, arguments: dict, rid: int = 1) -> tuple[bytes, dict[str, s
 
 
 def test_both_programs_bind_loopback_by_default():
-    from proxy.cli import build_serve_parser
-    from server.cli import build_parser
+    from finmcp.proxy.cli import build_serve_parser
+    from finmcp.server.cli import build_parser
 
     assert build_parser().parse_args([]).host == "127.0.0.1"
     proxy_args = build_serve_parser().parse_args(["--upstream", "http://127.0.0.1:1/mcp", "--db", "x"])

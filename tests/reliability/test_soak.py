@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
-from recordings import SqliteTraceStore
+from finmcp.recordings import SqliteTraceStore
 from tests.support.loadgen import TOOL, assert_rows_are_what_clients_got, record_diagnoses
 from tests.support.processes import health
 from tests.support.scripts import proxy_stdio

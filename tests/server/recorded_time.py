@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recordings import RecordingStore
+from finmcp.recordings import RecordingStore
 
 TIME = {"currentTime": "2025-08-28 10:00:00", "date": "2025-08-28", "timestamp": 1756346400000}
 TIME_TEXT = json.dumps(TIME, ensure_ascii=False, indent=2)  # written out here, not by the code under test

@@ -18,17 +18,17 @@ import pytest
 from mcp.client import Client
 from mcp.client.sse import sse_client
 
-from evaluator.harness.mcp_client import McpHttpClient
-from proxy.cli import main as proxy_main
-from recordings import RecordingStore
-from recordings.plumbing.sse import SSEParser
-from server.service import SOURCE_KEY
-from server.testing import minimal_instance
+from finmcp.evaluator.harness.mcp_client import McpHttpClient
+from finmcp.proxy.cli import main as proxy_main
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.plumbing.sse import SSEParser
+from finmcp.server.service import SOURCE_KEY
+from finmcp.server.testing import minimal_instance
+from finmcp.tool_specs.inventory import load_inventory
 from tests.server.recorded_time import text_result
 from tests.support.rpc import ACCEPT, HANDSHAKE, initialize
 from tests.support.scripts import server_stdio
 from tests.support.traces import wait_calls
-from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
 SDK_EVENT_CAP = 1024 * 1024  # mcp.client.streamable_http.DEFAULT_MAX_SSE_EVENT_SIZE, sse_client's fixed cap

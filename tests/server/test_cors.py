@@ -13,8 +13,8 @@ import anyio
 import httpx2
 import pytest
 
-from recordings.plumbing.flags import add_listener_options
-from server.security import SecurityMiddleware, SecuritySettings
+from finmcp.recordings.plumbing.flags import add_listener_options
+from finmcp.server.security import SecurityMiddleware, SecuritySettings
 from tests.support.rpc import modern_post, tool_call
 
 PAGE = "http://127.0.0.1:45871"  # a page's origin (nothing needs to listen there)
@@ -177,8 +177,8 @@ def test_a_malformed_cors_origin_is_a_clear_error(value, capsys):
 
 
 def test_cors_without_a_listener_is_a_clear_error(capsys):
-    from proxy.cli import main as proxy_main
-    from server.cli import main as server_main
+    from finmcp.proxy.cli import main as proxy_main
+    from finmcp.server.cli import main as server_main
 
     assert server_main(["--transport", "stdio", "--cors-origin", PAGE]) == 2
     assert "--cors-origin needs an HTTP transport" in capsys.readouterr().err

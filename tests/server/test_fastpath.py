@@ -19,13 +19,13 @@ from mcp.client import Client
 
 from bench.calls import ERAS, TOOL, recorded_result
 from bench.raw_http import RawClient
-from recordings import RecordingStore
-from recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
-from server.app import HttpApp
-from server.latency import parse_latency
-from server.service import ToolService
-from server.testing import SchemaSimulator, ServerProcess
-from tool_specs.inventory import load_inventory
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.plumbing.protocol import LATEST_HANDSHAKE_VERSION, LATEST_STATELESS_VERSION
+from finmcp.server.app import HttpApp
+from finmcp.server.latency import parse_latency
+from finmcp.server.service import ToolService
+from finmcp.server.testing import SchemaSimulator, ServerProcess
+from finmcp.tool_specs.inventory import load_inventory
 
 CALLS: list[tuple[str, dict[str, object], bytes]] = [
     ("tools/call", {"name": TOOL, "arguments": {"fundNameOrCode": "000001"}}, b""),

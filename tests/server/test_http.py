@@ -12,15 +12,15 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from recordings import RecordingStore
-from server.service import PROVENANCE_KEY, SOURCE_KEY
-from server.testing import minimal_instance
+from finmcp.recordings import RecordingStore
+from finmcp.server.service import PROVENANCE_KEY, SOURCE_KEY
+from finmcp.server.testing import minimal_instance
+from finmcp.tool_specs.inventory import load_inventory
 from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
 from tests.support.polling import wait_for
 from tests.support.processes import health
 from tests.support.rpc import MODERN, modern_message, modern_post
 from tests.support.sdk import first_text
-from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
 COUNTS = {"finmcp65": 65, "qieman79": 79, "fintool760": 760}

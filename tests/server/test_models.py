@@ -8,12 +8,12 @@ import statistics
 import anyio
 import pytest
 
-from recordings.plumbing.seeding import unit_draw
-from server.faults import FaultSpecError, parse_faults
-from server.latency import LatencySpecError, parse_latency
-from server.security import SecurityMiddleware, SecuritySettings
-from server.seeded import OccurrenceCounter
-from server.validation import compile_schema, describe_errors
+from finmcp.recordings.plumbing.seeding import unit_draw
+from finmcp.server.faults import FaultSpecError, parse_faults
+from finmcp.server.latency import LatencySpecError, parse_latency
+from finmcp.server.security import SecurityMiddleware, SecuritySettings
+from finmcp.server.seeded import OccurrenceCounter
+from finmcp.server.validation import compile_schema, describe_errors
 
 # ---------------------------------------------------------------- latency
 

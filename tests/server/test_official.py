@@ -15,13 +15,13 @@ import mcp_types as types
 import pytest
 from mcp.client import Client
 
-from recordings import RecordingStore
-from recordings.canonical import args_key
-from recordings.import_finmcp import import_finmcp
-from server.service import SOURCE_KEY
+from finmcp.recordings import RecordingStore
+from finmcp.recordings.canonical import args_key
+from finmcp.recordings.import_finmcp import import_finmcp
+from finmcp.server.service import SOURCE_KEY
+from finmcp.tool_specs.inventory import load_inventory
 from tests.support.finmcp_samples import FILES, official_calls
 from tests.support.sdk import first_text
-from tool_specs.inventory import load_inventory
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from evaluator.benchmarks import install_recordings, load_benchmark
-from server.seeded import ATTEMPT_META_KEY
-from server.testing import ServerProcess
+from finmcp.evaluator.benchmarks import install_recordings, load_benchmark
+from finmcp.server.seeded import ATTEMPT_META_KEY
+from finmcp.server.testing import ServerProcess
 from tests.support.rpc import modern_headers, tool_call
 
 FAULTS = "*:error=0.04,malformed=0.04,empty=0.04,rpc_error=0.04"

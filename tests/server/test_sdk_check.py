@@ -18,11 +18,11 @@ import pytest
 from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 
-from server import sdk_check
-from server.app import build_http_app
-from server.latency import parse_latency
-from server.service import ToolService
-from tool_specs.inventory import load_inventory
+from finmcp.server import sdk_check
+from finmcp.server.app import build_http_app
+from finmcp.server.latency import parse_latency
+from finmcp.server.service import ToolService
+from finmcp.tool_specs.inventory import load_inventory
 
 
 def test_the_installed_sdk_is_what_the_fast_path_relies_on() -> None:

@@ -10,11 +10,11 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from recordings import RecordingStore
-from server.faults import parse_faults
-from server.latency import parse_latency
-from server.mcp_server import build_mcp_server
-from server.service import (
+from finmcp.recordings import RecordingStore
+from finmcp.server.faults import parse_faults
+from finmcp.server.latency import parse_latency
+from finmcp.server.mcp_server import build_mcp_server
+from finmcp.server.service import (
     ARGS_KEY,
     FAULT_KEY,
     PREPARED_KEPT,
@@ -23,11 +23,11 @@ from server.service import (
     ToolService,
     paginate,
 )
-from server.testing import SchemaSimulator
+from finmcp.server.testing import SchemaSimulator
+from finmcp.tool_specs.inventory import load_inventory
 from tests.server.recorded_time import TIME, TIME_TEXT, record_time, text_result
 from tests.support.polling import wait_for
 from tests.support.sdk import first_text
-from tool_specs.inventory import load_inventory
 
 MODES = ["auto", "legacy"]
 

@@ -10,12 +10,12 @@ import mcp_types as types
 import pytest
 from mcp.client import Client
 
-from recordings import RecordingStore
-from server.service import SOURCE_KEY
+from finmcp.recordings import RecordingStore
+from finmcp.server.service import SOURCE_KEY
+from finmcp.tool_specs.inventory import load_inventory
 from tests.support.finmcp_samples import official_calls
 from tests.support.scripts import run_script
 from tests.support.sdk import first_text
-from tool_specs.inventory import load_inventory
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.cli import main
+from finmcp.server.cli import main
 from tests.support.tls import mint
 
 

@@ -10,8 +10,8 @@ from mcp.client import Client
 from mcp.client.sse import sse_client
 from mcp.shared.exceptions import MCPError
 
-from server.service import SOURCE_KEY
-from server.testing import ServerProcess
+from finmcp.server.service import SOURCE_KEY
+from finmcp.server.testing import ServerProcess
 from tests.server.recorded_time import TIME
 from tests.support.processes import health
 from tests.support.scripts import server_stdio
@@ -86,7 +86,7 @@ def test_stdio_transport(recorded_time, mode):
 @pytest.mark.slow
 def test_start_up_errors_are_clear(recorded_time, tmp_path):
     """Start-up itself is under test here, so the launcher is used directly (no running child to check)."""
-    from server.testing import ServerStartError
+    from finmcp.server.testing import ServerStartError
 
     cases = [
         (["--miss", "strict", "--recordings", str(tmp_path / "none.sqlite")], "no such file"),
@@ -103,8 +103,8 @@ def test_start_up_errors_are_clear(recorded_time, tmp_path):
 
 
 def test_simulate_without_the_simulator_fails_at_start_up(monkeypatch):
-    from server.serve import ServeError, _world
+    from finmcp.server.serve import ServeError, _world
 
-    monkeypatch.setitem(sys.modules, "server.sim.known_codes", None)  # a broken install: import fails
+    monkeypatch.setitem(sys.modules, "finmcp.server.sim.known_codes", None)  # a broken install: import fails
     with pytest.raises(ServeError, match=r"--miss simulate needs the simulator \(server.sim\)"):
         _world(0, None)

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from recordings import RecordingStore
-from server.testing import minimal_instance
-from tool_specs.inventory import load_inventory
+from finmcp.recordings import RecordingStore
+from finmcp.server.testing import minimal_instance
+from finmcp.tool_specs.inventory import load_inventory
 
 TOOL = "GetFundDiagnosis"
 INVENTORY = "qieman79"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from recordings.postgres.connection import connect
-from recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
-from recordings.trace_types import SESSION_FIELDS
+from finmcp.recordings.postgres.connection import connect
+from finmcp.recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
+from finmcp.recordings.trace_types import SESSION_FIELDS
 
 SESSION_COLUMNS = ("session_key", *SESSION_FIELDS)
 
@@ -62,10 +62,10 @@ def real_trace(folder: Path, samples: int = 8, trials: int = 2, run_id: str = "n
     """
     import asyncio
 
-    from evaluator.agents.noisy import NoiseRates, NoisyAgent
-    from evaluator.harness.runner import RunConfig, run_agent
-    from evaluator.harness.setup import load_bench
-    from evaluator.harness.spawn import SpawnConfig, Stack
+    from finmcp.evaluator.agents.noisy import NoiseRates, NoisyAgent
+    from finmcp.evaluator.harness.runner import RunConfig, run_agent
+    from finmcp.evaluator.harness.setup import load_bench
+    from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
 
     bench = load_bench("finmcp-sim", folder / "bench", limit=samples)
     db = folder / "runs.sqlite"

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
-from proxy.testing import ProxyProcess
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.server.testing import ServerProcess
 
 SERVER_SIGTERM_EXIT = -signal.SIGTERM
 PROXY_SIGTERM_EXIT = 0

@@ -10,6 +10,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("tool_specs", "recordings", "server", "proxy", "evaluator")
+"""The five source folders; each installs as ``finmcp.<folder>`` (pyproject's package-dir mapping)."""
+TOP = "finmcp"
 
 
 @dataclass(frozen=True)
@@ -26,11 +28,25 @@ class Import:
 
 
 def module_name(path: Path) -> str:
-    """``server/sim/bake.py`` -> ``server.sim.bake``; a package's ``__init__.py`` -> the package."""
+    """``server/sim/bake.py`` -> ``finmcp.server.sim.bake``; a package's ``__init__.py`` -> the package;
+    ``bench/x.py`` and ``tests/...`` keep their folder as the top name (they are not installed)."""
     parts = list(path.relative_to(REPO).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
+    if parts[0] in PACKAGES:
+        parts.insert(0, TOP)
     return ".".join(parts)
+
+
+def package_of(module: str) -> str | None:
+    """The source folder of a project module (``finmcp.server.sim`` -> ``server``); None for any other."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == TOP and parts[1] in PACKAGES else None
+
+
+def folder_of(module: str) -> Path:
+    """Where a project module's source lives: ``finmcp.server.sim`` -> ``REPO/server/sim``."""
+    return REPO.joinpath(*module.split(".")[1:])
 
 
 def source_files(*folders: str) -> list[Path]:
@@ -87,5 +103,5 @@ def parse_imports(path: Path, importer: str) -> tuple[Import, ...]:
 def project_imports(path: Path) -> Iterator[Import]:
     """The imports of project modules only."""
     for item in imports(path):
-        if item.module.split(".")[0] in PACKAGES:
+        if package_of(item.module) is not None:
             yield item

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from recordings import SqliteTraceStore
+from finmcp.recordings import SqliteTraceStore
 from tests.support.polling import DEFAULT_TIMEOUT_S, wait_for
 
 

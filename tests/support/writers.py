@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Condition
 
-from recordings import SqliteTraceStore
+from finmcp.recordings import SqliteTraceStore
 
 
 def write_in_turn(

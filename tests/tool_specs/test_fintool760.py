@@ -10,15 +10,20 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from tool_specs.graph import DependencyGraph
-from tool_specs.importers.fintoolbench import manifest
-from tool_specs.importers.fintoolbench.build import DEFAULT_OUTPUT, build, build_document, document_bytes
-from tool_specs.importers.fintoolbench.facts import ToolFacts, parse_choices, parse_example
-from tool_specs.importers.fintoolbench.manifest import ManifestError, load_manifest, load_manifest_text
-from tool_specs.importers.fintoolbench.outputs import describe_output, parse_description_columns
-from tool_specs.importers.fintoolbench.text import humanize_name
-from tool_specs.inventory import load_inventory, load_inventory_file
-from tool_specs.model import is_valid_tool_name
+from finmcp.tool_specs.graph import DependencyGraph
+from finmcp.tool_specs.importers.fintoolbench import manifest
+from finmcp.tool_specs.importers.fintoolbench.build import (
+    DEFAULT_OUTPUT,
+    build,
+    build_document,
+    document_bytes,
+)
+from finmcp.tool_specs.importers.fintoolbench.facts import ToolFacts, parse_choices, parse_example
+from finmcp.tool_specs.importers.fintoolbench.manifest import ManifestError, load_manifest, load_manifest_text
+from finmcp.tool_specs.importers.fintoolbench.outputs import describe_output, parse_description_columns
+from finmcp.tool_specs.importers.fintoolbench.text import humanize_name
+from finmcp.tool_specs.inventory import load_inventory, load_inventory_file
+from finmcp.tool_specs.model import is_valid_tool_name
 
 # ----------------------------------------------------------------------------- helpers
 

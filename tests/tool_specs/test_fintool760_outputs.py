@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
-from tool_specs.importers.fintoolbench.columns import (
+from finmcp.tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
+from finmcp.tool_specs.importers.fintoolbench.columns import (
     AKSHARE_BY_NAME,
     AKSHARE_FAMILIES,
     RAPIDAPI_BY_NAME,
@@ -17,9 +17,15 @@ from tool_specs.importers.fintoolbench.columns import (
     plan_output,
     vocab_column,
 )
-from tool_specs.importers.fintoolbench.facts import ToolFacts
-from tool_specs.importers.fintoolbench.outputs import ROWS_BY, SHAPES, OutputPlan, PlanColumn, describe_output
-from tool_specs.inventory import load_inventory
+from finmcp.tool_specs.importers.fintoolbench.facts import ToolFacts
+from finmcp.tool_specs.importers.fintoolbench.outputs import (
+    ROWS_BY,
+    SHAPES,
+    OutputPlan,
+    PlanColumn,
+    describe_output,
+)
+from finmcp.tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("fintool760")
 TOOLS = list(INVENTORY)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tool_specs.importers.fintoolbench import tables
+from finmcp.tool_specs.importers.fintoolbench import tables
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = REPO / "tool_specs" / "importers" / "fintoolbench"
@@ -17,7 +17,7 @@ DATA_FILES = sorted(p.name for p in (PACKAGE_DIR / "data").iterdir())
 
 def test_every_data_file_is_declared_package_data():
     config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
-    globs = config["tool"]["setuptools"]["package-data"]["tool_specs.importers.fintoolbench"]
+    globs = config["tool"]["setuptools"]["package-data"]["finmcp.tool_specs.importers.fintoolbench"]
     assert DATA_FILES
     for name in DATA_FILES:
         assert any(fnmatch(f"data/{name}", g) for g in globs), (

@@ -10,9 +10,9 @@ from pathlib import Path
 import mcp_types
 import pytest
 
-from tool_specs.graph import DependencyGraph
-from tool_specs.inventory import builtin_names, load_builtin_checked, load_inventory
-from tool_specs.model import is_valid_tool_name
+from finmcp.tool_specs.graph import DependencyGraph
+from finmcp.tool_specs.inventory import builtin_names, load_builtin_checked, load_inventory
+from finmcp.tool_specs.model import is_valid_tool_name
 
 EXPECTED_COUNTS = {"finmcp65": 65, "qieman79": 79, "fintool760": 760}
 BIN = Path(sys.executable).parent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tool_specs.jsonlines import JsonLineError, json_lines
+from finmcp.tool_specs.jsonlines import JsonLineError, json_lines
 
 
 def test_values_with_their_line_numbers_blank_lines_counted() -> None:

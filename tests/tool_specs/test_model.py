@@ -7,11 +7,11 @@ import json
 import mcp_types
 import pytest
 
-from tool_specs.errors import InventoryError
-from tool_specs.inventory import load_inventory_file
-from tool_specs.model import META_KEY, ToolSpec, is_valid_tool_name
-from tool_specs.tags import INTENT_TYPES, REGULATORY_DOMAINS, TIMELINESS
-from tool_specs.taxonomy import load_taxonomy
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.inventory import load_inventory_file
+from finmcp.tool_specs.model import META_KEY, ToolSpec, is_valid_tool_name
+from finmcp.tool_specs.tags import INTENT_TYPES, REGULATORY_DOMAINS, TIMELINESS
+from finmcp.tool_specs.taxonomy import load_taxonomy
 
 
 def make_record(**overrides):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tool_specs import param_text
+from finmcp.tool_specs import param_text
 
 WITH_DEFAULT = "Time period, a string. One of: 24h, 7d, 30d. Default: 24h."
 ELIDED = "Date to query. Options: 20200331, 20200630, ...."

@@ -19,8 +19,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from tool_specs.entities import SOURCE_ENTITIES
-from tool_specs.model import ToolSpec
+from finmcp.tool_specs.entities import SOURCE_ENTITIES
+from finmcp.tool_specs.model import ToolSpec
 
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY_FILE = REPO / "tool_specs" / "data" / "qieman79.json"

@@ -17,12 +17,12 @@ import re
 from datetime import date
 from typing import Any
 
-from server.sim.qieman.strategies import code_list, require_text, tidy
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World
-from server.world.asset_classes import asset_class_tree, leaf_for_fund
-from server.world.rng import money, proportional_bp
-from server.world.users import User
+from finmcp.server.sim.qieman.strategies import code_list, require_text, tidy
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import World
+from finmcp.server.world.asset_classes import asset_class_tree, leaf_for_fund
+from finmcp.server.world.rng import money, proportional_bp
+from finmcp.server.world.users import User
 
 ROOT_NAME = "我的账户或总账户"
 WALLET_NAME = "盈米宝账户"

@@ -16,9 +16,9 @@ from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any
 
-from recordings.canonical import canonical_json
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import trading_calendar as cal
+from finmcp.recordings.canonical import canonical_json
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import trading_calendar as cal
 
 CLOCK_TIME = time(10, 0, 0)
 CUT_OFF = time(15, 0, 0)

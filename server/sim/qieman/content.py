@@ -13,12 +13,12 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed, hex_token, rng_for
-from server.sim.qieman.common import int_arg, parse_day
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import trading_calendar as cal
-from server.world import vocab as v
-from server.world.rng import pick
+from finmcp.recordings.plumbing.seeding import derive_seed, hex_token, rng_for
+from finmcp.server.sim.qieman.common import int_arg, parse_day
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import trading_calendar as cal
+from finmcp.server.world import vocab as v
+from finmcp.server.world.rng import pick
 
 MAX_RANGE_DAYS = 1100
 CONTENT_START = date(2015, 1, 1)

@@ -3,8 +3,8 @@ the stocks held and regions."""
 
 from __future__ import annotations
 
-from server.sim.qieman.common import choice_arg, code_list_arg, r4, r6
-from server.sim.qieman.fund_windows import (
+from finmcp.server.sim.qieman.common import choice_arg, code_list_arg, r4, r6
+from finmcp.server.sim.qieman.fund_windows import (
     fund_and_window,
     fund_or_error,
     index_return,
@@ -19,8 +19,8 @@ from server.sim.qieman.fund_windows import (
     window_dates,
     window_key,
 )
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world.fund_profiles import (
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world.fund_profiles import (
     AREA_NAMES,
     INDUSTRY_CODES,
     LATEST,

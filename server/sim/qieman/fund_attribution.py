@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from datetime import date
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.qieman.common import code_list_arg, r4, r6
-from server.sim.qieman.fund_windows import (
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.qieman.common import code_list_arg, r4, r6
+from finmcp.server.sim.qieman.fund_windows import (
     NAV_WINDOWS,
     factor_returns,
     fund_and_window,
@@ -21,11 +21,11 @@ from server.sim.qieman.fund_windows import (
     window_dates,
     window_key,
 )
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import vocab as v
-from server.world.fund_profiles import LATEST, bond_ratio, duration_years, industry_weights
-from server.world.funds import Fund
-from server.world.quant import (
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import vocab as v
+from finmcp.server.world.fund_profiles import LATEST, bond_ratio, duration_years, industry_weights
+from finmcp.server.world.funds import Fund
+from finmcp.server.world.quant import (
     TRADING_DAYS_PER_YEAR,
     annual_volatility,
     daily_returns,
@@ -33,7 +33,7 @@ from server.world.quant import (
     phi,
     recovery_days,
 )
-from server.world.rng import unit
+from finmcp.server.world.rng import unit
 
 
 def _index_code_for(name: str, fund: Fund) -> str | None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from server.sim.qieman.common import code_list_arg, fund_url
-from server.sim.registry import BuildContext, qieman_builder
-from server.world.funds import Fund
+from finmcp.server.sim.qieman.common import code_list_arg, fund_url
+from finmcp.server.sim.registry import BuildContext, qieman_builder
+from finmcp.server.world.funds import Fund
 
 MAX_BATCH = 20
 FundData = Callable[[BuildContext, Fund], dict[str, Any]]

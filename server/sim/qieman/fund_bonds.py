@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from server.sim.qieman.common import choice_arg, r4
-from server.sim.qieman.fund_windows import (
+from finmcp.server.sim.qieman.common import choice_arg, r4
+from finmcp.server.sim.qieman.fund_windows import (
     NAV_WINDOWS,
     fund_and_window,
     known_stubs,
     latest_report_entry,
     window_key,
 )
-from server.sim.registry import BuildContext, qieman_builder
-from server.world.fund_profiles import (
+from finmcp.server.sim.registry import BuildContext, qieman_builder
+from finmcp.server.world.fund_profiles import (
     BOND_TYPE_NAMES,
     LATEST,
     RATING_BUCKETS,

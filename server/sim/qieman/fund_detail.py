@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.qieman.common import (
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.qieman.common import (
     SHORT_WEEKDAYS,
     add_txn_days,
     cn_date,
@@ -15,10 +15,10 @@ from server.sim.qieman.common import (
     pct_text,
     txn_date_of,
 )
-from server.sim.qieman.fund_batch import batch_tool, display_type
-from server.sim.qieman.fund_rules import redemption_arrivals
-from server.sim.registry import BuildContext
-from server.world.funds import Fund
+from finmcp.server.sim.qieman.fund_batch import batch_tool, display_type
+from finmcp.server.sim.qieman.fund_rules import redemption_arrivals
+from finmcp.server.sim.registry import BuildContext
+from finmcp.server.world.funds import Fund
 
 _DETAIL_INVEST_TYPE = {"指数型": "股票型", "QDII型": "股票型"}
 

@@ -5,24 +5,24 @@ from __future__ import annotations
 import math
 from datetime import date, timedelta
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.qieman.common import band_text, fund_url, r4
-from server.sim.qieman.fund_windows import (
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.qieman.common import band_text, fund_url, r4
+from finmcp.server.sim.qieman.fund_windows import (
     factor_returns,
     known_stubs,
     month_end_positions,
     resolve_fund,
 )
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World
-from server.world import trading_calendar as cal
-from server.world import vocab as v
-from server.world.asset_classes import asset_class_tree, leaf_for_fund
-from server.world.dates import shift_months
-from server.world.fund_profiles import stock_ratio
-from server.world.funds import Fund
-from server.world.navs import NavSeries
-from server.world.quant import (
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import World
+from finmcp.server.world import trading_calendar as cal
+from finmcp.server.world import vocab as v
+from finmcp.server.world.asset_classes import asset_class_tree, leaf_for_fund
+from finmcp.server.world.dates import shift_months
+from finmcp.server.world.fund_profiles import stock_ratio
+from finmcp.server.world.funds import Fund
+from finmcp.server.world.navs import NavSeries
+from finmcp.server.world.quant import (
     TRADING_DAYS_PER_YEAR,
     ReturnMetrics,
     annual_volatility,
@@ -32,7 +32,7 @@ from server.world.quant import (
     phi,
     return_metrics,
 )
-from server.world.rng import proportional_bp, unit
+from finmcp.server.world.rng import proportional_bp, unit
 
 SUITABLE_INVESTOR = {1: "保守型", 2: "稳健型", 3: "平衡型", 4: "成长型", 5: "进取型"}
 

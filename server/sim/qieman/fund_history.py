@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from recordings.plumbing.seeding import rng_for
-from server.sim.qieman.common import choice_arg, cn_trading_dates
-from server.sim.qieman.fund_batch import batch, batch_tool
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World
-from server.world.dates import shift_months
-from server.world.funds import Fund
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.sim.qieman.common import choice_arg, cn_trading_dates
+from finmcp.server.sim.qieman.fund_batch import batch, batch_tool
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import World
+from finmcp.server.world.dates import shift_months
+from finmcp.server.world.funds import Fund
 
 DIMENSIONS = (
     "oneMonth",

@@ -6,12 +6,12 @@ import re
 from datetime import date
 from typing import Any
 
-from recordings.plumbing.seeding import rng_for
-from server.sim.qieman.common import code_list_arg, int_arg, parse_day
-from server.sim.qieman.fund_batch import MAX_BATCH, batch, batch_tool
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world.dates import last_quarter_end
-from server.world.funds import Fund
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.sim.qieman.common import code_list_arg, int_arg, parse_day
+from finmcp.server.sim.qieman.fund_batch import MAX_BATCH, batch, batch_tool
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world.dates import last_quarter_end
+from finmcp.server.world.funds import Fund
 
 _QUARTER_ENDS = ("03-31", "06-30", "09-30", "12-31")
 

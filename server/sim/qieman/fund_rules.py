@@ -6,12 +6,12 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
-from recordings.plumbing.seeding import rng_for
-from server.sim.qieman.common import add_txn_days, cn_date, now, parse_moment, pct_text, txn_date_of
-from server.sim.qieman.fund_batch import batch, batch_tool
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import vocab as v
-from server.world.funds import Fund
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.server.sim.qieman.common import add_txn_days, cn_date, now, parse_moment, pct_text, txn_date_of
+from finmcp.server.sim.qieman.fund_batch import batch, batch_tool
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import vocab as v
+from finmcp.server.world.funds import Fund
 
 
 def _amount_text(yuan: float) -> str:

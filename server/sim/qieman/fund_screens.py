@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from server.sim.qieman.common import choice_arg, r4, r6
-from server.sim.qieman.fund_bonds import rating_type
-from server.sim.qieman.fund_windows import latest_report_date, report_date_arg, window_key
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World
-from server.world.fund_profiles import (
+from finmcp.server.sim.qieman.common import choice_arg, r4, r6
+from finmcp.server.sim.qieman.fund_bonds import rating_type
+from finmcp.server.sim.qieman.fund_windows import latest_report_date, report_date_arg, window_key
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import World
+from finmcp.server.world.fund_profiles import (
     BOND_TYPE_GROUPS,
     BOND_TYPE_NAMES,
     LATEST,
@@ -29,7 +29,7 @@ from server.world.fund_profiles import (
     rating_mix,
     turnover_rate,
 )
-from server.world.funds import FundStub
+from finmcp.server.world.funds import FundStub
 
 DEFAULT_MAX_RESULTS = 20
 _OPERATORS = ("eq", "lt", "gt", "lte", "gte", "between")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.qieman.common import choice_arg, fund_url, int_arg
-from server.sim.qieman.fund_batch import display_type
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import queries
-from server.world import vocab as v
-from server.world.funds import FundStub
-from server.world.queries import CATEGORY_ALIASES, SORT_COLUMNS
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.qieman.common import choice_arg, fund_url, int_arg
+from finmcp.server.sim.qieman.fund_batch import display_type
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import queries
+from finmcp.server.world import vocab as v
+from finmcp.server.world.funds import FundStub
+from finmcp.server.world.queries import CATEGORY_ALIASES, SORT_COLUMNS
 
 _TRADE_STATUS = {
     "正常开放": {"0"},

@@ -30,16 +30,16 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed
-from server.sim.qieman.common import code_list_arg, one_of
-from server.sim.registry import BuildContext, ToolInputError
-from server.world import World, queries
-from server.world import trading_calendar as cal
-from server.world.dates import last_quarter_end, shift_months
-from server.world.fund_profiles import LATEST, SPECIAL_WINDOWS, WINDOW_MONTHS
-from server.world.funds import Fund, FundStub
-from server.world.navs import NavSeries, year_bounds
-from server.world.rng import unit
+from finmcp.recordings.plumbing.seeding import derive_seed
+from finmcp.server.sim.qieman.common import code_list_arg, one_of
+from finmcp.server.sim.registry import BuildContext, ToolInputError
+from finmcp.server.world import World, queries
+from finmcp.server.world import trading_calendar as cal
+from finmcp.server.world.dates import last_quarter_end, shift_months
+from finmcp.server.world.fund_profiles import LATEST, SPECIAL_WINDOWS, WINDOW_MONTHS
+from finmcp.server.world.funds import Fund, FundStub
+from finmcp.server.world.navs import NavSeries, year_bounds
+from finmcp.server.world.rng import unit
 
 
 def fund_or_error(world: World, code: Any, tool: str, field: str = "fundCode") -> Fund:

@@ -18,10 +18,10 @@ import re
 from datetime import date
 from typing import Any
 
-from server.sim.qieman.common import band_text
-from server.sim.qieman.strategies import pct, tidy
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world.rng import money, ratio
+from finmcp.server.sim.qieman.common import band_text
+from finmcp.server.sim.qieman.strategies import pct, tidy
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world.rng import money, ratio
 
 # the schema's horizon codes -> the world's plan horizons
 HORIZONS = {

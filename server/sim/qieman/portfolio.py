@@ -22,13 +22,13 @@ import math
 from datetime import time
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed, rng_for
-from server.sim.qieman.common import r4, r6
-from server.sim.qieman.fund_diagnosis import fit_against_factors, last_month_end, risk_score
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World
-from server.world.fund_profiles import asset_ratios
-from server.world.quant import (
+from finmcp.recordings.plumbing.seeding import derive_seed, rng_for
+from finmcp.server.sim.qieman.common import r4, r6
+from finmcp.server.sim.qieman.fund_diagnosis import fit_against_factors, last_month_end, risk_score
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import World
+from finmcp.server.world.fund_profiles import asset_ratios
+from finmcp.server.world.quant import (
     annual_volatility,
     correlation,
     levels_from_returns,
@@ -36,7 +36,7 @@ from server.world.quant import (
     portfolio_returns,
     return_metrics,
 )
-from server.world.rng import normal
+from finmcp.server.world.rng import normal
 
 BACKTEST_DAYS = 750
 CORRELATION_DAYS = 250

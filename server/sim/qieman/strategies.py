@@ -24,12 +24,12 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Any
 
-from recordings.plumbing.seeding import derive_seed, rng_for
-from server.sim.registry import BuildContext, ToolInputError, qieman_builder
-from server.world import World, queries
-from server.world.quant import TRADING_DAYS_PER_YEAR
-from server.world.rng import sample
-from server.world.strategies import CompositionPart, Strategy
+from finmcp.recordings.plumbing.seeding import derive_seed, rng_for
+from finmcp.server.sim.registry import BuildContext, ToolInputError, qieman_builder
+from finmcp.server.world import World, queries
+from finmcp.server.world.quant import TRADING_DAYS_PER_YEAR
+from finmcp.server.world.rng import sample
+from finmcp.server.world.strategies import CompositionPart, Strategy
 
 STATUS_OK = "查询成功"
 STRATEGY_URL = "https://qieman.com/alfa/portfolio/{code}"

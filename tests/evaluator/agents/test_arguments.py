@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from evaluator.agents.arguments import DEFAULT_END, QuestionEntities, tool_arguments
-from evaluator.cli import main
-from tool_specs.inventory import load_inventory
-from tool_specs.model import META_KEY
+from finmcp.evaluator.agents.arguments import DEFAULT_END, QuestionEntities, tool_arguments
+from finmcp.evaluator.cli import main
+from finmcp.tool_specs.inventory import load_inventory
+from finmcp.tool_specs.model import META_KEY
 
 EXTRA_QUESTIONS = (
     "Between 2023-01-03 and 2023-03-31, how did NYSE: NKE and $TSLA move against Bitcoin?",

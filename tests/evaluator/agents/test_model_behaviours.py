@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from evaluator.agents.checks import CallChecker, read_arguments
-from evaluator.agents.openai_agent import OpenAIAgent
-from evaluator.agents.text_calls import text_tool_call
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.scoring import score_run
-from evaluator.harness.setup import load_bench
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.harness.state import RunState
-from evaluator.llm import ChatClient
-from evaluator.reports.html import render_html
-from evaluator.reports.markdown import render_markdown
+from finmcp.evaluator.agents.checks import CallChecker, read_arguments
+from finmcp.evaluator.agents.openai_agent import OpenAIAgent
+from finmcp.evaluator.agents.text_calls import text_tool_call
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.scoring import score_run
+from finmcp.evaluator.harness.setup import load_bench
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.llm import ChatClient
+from finmcp.evaluator.reports.html import render_html
+from finmcp.evaluator.reports.markdown import render_markdown
 from tests.evaluator.fake_llm import Reply, completion
 
 

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.agents.base import ToolCall, seeded_rng
-from evaluator.agents.noisy import NoiseRates, NoisyAgent, perturb
-from evaluator.benchmarks import load_benchmark
-from evaluator.errors import EvalInputError
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.scoring import score_run
-from evaluator.harness.setup import load_bench, stratified_slice
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.harness.state import RunState
-from evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
-from evaluator.metrics.options import EvalOptions
-from evaluator.reports.pipeline import evaluate
+from finmcp.evaluator.agents.base import ToolCall, seeded_rng
+from finmcp.evaluator.agents.noisy import NoiseRates, NoisyAgent, perturb
+from finmcp.evaluator.benchmarks import load_benchmark
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.scoring import score_run
+from finmcp.evaluator.harness.setup import load_bench, stratified_slice
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.reports.pipeline import evaluate
 
 REFS = stratified_slice(load_benchmark("finmcp-sim"), 200)
 TOOLS = sorted({c.tool for r in load_benchmark("finmcp-sim") for t in r.turns for g in t.calls for c in g})

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from evaluator.agents.openai_agent import OpenAIAgent
-from evaluator.cli import main as eval_main
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.setup import load_bench
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.llm import ChatClient
-from proxy.cli import main as proxy_main
+from finmcp.evaluator.agents.openai_agent import OpenAIAgent
+from finmcp.evaluator.cli import main as eval_main
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.setup import load_bench
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.llm import ChatClient
+from finmcp.proxy.cli import main as proxy_main
 from tests.evaluator.fake_llm import Reply, completion
 
 pytestmark = pytest.mark.slow

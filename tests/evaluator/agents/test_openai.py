@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from evaluator.agents.base import ToolOutcome, TurnContext
-from evaluator.agents.bm25 import ToolRetriever, tokenize
-from evaluator.agents.history import RecordedOutputs, gold_messages
-from evaluator.agents.openai_agent import OpenAIAgent
-from evaluator.cli import main
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.scoring import score_run
-from evaluator.harness.setup import load_bench
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.harness.state import RunState
-from evaluator.llm import ChatClient, LlmError, RetryPolicy
+from finmcp.evaluator.agents.base import ToolOutcome, TurnContext
+from finmcp.evaluator.agents.bm25 import ToolRetriever, tokenize
+from finmcp.evaluator.agents.history import RecordedOutputs, gold_messages
+from finmcp.evaluator.agents.openai_agent import OpenAIAgent
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.scoring import score_run
+from finmcp.evaluator.harness.setup import load_bench
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.llm import ChatClient, LlmError, RetryPolicy
+from finmcp.tool_specs.inventory import load_inventory
 from tests.evaluator.fake_llm import Reply, completion
-from tool_specs.inventory import load_inventory
 
 
 def tool_call(i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:

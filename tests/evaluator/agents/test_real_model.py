@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.agents.openai_agent import OpenAIAgent
-from evaluator.harness import demo_llm
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.scoring import score_run
-from evaluator.harness.setup import load_bench
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.harness.state import RunState
-from evaluator.llm import ChatClient
+from finmcp.evaluator.agents.openai_agent import OpenAIAgent
+from finmcp.evaluator.harness import demo_llm
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.scoring import score_run
+from finmcp.evaluator.harness.setup import load_bench
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.llm import ChatClient
 from tests.support.postgres import require_or_skip
 
 MAX_CALLS = 6
@@ -31,7 +31,7 @@ def test_real_model_drives_one_sample(tmp_path: Path) -> None:
     if not demo_llm.is_provisioned():
         require_or_skip(
             f"the model venv {demo_llm.venv_python().parent.parent} is not provisioned "
-            "(python -m evaluator.harness.demo_llm --provision-only builds it, ~10-25 min)"
+            "(python -m finmcp.evaluator.harness.demo_llm --provision-only builds it, ~10-25 min)"
         )
     python = demo_llm.venv_python()
     bench = load_bench("finmcp-sim", tmp_path / "bench", limit=1)

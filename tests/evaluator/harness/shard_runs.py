@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluator.cli import main
+from finmcp.evaluator.cli import main
 
 NOISE = "drop=0.2,wrong=0.2,over=0.2,split=0.2,merge=0.2,reorder=0.2"
 """Noise rates that perturb every kind of call, so equal scores are not equal by accident."""

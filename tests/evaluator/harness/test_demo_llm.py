@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.harness import demo_llm
+from finmcp.evaluator.harness import demo_llm
 
 
 def fake_venv(cache: Path, versions: dict[str, str | None], package: Path | None = None) -> Path:
@@ -77,7 +77,7 @@ def test_a_model_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> N
 
 
 def test_demo_run_arguments_parse() -> None:
-    from evaluator.cli import build_parser
+    from finmcp.evaluator.cli import build_parser
 
     args = build_parser().parse_args(demo_llm.run_arguments("http://127.0.0.1:1/v1", Path("out/x"), 2))
     assert args.agent == "openai" and args.spawn and args.limit == 2 and args.top_k == demo_llm.TOP_K

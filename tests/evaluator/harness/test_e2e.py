@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.agents import OracleAgent
-from evaluator.agents.history import RecordedOutputs
-from evaluator.cli import main
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.scoring import score_run
-from evaluator.harness.setup import load_bench
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.harness.state import RunState
-from evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.agents import OracleAgent
+from finmcp.evaluator.agents.history import RecordedOutputs
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.scoring import score_run
+from finmcp.evaluator.harness.setup import load_bench
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
 
 
 @pytest.fixture(scope="module")

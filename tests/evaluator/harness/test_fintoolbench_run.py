@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evaluator.cli import main
-from tool_specs.inventory import load_inventory
+from finmcp.evaluator.cli import main
+from finmcp.tool_specs.inventory import load_inventory
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]  # spawns finmcp-server and finmcp-proxy
 VARIANTS = ("fintoolbench", "fintoolbench_corrected")

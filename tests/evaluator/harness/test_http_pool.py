@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from evaluator.harness.http_pool import HttpPool, HttpTransportError, parse_target
-from evaluator.harness.mcp_client import McpCallError, McpHttpClient
+from finmcp.evaluator.harness.http_pool import HttpPool, HttpTransportError, parse_target
+from finmcp.evaluator.harness.mcp_client import McpCallError, McpHttpClient
 from tests.proxy.framing_cases import MALFORMED
 from tests.support.tls import mint
 

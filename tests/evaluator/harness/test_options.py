@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pickle
 
-from evaluator.cli import build_parser
-from evaluator.harness.cli import demo_options, run_options
-from evaluator.harness.options import AgentOptions, DemoOptions, RunOptions
+from finmcp.evaluator.cli import build_parser
+from finmcp.evaluator.harness.cli import demo_options, run_options
+from finmcp.evaluator.harness.options import AgentOptions, DemoOptions, RunOptions
 
 
 def test_run_flags_become_run_options() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks import load_benchmark
-from evaluator.cli import main
+from finmcp.evaluator.benchmarks import load_benchmark
+from finmcp.evaluator.cli import main
 from tests.evaluator.harness.shard_runs import NOISE
 from tests.support.postgres import require_or_skip
 
@@ -26,7 +26,7 @@ def test_a_clear_error_without_ray(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode != 0
-    assert "--executor ray needs Ray, an optional extra: pip install 'finmcp[ray]'" in out.stderr
+    assert "--executor ray needs Ray, an optional extra: pip install 'finmcp-kit[ray]'" in out.stderr
 
 
 def scenario(folder: str) -> None:

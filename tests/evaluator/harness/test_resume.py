@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.cli import main
-from evaluator.harness.session import tagged_url, untagged_url
-from evaluator.harness.setup import load_bench, stratified_slice
-from evaluator.harness.spawn import SpawnConfig, Stack
-from evaluator.harness.state import RunState
-from evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.harness.session import tagged_url, untagged_url
+from finmcp.evaluator.harness.setup import load_bench, stratified_slice
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.evaluator.harness.state import RunState
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
 
 N = 40
 
@@ -52,7 +52,9 @@ def test_kill_then_resume_runs_only_missing_samples(tmp_path: Path, capsys: pyte
         args = ["run", "--agent", "oracle", "--proxy", f"{stack.proxy_base}/mcp", "--run", "r", "--db", str(db),
                 "--recordings", str(bench.recordings), "--concurrency", "3", "--no-progress", *ids]  # fmt: skip
         child = subprocess.Popen(
-            [sys.executable, "-m", "evaluator.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            [sys.executable, "-m", "finmcp.evaluator.cli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + 60
         while _done_lines(state) < N // 3 and time.monotonic() < deadline and child.poll() is None:
@@ -120,7 +122,7 @@ def test_state_ignores_a_torn_line_and_later_records_win(tmp_path: Path) -> None
 
 
 def test_stratified_slice_keeps_the_type_mix() -> None:
-    from evaluator.benchmarks import load_benchmark
+    from finmcp.evaluator.benchmarks import load_benchmark
 
     refs = load_benchmark("finmcp-sim")
     for n in (30, 100, 200):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks import load_benchmark
-from evaluator.cli import main
-from evaluator.errors import EvalInputError
-from evaluator.harness.shards import Shard, assign, parse_shard, select
+from finmcp.evaluator.benchmarks import load_benchmark
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.shards import Shard, assign, parse_shard, select
 from tests.evaluator.harness.shard_runs import run_command, score_report
 
 
@@ -62,7 +62,7 @@ def test_every_sample_in_one_shard_balanced_per_stratum() -> None:
 
 def test_split_is_independent_of_the_hash_seed() -> None:
     code = (
-        "from evaluator.benchmarks import load_benchmark; from evaluator.harness.shards import assign;"
+        "from finmcp.evaluator.benchmarks import load_benchmark; from evaluator.harness.shards import assign;"
         "print(''.join(map(str, assign(load_benchmark('finmcp-sim'), 5))))"
     )
     mine = "".join(map(str, assign(load_benchmark("finmcp-sim"), 5)))

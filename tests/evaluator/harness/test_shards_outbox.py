@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.errors import EvalInputError
-from evaluator.harness.outbox import outbox_path, wait_drained
-from recordings.postgres.connection import connect
-from recordings.schema import TRACES_DDL
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.outbox import outbox_path, wait_drained
+from finmcp.recordings.postgres.connection import connect
+from finmcp.recordings.schema import TRACES_DDL
 
 
 def _outbox(path: Path, rows: list[tuple[str, str, str]]) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks import load_benchmark
-from recordings.postgres.connection import connect
+from finmcp.evaluator.benchmarks import load_benchmark
+from finmcp.recordings.postgres.connection import connect
 from tests.evaluator.harness.shard_runs import run_command, score_report
 
 

@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.predictions import load_predictions_file
-from evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.predictions import load_predictions_file
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
 
 
 def test_db_groups_by_call_group_then_seq_and_splits_turns(trace_db):

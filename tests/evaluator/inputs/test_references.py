@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from evaluator.errors import EvalInputError
-from evaluator.inputs.references import load_references, parse_references
+from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.references import load_references, parse_references
+from finmcp.tool_specs.inventory import load_inventory
 from tests.evaluator.eval_support import official_sample
-from tool_specs.inventory import load_inventory
 
 
 def own(sample_id="s1", **over):

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.cli import main
-from evaluator.inputs.in_flight import wait_until_shipped
-from evaluator.inputs.model import Call, Reference, ReferenceSet, Turn
-from evaluator.inputs.trace_db import load_predictions_db
-from evaluator.inputs.trace_rows import open_trace_rows
-from evaluator.metrics.options import EvalOptions
-from evaluator.reports.pipeline import dumps, evaluate
-from evaluator.reports.streaming import evaluate_trace
-from recordings.postgres.connection import connect
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.inputs.in_flight import wait_until_shipped
+from finmcp.evaluator.inputs.model import Call, Reference, ReferenceSet, Turn
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.inputs.trace_rows import open_trace_rows
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.reports.pipeline import dumps, evaluate
+from finmcp.evaluator.reports.streaming import evaluate_trace
+from finmcp.recordings.postgres.connection import connect
 from tests.evaluator.eval_support import write_trace_db
 from tests.support.pg_trace_copy import copy_trace, real_trace
 from tests.support.postgres import PostgresCluster
@@ -51,7 +51,7 @@ def test_score_compare_and_export_agree_across_engines(
     assert pg["coverage"]["scored"] == 613 and pg["trials"]["trials"] == 2
     assert 0 < pg["official"]["overall"]["macro_F1"] < 1  # the noisy agent got some calls wrong
     # the streamed report is the whole-run report, number for number
-    from evaluator.benchmarks import open_references
+    from finmcp.evaluator.benchmarks import open_references
 
     refs = open_references("finmcp-sim")
     with open_trace_rows(url, "noisy") as rows:

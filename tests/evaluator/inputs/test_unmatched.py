@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks import load_records
-from evaluator.cli import main
-from evaluator.harness.setup import load_bench
+from finmcp.evaluator.benchmarks import load_records
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.harness.setup import load_bench
 
 REFS = [
     {"id": f"s{i}", "type": "single_tool", "scenario": "A", "sub_scenario": "B",

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluator.inputs.model import Call
-from evaluator.metrics.argnorm import Canonicalizer, canon_value, inventory_schema_lookup
-from evaluator.metrics.extended import extended_counts, first_error_position, lenient_emr
-from evaluator.metrics.matching import greedy_first_fit, hungarian_max, match_calls
+from finmcp.evaluator.inputs.model import Call
+from finmcp.evaluator.metrics.argnorm import Canonicalizer, canon_value, inventory_schema_lookup
+from finmcp.evaluator.metrics.extended import extended_counts, first_error_position, lenient_emr
+from finmcp.evaluator.metrics.matching import greedy_first_fit, hungarian_max, match_calls
 
 
 def turns(*groups):

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluator.inputs.finmcp_json import official_predictions
-from evaluator.inputs.references import parse_references
-from evaluator.metrics.finmcp import compute_official, multiset_counts
-from evaluator.metrics.options import EvalOptions
-from evaluator.reports.pipeline import evaluate
+from finmcp.evaluator.inputs.finmcp_json import official_predictions
+from finmcp.evaluator.inputs.references import parse_references
+from finmcp.evaluator.metrics.finmcp import compute_official, multiset_counts
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.reports.pipeline import evaluate
 from tests.evaluator.eval_support import assistant_call, official_sample, predicted_messages
 
 # ----------------------------------------------------------------- perturbations of gold messages
@@ -300,7 +300,7 @@ def test_compute_official_on_no_records_is_all_zero():
 def test_official_file_round_trip_through_json(tmp_path, demo_samples):
     path = tmp_path / "pred.json"
     path.write_text(json.dumps(perturbed_demo(demo_samples), ensure_ascii=False), encoding="utf-8")
-    from evaluator.inputs.predictions import load_predictions_file
+    from finmcp.evaluator.inputs.predictions import load_predictions_file
 
     preds = load_predictions_file(path)
     assert preds.format == "finmcp_official" and sorted(preds.by_sample) == [

@@ -8,12 +8,12 @@ import sqlite3
 
 import pytest
 
-from evaluator.inputs.fintoolbench_jsonl import result_prediction
-from evaluator.inputs.model import PredictionSet
-from evaluator.inputs.predictions import load_predictions_file
-from evaluator.inputs.references import load_references
-from evaluator.llm import ChatClient, RetryPolicy
-from evaluator.metrics.fintoolbench import (
+from finmcp.evaluator.inputs.fintoolbench_jsonl import result_prediction
+from finmcp.evaluator.inputs.model import PredictionSet
+from finmcp.evaluator.inputs.predictions import load_predictions_file
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.llm import ChatClient, RetryPolicy
+from finmcp.evaluator.metrics.fintoolbench import (
     compliance_one,
     corrected_pass,
     determine_answer_type,
@@ -23,10 +23,10 @@ from evaluator.metrics.fintoolbench import (
     official_pass,
     summarize_capability,
 )
-from evaluator.metrics.judges import JudgeCache, LLMJudge, build_prompt, make_judge
-from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.rule_judge import RuleJudge, match_domain, match_intent, match_timeliness
-from evaluator.reports.pipeline import evaluate
+from finmcp.evaluator.metrics.judges import JudgeCache, LLMJudge, build_prompt, make_judge
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.metrics.rule_judge import RuleJudge, match_domain, match_intent, match_timeliness
+from finmcp.evaluator.reports.pipeline import evaluate
 from tests.evaluator.fake_llm import completion
 
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from evaluator.metrics.stats import (
+from finmcp.evaluator.metrics.stats import (
     Bootstrap,
     MetricSpec,
     mcnemar,

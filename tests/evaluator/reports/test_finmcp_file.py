@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from evaluator.cli import main
-from evaluator.inputs.references import load_references
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.inputs.references import load_references
 from tests.evaluator.test_cli import rows_from_refs
 
 TASK_KEYS = {"single_step": "single_tool", "multi_step": "multi_tool", "multi_turn": "multi_turn"}

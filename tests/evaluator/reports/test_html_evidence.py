@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from evaluator.benchmarks import load_benchmark
-from evaluator.cli import main
-from evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, ReferenceSet, Turn
-from evaluator.inputs.references import load_references
-from evaluator.metrics.compare import compare_runs
-from evaluator.metrics.options import EvalOptions
-from evaluator.reports.compare_html import forest_axis, forest_plot, render_compare_html
-from evaluator.reports.evidence import OUTPUT_LIMIT
-from evaluator.reports.html import HTML_OUTPUT_LIMIT, render_html
-from evaluator.reports.pipeline import evaluate
+from finmcp.evaluator.benchmarks import load_benchmark
+from finmcp.evaluator.cli import main
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, Reference, ReferenceSet, Turn
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.metrics.compare import compare_runs
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.reports.compare_html import forest_axis, forest_plot, render_compare_html
+from finmcp.evaluator.reports.evidence import OUTPUT_LIMIT
+from finmcp.evaluator.reports.html import HTML_OUTPUT_LIMIT, render_html
+from finmcp.evaluator.reports.pipeline import evaluate
 from tests.evaluator.test_cli import rows_from_refs
 
 
@@ -240,7 +240,7 @@ def test_compare_html_has_one_forest_row_per_scenario(tmp_path, shared_dir, trac
 
 def test_compare_by_group_reuses_the_paired_bootstrap(shared_dir, trace_db):
     """The per-scenario numbers equal compare_runs on that scenario's references alone."""
-    from evaluator.inputs.trace_db import load_predictions_db
+    from finmcp.evaluator.inputs.trace_db import load_predictions_db
 
     demo_refs = shared_dir / "finmcp" / "demo_infer.json"
     refs = load_references(demo_refs)

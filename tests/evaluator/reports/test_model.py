@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.agents.base import ToolCall, seeded_rng
-from evaluator.agents.noisy import NoiseRates, perturb
-from evaluator.benchmarks import load_benchmark
-from evaluator.inputs.fintoolbench_jsonl import result_prediction
-from evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
-from evaluator.inputs.pairing import pair_up
-from evaluator.inputs.references import load_references
-from evaluator.metrics.argnorm import Canonicalizer
-from evaluator.metrics.finmcp import compute_official
-from evaluator.metrics.options import EvalOptions
-from evaluator.metrics.table import score_pairs
-from evaluator.reports.model import Report, headline
-from evaluator.reports.pipeline import dumps, report_dict, trials_block
+from finmcp.evaluator.agents.base import ToolCall, seeded_rng
+from finmcp.evaluator.agents.noisy import NoiseRates, perturb
+from finmcp.evaluator.benchmarks import load_benchmark
+from finmcp.evaluator.inputs.fintoolbench_jsonl import result_prediction
+from finmcp.evaluator.inputs.model import Call, Prediction, PredictionSet, ReferenceSet
+from finmcp.evaluator.inputs.pairing import pair_up
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.metrics.argnorm import Canonicalizer
+from finmcp.evaluator.metrics.finmcp import compute_official
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.metrics.table import score_pairs
+from finmcp.evaluator.reports.model import Report, headline
+from finmcp.evaluator.reports.pipeline import dumps, report_dict, trials_block
 
 REFS = load_benchmark("finmcp-sim")
 TOOLS = sorted({c.tool for r in REFS for t in r.turns for g in t.calls for c in g})

@@ -7,15 +7,15 @@ import re
 
 import pytest
 
-from evaluator.inputs.fintoolbench_jsonl import result_prediction
-from evaluator.inputs.model import PredictionSet
-from evaluator.inputs.references import load_references
-from evaluator.metrics.fintoolbench import tool_metadata_from_inventory
-from evaluator.metrics.options import EvalOptions
-from evaluator.reports.html import render_html
-from evaluator.reports.markdown import fintoolbench_value, render_markdown
-from evaluator.reports.pipeline import evaluate
-from tool_specs.inventory import load_inventory
+from finmcp.evaluator.inputs.fintoolbench_jsonl import result_prediction
+from finmcp.evaluator.inputs.model import PredictionSet
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.metrics.fintoolbench import tool_metadata_from_inventory
+from finmcp.evaluator.metrics.options import EvalOptions
+from finmcp.evaluator.reports.html import render_html
+from finmcp.evaluator.reports.markdown import fintoolbench_value, render_markdown
+from finmcp.evaluator.reports.pipeline import evaluate
+from finmcp.tool_specs.inventory import load_inventory
 
 
 def test_value_cell_names_the_reason():

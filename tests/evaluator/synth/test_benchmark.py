@@ -8,11 +8,11 @@ from collections import Counter
 import jsonschema
 import pytest
 
-from evaluator.benchmarks import install_recordings, load_benchmark, load_records, manifest
-from evaluator.inputs.model import difficulty_from_count
-from evaluator.synth.extract import extract
-from tool_specs.inventory import load_inventory
-from tool_specs.taxonomy import load_taxonomy
+from finmcp.evaluator.benchmarks import install_recordings, load_benchmark, load_records, manifest
+from finmcp.evaluator.inputs.model import difficulty_from_count
+from finmcp.evaluator.synth.extract import extract
+from finmcp.tool_specs.inventory import load_inventory
+from finmcp.tool_specs.taxonomy import load_taxonomy
 
 INVENTORY = load_inventory("finmcp65")
 
@@ -115,7 +115,7 @@ def test_chain_dependencies_are_respected_in_each_reference(records, store):
 def test_manifest_matches_the_shipped_files():
     import hashlib
 
-    from evaluator.benchmarks import data_path
+    from finmcp.evaluator.benchmarks import data_path
 
     info = manifest("finmcp-sim")
     for kind, name in (

@@ -6,8 +6,8 @@ import gzip
 
 import pytest
 
-from evaluator.benchmarks import data_path
-from evaluator.synth.build import MANIFEST_FILE, RECORDINGS_FILE, REFERENCES_FILE, build, gzip_bytes
+from finmcp.evaluator.benchmarks import data_path
+from finmcp.evaluator.synth.build import MANIFEST_FILE, RECORDINGS_FILE, REFERENCES_FILE, build, gzip_bytes
 
 
 @pytest.mark.slow  # rebuilds the whole benchmark

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from evaluator.cli import main as eval_main
-from evaluator.inputs.references import load_references
-from evaluator.synth.importers import import_fintoolbench, import_official, official_records
-from tool_specs.inventory import load_inventory
+from finmcp.evaluator.cli import main as eval_main
+from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.synth.importers import import_fintoolbench, import_official, official_records
+from finmcp.tool_specs.inventory import load_inventory
 
 
 def test_demo_infer_yields_six_valid_references(shared_dir, tmp_path):

@@ -9,20 +9,20 @@ from collections import Counter
 import anyio
 import pytest
 
-from evaluator.cli import main as eval_main
-from evaluator.inputs.model import Call, Reference, Turn
-from evaluator.progress import Progress
-from evaluator.synth.binders import BindError, StepInputs, bind
-from evaluator.synth.build import Builder
-from evaluator.synth.chains import Chain, Step
-from evaluator.synth.context import make_context
-from evaluator.synth.executor import McpExecutor
-from evaluator.synth.extract import Entities
-from evaluator.synth.toolgraph import mine_candidates, validate_candidates
-from evaluator.synth.trajectory import execute
-from recordings.plumbing.seeding import rng_for
-from tool_specs.graph import DependencyGraph
-from tool_specs.inventory import load_inventory
+from finmcp.evaluator.cli import main as eval_main
+from finmcp.evaluator.inputs.model import Call, Reference, Turn
+from finmcp.evaluator.progress import Progress
+from finmcp.evaluator.synth.binders import BindError, StepInputs, bind
+from finmcp.evaluator.synth.build import Builder
+from finmcp.evaluator.synth.chains import Chain, Step
+from finmcp.evaluator.synth.context import make_context
+from finmcp.evaluator.synth.executor import McpExecutor
+from finmcp.evaluator.synth.extract import Entities
+from finmcp.evaluator.synth.toolgraph import mine_candidates, validate_candidates
+from finmcp.evaluator.synth.trajectory import execute
+from finmcp.recordings.plumbing.seeding import rng_for
+from finmcp.tool_specs.graph import DependencyGraph
+from finmcp.tool_specs.inventory import load_inventory
 
 
 @pytest.fixture(scope="module")

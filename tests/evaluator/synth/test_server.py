@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from evaluator.benchmarks import install_recordings, load_benchmark, load_records
-from evaluator.inputs.trace_db import load_predictions_db
-from evaluator.synth.build import Builder, Quotas
-from evaluator.synth.execute_refs import execute_references
-from evaluator.synth.executor import McpExecutor
-from proxy.testing import ProxyProcess
-from recordings.canonical import canonical_arguments
-from server.testing import ServerProcess
-from tool_specs.inventory import load_inventory
+from finmcp.evaluator.benchmarks import install_recordings, load_benchmark, load_records
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.synth.build import Builder, Quotas
+from finmcp.evaluator.synth.execute_refs import execute_references
+from finmcp.evaluator.synth.executor import McpExecutor
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.recordings.canonical import canonical_arguments
+from finmcp.server.testing import ServerProcess
+from finmcp.tool_specs.inventory import load_inventory
 
 SLICE_IDS = [f"sim-multi-{n:04d}" for n in range(1, 249, 25)] + [
     f"sim-turn-{n:04d}" for n in range(1, 219, 40)

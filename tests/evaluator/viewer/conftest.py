@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.agents import OracleAgent
-from evaluator.agents.history import RecordedOutputs
-from evaluator.harness.runner import RunConfig, run_agent
-from evaluator.harness.setup import load_bench
-from evaluator.harness.spawn import SpawnConfig, Stack
-from recordings.plumbing.launch import FinmcpProcess
+from finmcp.evaluator.agents import OracleAgent
+from finmcp.evaluator.agents.history import RecordedOutputs
+from finmcp.evaluator.harness.runner import RunConfig, run_agent
+from finmcp.evaluator.harness.setup import load_bench
+from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+from finmcp.recordings.plumbing.launch import FinmcpProcess
 
 SAMPLES = ["sim-multi-0001", "sim-multi-0050", "sim-single-0001", "sim-multi-0150"]
 """sim-multi-0001 opens with a parallel group of three calls; sim-multi-0150 has a group of five."""
@@ -65,5 +65,5 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Traced]:
 @pytest.fixture(scope="session")
 def viewer(traced: Traced) -> Iterator[FinmcpProcess]:
     args = ["view", "--db", str(traced.db), "--bench", "finmcp-sim", "--host", "127.0.0.1", "--port", "0"]
-    with FinmcpProcess("finmcp-eval", args, timeout=60, module="evaluator.cli") as process:
+    with FinmcpProcess("finmcp-eval", args, timeout=60, module="finmcp.evaluator.cli") as process:
         yield process

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from evaluator.cli import main
-from recordings.plumbing.launch import FinmcpProcess
-from recordings.store import RecordingStore
+from finmcp.evaluator.cli import main
+from finmcp.recordings.plumbing.launch import FinmcpProcess
+from finmcp.recordings.store import RecordingStore
 from tests.support.net import get_json
 
 N_SAMPLES = 120
@@ -83,7 +83,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def view(store: Path) -> Iterator[FinmcpProcess]:
     args = ["view", "--db", str(store), "--host", "127.0.0.1", "--port", "0"]
-    with FinmcpProcess("finmcp-eval", args, timeout=60, module="evaluator.cli") as process:
+    with FinmcpProcess("finmcp-eval", args, timeout=60, module="finmcp.evaluator.cli") as process:
         yield process
 
 
@@ -199,14 +199,14 @@ def test_assets_are_local_and_safe(view: FinmcpProcess) -> None:
         csp = response.headers["content-security-policy"]
     assert "/static/app.js" in html and "default-src 'self'" in csp
     for name in ("index.html", "app.js", "app.css"):
-        text = resources.files("evaluator.viewer").joinpath("static", name).read_text("utf-8")
+        text = resources.files("finmcp.evaluator.viewer").joinpath("static", name).read_text("utf-8")
         assert "http://" not in text and "https://" not in text and "@import" not in text, name
         assert ".innerHTML" not in text, name  # store values go in as text only
 
 
 def test_token(store: Path) -> None:
     args = ["view", "--db", str(store), "--token", "s3cret", "--host", "127.0.0.1", "--port", "0"]
-    with FinmcpProcess("finmcp-eval", args, timeout=60, module="evaluator.cli") as process:
+    with FinmcpProcess("finmcp-eval", args, timeout=60, module="finmcp.evaluator.cli") as process:
         assert _status(process.endpoint("/api/runs"))[0] == 401
         assert _status(process.endpoint("/api/runs"), {"Authorization": "Bearer s3cret"})[0] == 200
         assert _status(process.endpoint("/api/runs?token=s3cret"))[0] == 200

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from recordings.plumbing.launch import FinmcpProcess
+from finmcp.recordings.plumbing.launch import FinmcpProcess
 from tests.evaluator.viewer.conftest import DROPPED, SAMPLES, Traced
 from tests.support.browser import chromium_context
 from tests.support.rpc import modern_post, tool_call

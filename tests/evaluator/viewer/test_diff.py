@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.benchmarks import open_references
-from evaluator.inputs.trace_db import load_predictions_db
-from evaluator.reports.pipeline import evaluate
-from evaluator.viewer import queries
-from evaluator.viewer.diff import METRIC_KEYS, load_benchmark, sample_diff, sample_metrics, traced_predictions
-from recordings.trace_store import open_trace_store
+from finmcp.evaluator.benchmarks import open_references
+from finmcp.evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.reports.pipeline import evaluate
+from finmcp.evaluator.viewer import queries
+from finmcp.evaluator.viewer.diff import (
+    METRIC_KEYS,
+    load_benchmark,
+    sample_diff,
+    sample_metrics,
+    traced_predictions,
+)
+from finmcp.recordings.trace_store import open_trace_store
 from tests.evaluator.viewer.conftest import DROPPED, SAMPLES, Traced
 
 pytestmark = pytest.mark.slow  # the session's harness run (server + proxy + two runs)

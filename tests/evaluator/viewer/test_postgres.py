@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recordings.plumbing.launch import FinmcpProcess
+from finmcp.recordings.plumbing.launch import FinmcpProcess
 from tests.support.net import get_json
 
 pytestmark = pytest.mark.slow  # a PostgreSQL cluster for the session
@@ -33,7 +33,7 @@ def _call(con, local_id: int, sample: str, seq: int, tool: str, status: str = "o
 
 
 def test_view_reads_postgresql(postgres_url: str) -> None:
-    from recordings.postgres.connection import connect, redacted_url
+    from finmcp.recordings.postgres.connection import connect, redacted_url
 
     con = connect(postgres_url)
     try:
@@ -42,7 +42,7 @@ def test_view_reads_postgresql(postgres_url: str) -> None:
             _call(con, 2 * i, f"s{i}", 0, "SearchFunds")
             _call(con, 2 * i + 1, f"s{i}", 1, "Get_Nav", "tool_error" if i % 2 else "ok")
         args = ["view", "--db", postgres_url, "--host", "127.0.0.1", "--port", "0"]
-        with FinmcpProcess("finmcp-eval", args, timeout=60, module="evaluator.cli") as view:
+        with FinmcpProcess("finmcp-eval", args, timeout=60, module="finmcp.evaluator.cli") as view:
             assert view.ready.detail == f"view {redacted_url(postgres_url)}"  # never a password
             runs = get_json(view.endpoint("/api/runs"))["runs"]
             assert [(r["run_id"], r["calls"], r["samples"]) for r in runs] == [("pg", 14, 7)]

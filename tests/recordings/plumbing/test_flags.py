@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.cli import build_parser as build_eval_parser
-from proxy.cli import build_inspect_parser, build_serve_parser
-from server.cli import build_parser as build_server_parser
+from finmcp.evaluator.cli import build_parser as build_eval_parser
+from finmcp.proxy.cli import build_inspect_parser, build_serve_parser
+from finmcp.server.cli import build_parser as build_server_parser
 from tests.support.scripts import run_script
 
 OLD_SPELLINGS = (

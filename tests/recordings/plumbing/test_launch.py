@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from recordings.plumbing.launch import (
+from finmcp.recordings.plumbing.launch import (
     FinmcpProcess,
     LaunchError,
     announce_ready,
@@ -43,7 +43,7 @@ def test_the_installed_console_script_is_preferred(monkeypatch, tmp_path):
     assert command_for("finmcp-server") == [str(bin_dir / "finmcp-server")]
     assert command_for("finmcp-proxy", module="bench.relay") == [sys.executable, "-m", "bench.relay"]
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # a folder without the scripts
-    assert command_for("finmcp-proxy") == [str(tmp_path / "python"), "-m", "proxy"]
+    assert command_for("finmcp-proxy") == [str(tmp_path / "python"), "-m", "finmcp.proxy"]
 
 
 def test_server_and_proxy_start_stop_and_report_their_exit(tmp_path):

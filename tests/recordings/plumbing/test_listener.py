@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from recordings.plumbing.listener import (
+from finmcp.recordings.plumbing.listener import (
     ListenerPolicy,
     ListenError,
     allowed_hosts,

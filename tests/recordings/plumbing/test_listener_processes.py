@@ -7,9 +7,9 @@ import json
 import httpx2
 import pytest
 
-from proxy.testing import ProxyProcess
-from recordings.plumbing.protocol import LATEST_STATELESS_VERSION
-from server.testing import ServerProcess
+from finmcp.proxy.testing import ProxyProcess
+from finmcp.recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from finmcp.server.testing import ServerProcess
 
 TOKEN = "listener-tok-4d2c9e1a"
 MAX_BODY = 4000

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from recordings.plumbing.options import options_from
+from finmcp.recordings.plumbing.options import options_from
 
 
 @dataclass(frozen=True)

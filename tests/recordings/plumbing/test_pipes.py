@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from recordings.plumbing.pipes import BROKEN_PIPE_EXIT
+from finmcp.recordings.plumbing.pipes import BROKEN_PIPE_EXIT
 from tests.support.scripts import script
 
 

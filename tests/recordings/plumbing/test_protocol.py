@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recordings.plumbing import protocol
-from recordings.plumbing.protocol import (
+from finmcp.recordings.plumbing import protocol
+from finmcp.recordings.plumbing.protocol import (
     HANDSHAKE_VERSIONS,
     STATELESS_VERSIONS,
     check_version,

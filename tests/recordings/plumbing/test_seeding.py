@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from recordings.plumbing.seeding import derive_seed, digest, hex_token, rng_for, unit_draw
+from finmcp.recordings.plumbing.seeding import derive_seed, digest, hex_token, rng_for, unit_draw
 
 
 def blake(text: str, size: int) -> bytes:

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recordings.plumbing.sse import SSEParser, encode_event, parse_events
+from finmcp.recordings.plumbing.sse import SSEParser, encode_event, parse_events
 
 
 def reference(stream: bytes) -> list[tuple[str, bytes, str | None, int | None]]:

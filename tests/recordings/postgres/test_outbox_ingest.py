@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from recordings import SqliteTraceStore
-from recordings.outbox import (
+from finmcp.recordings import SqliteTraceStore
+from finmcp.recordings.outbox import (
     ShipperLockBusy,
     acknowledge,
     install_outbox,
@@ -19,8 +19,8 @@ from recordings.outbox import (
     shipper_lock,
     status_line,
 )
-from recordings.postgres.connection import connect
-from recordings.postgres.ingest import Ingest
+from finmcp.recordings.postgres.connection import connect
+from finmcp.recordings.postgres.ingest import Ingest
 
 
 def _call(store: SqliteTraceStore, run: str = "r1", sample: str = "s1", jsonrpc_id: str = "1") -> int:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from recordings.errors import RecordingsError
-from recordings.trace_store import open_trace_store
+from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.trace_store import open_trace_store
 from tests.support.pg_trace_copy import copy_trace, real_trace
 from tests.support.postgres import PostgresCluster
 from tests.support.scripts import run_script

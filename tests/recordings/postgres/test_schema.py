@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from recordings.errors import SchemaError, SchemaVersionError
-from recordings.postgres.connection import connect, is_postgres_url, redacted_url
-from recordings.postgres.schema import PG_CALLS_COLUMNS, SCHEMA_VERSION, current_version, migrate
-from recordings.schema import CALLS_COLUMNS
+from finmcp.recordings.errors import SchemaError, SchemaVersionError
+from finmcp.recordings.postgres.connection import connect, is_postgres_url, redacted_url
+from finmcp.recordings.postgres.schema import PG_CALLS_COLUMNS, SCHEMA_VERSION, current_version, migrate
+from finmcp.recordings.schema import CALLS_COLUMNS
 from tests.support.postgres import PostgresCluster
 
 

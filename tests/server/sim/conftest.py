@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from server.sim import Simulator
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.tool_specs.inventory import load_inventory
 
 Call = Callable[..., Any]
 

@@ -6,9 +6,9 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from server.sim import Simulator
-from server.sim.qieman.accounts import china_midnight_ms
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.server.sim.qieman.accounts import china_midnight_ms
+from finmcp.tool_specs.inventory import load_inventory
 
 CHINA = timezone(timedelta(hours=8))
 USER_TOOLS = (

@@ -14,9 +14,9 @@ from functools import cache
 import pytest
 from jsonschema import Draft202012Validator
 
-from server.sim import Simulator
-from server.sim.example_args import example_arguments
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.tool_specs.inventory import load_inventory
 
 INVENTORIES = ("qieman79", "fintool760")
 
@@ -53,9 +53,9 @@ def test_valid_arguments_give_schema_valid_output(inventory, tool):
 
 HASH_SCRIPT = r"""
 import hashlib, json, sys
-from server.sim import Simulator
-from server.sim.example_args import example_arguments
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.tool_specs.inventory import load_inventory
 seed = int(sys.argv[1])
 digest = hashlib.sha256()
 calls = 0

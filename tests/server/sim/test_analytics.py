@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.sim import Simulator
-from server.world.fund_profiles import BOND_TYPE_GROUPS, asset_ratios
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.server.world.fund_profiles import BOND_TYPE_GROUPS, asset_ratios
+from finmcp.tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("qieman79")
 WINDOWS = [
@@ -296,8 +296,8 @@ def test_free_text_filters_and_report_dates_are_lenient(sim, codes, call):
 
 
 def test_diagnosis_by_unknown_code_says_not_found_instead_of_another_fund(sim):
-    from server.sim import Simulator
-    from tool_specs.inventory import load_inventory
+    from finmcp.server.sim import Simulator
+    from finmcp.tool_specs.inventory import load_inventory
 
     sim = Simulator(load_inventory("qieman79"), seed=0)
     unknown = next(f"{n:06d}" for n in range(1, 999999) if sim.world.fund(f"{n:06d}") is None)
@@ -310,7 +310,7 @@ def test_diagnosis_by_unknown_code_says_not_found_instead_of_another_fund(sim):
 
 def test_warmed_bond_screens_answer_like_cold_ones() -> None:
     """Start-up work for the bond screens (asset ratios, latest bond-type mixes) changes no byte."""
-    from server.sim.qieman.fund_screens import warm_bond_screens
+    from finmcp.server.sim.qieman.fund_screens import warm_bond_screens
 
     inventory = load_inventory("qieman79")
     cold, warmed = Simulator(inventory, seed=3), Simulator(inventory, seed=3)

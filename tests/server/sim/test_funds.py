@@ -9,9 +9,9 @@ from datetime import date
 
 import pytest
 
-from server.sim import Simulator
-from server.world.dates import shift_months
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.server.world.dates import shift_months
+from finmcp.tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("qieman79")
 CN_DATE = re.compile(r"^\d{4}年\d{2}月\d{2}日$")

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from server.sim import Simulator
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.tool_specs.inventory import load_inventory
 
 INVENTORY = load_inventory("qieman79")
 

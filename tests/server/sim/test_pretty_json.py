@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.sim.pretty_json import dumps_indent2
+from finmcp.server.sim.pretty_json import dumps_indent2
 
 # strings that look like the structure the fast path writes (raw newlines, braces, separators)
 _TRICKY = st.sampled_from(["}", "},\n  {", "{", "\n", "],", "[{", "}]", '"', "\\", "中文", "\u2028", ""])

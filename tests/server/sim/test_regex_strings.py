@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from server.sim.regex_strings import parse_pattern, sample_pattern
-from tool_specs.inventory import builtin_names, load_inventory
+from finmcp.server.sim.regex_strings import parse_pattern, sample_pattern
+from finmcp.tool_specs.inventory import builtin_names, load_inventory
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -9,12 +9,12 @@ from functools import cache
 import pytest
 from jsonschema import Draft202012Validator
 
-from server.sim import Simulator
-from server.sim.example_args import example_arguments
-from server.sim.schema_calls import MAX_ROWS
-from server.world import World
-from server.world import trading_calendar as cal
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.server.sim.example_args import example_arguments
+from finmcp.server.sim.schema_calls import MAX_ROWS
+from finmcp.server.world import World
+from finmcp.server.world import trading_calendar as cal
+from finmcp.tool_specs.inventory import load_inventory
 
 FINTOOL = load_inventory("fintool760")
 QIEMAN = load_inventory("qieman79")

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from server.sim import Simulator
-from tool_specs.inventory import load_inventory
+from finmcp.server.sim import Simulator
+from finmcp.tool_specs.inventory import load_inventory
 
 STRATEGY_TOOLS_ONE = ("GetStrategyRiskInfo", "GetStrategyAssetClassAnalysis", "GetStrategyBenchmark")
 
@@ -251,7 +251,7 @@ def test_empty_search_is_byte_identical_to_real(recorded, call):
 
 def test_warmed_strategy_answers_equal_cold_ones() -> None:
     """Start-up work (figures, constituents' latest NAVs) changes no byte of the answers."""
-    from server.sim.qieman.strategies import warm_strategies
+    from finmcp.server.sim.qieman.strategies import warm_strategies
 
     inventory = load_inventory("qieman79")
     cold, warmed = Simulator(inventory, seed=3), Simulator(inventory, seed=3)

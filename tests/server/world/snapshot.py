@@ -7,7 +7,7 @@ import json
 from datetime import date
 from typing import Any
 
-from server.world import World
+from finmcp.server.world import World
 
 EXTRA_FUNDS = ("161128", "010883", "000216")
 EXTRA_STRATEGIES = ("SI000035", "J7", "LONG_WIN")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.world import World
+from finmcp.server.world import World
 
 
 def test_caches_stay_within_their_limits_and_rebuild_identically(monkeypatch) -> None:

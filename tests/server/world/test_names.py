@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.world import World
-from server.world.names import name_for_seed, person_name
+from finmcp.server.world import World
+from finmcp.server.world.names import name_for_seed, person_name
 
 REPO = Path(__file__).resolve().parents[3]
 TABLES = REPO / "server" / "world" / "data" / "person_names.json"
@@ -59,7 +59,7 @@ def test_no_module_imports_faker_at_run_time():
 
 def test_tables_are_package_data_and_faker_is_not_pinned():
     config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
-    assert "data/*.json" in config["tool"]["setuptools"]["package-data"]["server.world"]
+    assert "data/*.json" in config["tool"]["setuptools"]["package-data"]["finmcp.server.world"]
     faker_specs = [d for d in config["project"]["dependencies"] if d.split(">")[0].split("=")[0] == "faker"]
     assert faker_specs and "==" not in faker_specs[0]
     assert json.loads(TABLES.read_text("utf-8"))["locales"].keys() == {"zh_CN", "en_US"}
@@ -70,6 +70,6 @@ def test_tables_agree_with_the_faker_release_they_came_from():
     made_from = json.loads(TABLES.read_text("utf-8"))["faker_version"]
     if made_from != faker.VERSION:
         pytest.skip(f"installed faker {faker.VERSION}; the tables came from faker {made_from}")
-    from server.world.make_name_tables import check_seeds, mismatches
+    from finmcp.server.world.make_name_tables import check_seeds, mismatches
 
     assert mismatches(json.loads(TABLES.read_text("utf-8")), check_seeds(400)) == []

@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from server.world import World
-from server.world import trading_calendar as cal
-from server.world.fund_navs import split_plan
+from finmcp.server.world import World
+from finmcp.server.world import trading_calendar as cal
+from finmcp.server.world.fund_navs import split_plan
 
 
 def _with_splits(world: World, n: int) -> list[str]:

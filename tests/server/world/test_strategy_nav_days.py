@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from server.world import World
+from finmcp.server.world import World
 
 SPANS = (
     (None, None),

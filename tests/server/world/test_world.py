@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.world import World, is_trading_day, queries, trading_days, txn_day_range
-from server.world.quant import max_drawdown
+from finmcp.server.world import World, is_trading_day, queries, trading_days, txn_day_range
+from finmcp.server.world.quant import max_drawdown
 from tests.server.world.snapshot import EXTRA_FUNDS, EXTRA_STRATEGIES, USER, digest, snapshot, world
 
 _SUBPROCESS = """

@@ -5,9 +5,9 @@
 ``text``/``glossary`` write finmcp's own English text; their tables are data files in ``data/``
 (``tables`` reads them). ``build`` writes the shipped ``fintool760`` inventory::
 
-    python -m tool_specs.importers.fintoolbench.build --manifest /path/to/tools.jsonl [--output PATH]
+    python -m finmcp.tool_specs.importers.fintoolbench.build --manifest /path/to/tools.jsonl [--output PATH]
 """
 
-from tool_specs.importers.fintoolbench.manifest import ManifestError, load_manifest, load_manifest_text
+from finmcp.tool_specs.importers.fintoolbench.manifest import ManifestError, load_manifest, load_manifest_text
 
 __all__ = ["ManifestError", "load_manifest", "load_manifest_text"]

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m tool_specs.importers.fintoolbench.build --manifest /path/to/tools.jsonl [--output PATH]
+    python -m finmcp.tool_specs.importers.fintoolbench.build --manifest /path/to/tools.jsonl [--output PATH]
 
 The output is gzip-compressed JSON with sorted keys and a zero gzip timestamp, so the same manifest
 always gives the same bytes.
@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tool_specs.errors import InventoryError
-from tool_specs.importers.fintoolbench.manifest import load_manifest
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.importers.fintoolbench.manifest import load_manifest
 
 INVENTORY = "fintool760"
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "data" / "fintool760.json.gz"
@@ -54,7 +54,7 @@ def build(manifest: str | Path, output: str | Path = DEFAULT_OUTPUT) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m tool_specs.importers.fintoolbench.build", description=__doc__.split("\n")[0]
+        prog="python -m finmcp.tool_specs.importers.fintoolbench.build", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--manifest", required=True, help="the FinToolBench tools JSONL manifest")
     parser.add_argument("--output", default=str(DEFAULT_OUTPUT), help="where to write the .json.gz")

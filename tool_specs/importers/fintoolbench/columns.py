@@ -44,11 +44,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
-from tool_specs.importers.fintoolbench.entities import infer_consumes, infer_produces, instrument_entity
-from tool_specs.importers.fintoolbench.facts import ToolFacts
-from tool_specs.importers.fintoolbench.outputs import Column, OutputInfo, OutputPlan, PlanColumn
-from tool_specs.importers.fintoolbench.tables import json_table, tsv, tsv_map, tsv_pairs
+from finmcp.tool_specs.entities import ENTITY_TYPES, INSTRUMENT_ENTITIES
+from finmcp.tool_specs.importers.fintoolbench.entities import (
+    infer_consumes,
+    infer_produces,
+    instrument_entity,
+)
+from finmcp.tool_specs.importers.fintoolbench.facts import ToolFacts
+from finmcp.tool_specs.importers.fintoolbench.outputs import Column, OutputInfo, OutputPlan, PlanColumn
+from finmcp.tool_specs.importers.fintoolbench.tables import json_table, tsv, tsv_map, tsv_pairs
 
 
 def _vocab_entry(json_type: str, fmt: str, description: str) -> tuple[str | tuple[str, ...], str, str | None]:

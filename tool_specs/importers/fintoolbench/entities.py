@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import re
 
-from tool_specs.entities import INSTRUMENT_ENTITIES
-from tool_specs.importers.fintoolbench.facts import ToolFacts
-from tool_specs.importers.fintoolbench.outputs import OutputInfo
-from tool_specs.importers.fintoolbench.tables import json_table, tsv_map
+from finmcp.tool_specs.entities import INSTRUMENT_ENTITIES
+from finmcp.tool_specs.importers.fintoolbench.facts import ToolFacts
+from finmcp.tool_specs.importers.fintoolbench.outputs import OutputInfo
+from finmcp.tool_specs.importers.fintoolbench.tables import json_table, tsv_map
 
 # ----------------------------------------------------------------------------- instrument types
 

@@ -12,7 +12,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from tool_specs.tags import IntentType, RegulatoryDomain, Timeliness
+from finmcp.tool_specs.tags import IntentType, RegulatoryDomain, Timeliness
 
 _PARAM_LINE = re.compile(r"^:param\s+(\w+)\s*:\s?(.*)$")
 _RTYPE_LINE = re.compile(r"^:rtype:\s*(.+?)\s*$", re.M)

@@ -7,7 +7,7 @@ plain English. They were written for finmcp; they hold no text copied from the p
 
 from __future__ import annotations
 
-from tool_specs.importers.fintoolbench.tables import json_table, tsv_map
+from finmcp.tool_specs.importers.fintoolbench.tables import json_table, tsv_map
 
 
 def _section(name: str) -> dict:

@@ -26,16 +26,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tool_specs.entities import EntityType, is_entity_type
-from tool_specs.errors import InventoryError
-from tool_specs.importers.fintoolbench.columns import plan_output
-from tool_specs.importers.fintoolbench.entities import infer_consumes, infer_produces
-from tool_specs.importers.fintoolbench.facts import ToolFacts
-from tool_specs.importers.fintoolbench.outputs import describe_output, output_meta, output_schema
-from tool_specs.importers.fintoolbench.text import input_schema, tool_description, tool_title
-from tool_specs.jsonlines import JsonLineError, json_lines
-from tool_specs.model import FinanceTags, ToolSpec, is_valid_tool_name
-from tool_specs.tags import (
+from finmcp.tool_specs.entities import EntityType, is_entity_type
+from finmcp.tool_specs.errors import InventoryError
+from finmcp.tool_specs.importers.fintoolbench.columns import plan_output
+from finmcp.tool_specs.importers.fintoolbench.entities import infer_consumes, infer_produces
+from finmcp.tool_specs.importers.fintoolbench.facts import ToolFacts
+from finmcp.tool_specs.importers.fintoolbench.outputs import describe_output, output_meta, output_schema
+from finmcp.tool_specs.importers.fintoolbench.text import input_schema, tool_description, tool_title
+from finmcp.tool_specs.jsonlines import JsonLineError, json_lines
+from finmcp.tool_specs.model import FinanceTags, ToolSpec, is_valid_tool_name
+from finmcp.tool_specs.tags import (
     INTENT_TYPES,
     REGULATORY_DOMAINS,
     TIMELINESS,

@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-_PACKAGE = "tool_specs.importers.fintoolbench"
+_PACKAGE = "finmcp.tool_specs.importers.fintoolbench"
 
 
 def _text(name: str) -> str:

@@ -12,10 +12,15 @@ import html
 import re
 from collections.abc import Sequence
 
-from tool_specs.entities import INSTRUMENT_ENTITIES
-from tool_specs.importers.fintoolbench.entities import parameter_entity
-from tool_specs.importers.fintoolbench.facts import Choices, ToolFacts, parse_date_format, parse_example
-from tool_specs.importers.fintoolbench.glossary import (
+from finmcp.tool_specs.entities import INSTRUMENT_ENTITIES
+from finmcp.tool_specs.importers.fintoolbench.entities import parameter_entity
+from finmcp.tool_specs.importers.fintoolbench.facts import (
+    Choices,
+    ToolFacts,
+    parse_date_format,
+    parse_example,
+)
+from finmcp.tool_specs.importers.fintoolbench.glossary import (
     DOMAIN_WORDS,
     DROP_TOKENS,
     INTENT_PHRASES,
@@ -30,7 +35,7 @@ from tool_specs.importers.fintoolbench.glossary import (
     VENUES,
     WORDS,
 )
-from tool_specs.importers.fintoolbench.outputs import OutputInfo
+from finmcp.tool_specs.importers.fintoolbench.outputs import OutputInfo
 
 MAX_LISTED_VALUES = 25
 """Parameter descriptions list at most this many allowed values, then say how many more there are."""

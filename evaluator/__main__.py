@@ -1,0 +1,7 @@
+"""``python -m finmcp.evaluator``: the same program as ``finmcp-eval``."""
+
+import sys
+
+from finmcp.evaluator.cli import main
+
+sys.exit(main())
