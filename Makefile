@@ -54,7 +54,7 @@ lint: $(DEV) $(TYPECHECK)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache
 
 # a real small model (SmolLM2-135M via llama.cpp, from PyPI, cached under ~/.cache/finmcp/llm) drives
 # finmcp-eval run --agent openai on DEMO_LLM_SAMPLES finmcp-sim samples; not part of make test
