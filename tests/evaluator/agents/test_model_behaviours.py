@@ -149,7 +149,7 @@ def test_model_behaviours_reach_trace_state_and_report(tmp_path: Path, fake_open
     # trace: the malformed argument text as the model wrote it, answered with an error
     with sqlite3.connect(db) as con:
         rows = con.execute(
-            "SELECT tool, arguments, status FROM calls WHERE run_id = 'real' AND sample_id = ? ORDER BY seq",
+            "SELECT tool, arguments, status FROM calls WHERE run_id = 'real' AND sample_id = ? ORDER BY t_req_ns, id",
             (by_role["malformed"],),
         ).fetchall()
     assert len(rows) == 3
