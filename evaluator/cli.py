@@ -234,6 +234,7 @@ def _options(args: argparse.Namespace, refs: Any, inventory: Any, fintool: bool)
 def cmd_score(args: argparse.Namespace) -> int:
     from finmcp.evaluator.reports.files import write_report
     from finmcp.evaluator.reports.markdown import render_markdown
+    from finmcp.evaluator.reports.model import SampleCounts
     from finmcp.evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
 
     formats = _formats(args.format)
@@ -249,6 +250,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     md = render_markdown(report)
     if args.out is None:
         sys.stdout.write(md)
+        print(f"finmcp-eval score: {SampleCounts.of_report(report).line()}", file=sys.stderr)
     else:
         write_report(report, Path(args.out), formats, md)
     return 0
@@ -274,7 +276,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from finmcp.evaluator.reports.compare_html import render_compare_html
     from finmcp.evaluator.reports.files import write_files
     from finmcp.evaluator.reports.markdown import render_compare_markdown
-    from finmcp.evaluator.reports.pipeline import dumps, print_warnings
+    from finmcp.evaluator.reports.model import SampleCounts
+    from finmcp.evaluator.reports.pipeline import compare_sample_counts, dumps, print_warnings
 
     formats = _formats(args.format)
     if args.preds:
@@ -290,9 +293,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         pa, pb = (_predictions(args, r, None) for r in args.run)
     inventory = _load_inventory(args.inventory) if args.inventory else None
     refs = _references(args, pa, inventory)
-    result = compare_runs(refs, pa, pb, _options(args, refs, inventory, False))
+    opts = _options(args, refs, inventory, False)
+    result = compare_runs(refs, pa, pb, opts)
+    result["samples"] = compare_sample_counts(refs, pa, pb, opts.missing)
     print_warnings(result.get("warnings") or [], "finmcp-eval compare")
     md = render_compare_markdown(result)
+    for side in ("a", "b"):
+        print(
+            f"finmcp-eval compare: {side.upper()} ({result[side]}): {SampleCounts(**result['samples'][side]).line()}",
+            file=sys.stderr,
+        )
     if args.out is None:
         sys.stdout.write(md)
     else:

@@ -114,7 +114,7 @@ def demo_options(args: argparse.Namespace) -> DemoOptions:
 
 def run(options: RunOptions) -> int:
     """``finmcp-eval run``: one pass (or one shard), or every shard on Ray; scores the run with ``--report-dir``."""
-    from finmcp.evaluator.harness.execute import load, paths, run_pass
+    from finmcp.evaluator.harness.execute import paths, run_pass
     from finmcp.evaluator.harness.reporting import print_failures, write_report
     from finmcp.evaluator.harness.shards import parse_shard
 
@@ -136,11 +136,11 @@ def run(options: RunOptions) -> int:
     print(result.summary.line() + (f" [shard {shard}: {len(result.samples)} samples]" if shard else ""))
     print_failures(result.summary, result.state)
     if options.out:
-        db, _, workdir = paths(options, None)
+        db, _, _ = paths(options, None)
         if db is None:
             raise EvalInputError("--report-dir needs the trace DB (--db)")
         write_report(
-            load(options, workdir),
+            result.bench,
             db,
             [result.state],
             options.run,

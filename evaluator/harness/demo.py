@@ -148,6 +148,7 @@ def _comparisons(bench: Any, db: Path, state: Path, options: DemoOptions) -> lis
     from finmcp.evaluator.metrics.argnorm import Canonicalizer, inventory_schema_lookup
     from finmcp.evaluator.metrics.compare import compare_runs
     from finmcp.evaluator.metrics.options import EvalOptions
+    from finmcp.evaluator.reports.pipeline import compare_sample_counts
 
     refs = ReferenceSet(list(bench.refs), bench.format, bench.name)
     opts = EvalOptions(
@@ -161,7 +162,12 @@ def _comparisons(bench: Any, db: Path, state: Path, options: DemoOptions) -> lis
     finally:
         records.close()
     base = DEMO_AGENTS[0][0]
-    return [compare_runs(refs, preds[base], preds[name], opts) for name, _ in DEMO_AGENTS[1:]]
+    results = []
+    for name, _ in DEMO_AGENTS[1:]:
+        result = compare_runs(refs, preds[base], preds[name], opts)
+        result["samples"] = compare_sample_counts(refs, preds[base], preds[name], opts.missing)
+        results.append(result)
+    return results
 
 
 def write_leaderboard_html(

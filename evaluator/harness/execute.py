@@ -29,6 +29,8 @@ class PassResult:
     state: Path
     samples: list[str]
     shard: Shard | None = None
+    bench: Any = None
+    """The benchmark the pass loaded (:class:`evaluator.harness.setup.Bench`), for scoring it."""
 
 
 def is_postgres(db: str | None) -> bool:
@@ -146,7 +148,7 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
             stack.stop()
         if outputs is not None:
             outputs.close()
-    return PassResult(summary, state, samples, shard)
+    return PassResult(summary, state, samples, shard, bench)
 
 
 async def _drive(refs: list[Any], agent: Any, config: Any, outputs: Any) -> Any:

@@ -70,6 +70,8 @@ def run_on_ray(options: RunOptions) -> int:
     bench = load(options, Path(workdir))  # installs the shipped recordings once, before the tasks start
     if options.recordings is None and bench.recordings is not None:
         options = replace(options, recordings=str(bench.recordings.resolve()))
+    if options.inventory is None:  # chosen once here (an inferred one is said once, not by every task)
+        options = replace(options, inventory=bench.inventory_name)
     ray = _import_ray()
     ensure_ray(ray)
     task = ray.remote(num_cpus=1)(_shard_task)

@@ -8,7 +8,7 @@ from typing import Any
 from finmcp.evaluator.errors import EvalInputError
 from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
 from finmcp.evaluator.inputs.trace_db import load_predictions_db
-from finmcp.evaluator.reports.markdown import estimate_text
+from finmcp.evaluator.reports.markdown import SAMPLE_COLUMNS, estimate_text, sample_cells
 from finmcp.evaluator.reports.model import Report
 
 LEADERBOARD = (
@@ -82,11 +82,13 @@ def score_run(
 
 
 def leaderboard(rows: list[tuple[str, Report]]) -> str:
-    """A Markdown table: agent, scored samples, and TF1/TR/TP/EMR with 95% bootstrap CIs."""
-    header = ["agent", "N", *(label for label, _ in LEADERBOARD)]
+    """A Markdown table: agent, samples scored and missing
+    (:func:`~evaluator.reports.markdown.sample_cells`), and TF1/TR/TP/EMR
+    with 95% bootstrap CIs."""
+    header = ["agent", *SAMPLE_COLUMNS, *(label for label, _ in LEADERBOARD)]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for agent, report in rows:
-        cells = [agent, str(report.coverage.scored)]
+        cells = [agent, *sample_cells(report)]
         cells += [estimate_text(report.headline_entry(metric)) for _, metric in LEADERBOARD]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

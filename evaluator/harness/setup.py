@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,12 @@ def load_bench(
     limit: int | None = None,
     samples: list[str] | None = None,
 ) -> Bench:
-    """``finmcp-sim`` (shipped; its recordings are installed under ``workdir``) or a references file."""
+    """``finmcp-sim`` (shipped; its recordings are installed under ``workdir``) or a references file.
+
+    A references file runs on ``inventory``, else on the one its references name, else on the smallest
+    built-in holding every tool they call (:mod:`evaluator.harness.inventory_choice`; said on stderr)."""
     from finmcp.evaluator.benchmarks import BENCHMARKS, install_recordings, load_benchmark
+    from finmcp.evaluator.harness.inventory_choice import choose_inventory, inferred_line
     from finmcp.tool_specs.inventory import load_inventory
 
     fmt = "finmcp"
@@ -54,15 +59,10 @@ def load_bench(
             )
         loaded = load_references(bench)
         refs, fmt = loaded.samples, loaded.format
-        names = {r.inventory for r in refs if r.inventory}
-        if inventory:
-            inv_name = inventory
-        elif len(names) == 1:
-            inv_name = names.pop()
-        else:
-            raise EvalInputError(
-                f"--bench {bench}: references name inventories {sorted(names) or 'none'}; give --inventory"
-            )
+        choice = choose_inventory(refs, inventory)
+        if choice.how == "inferred":
+            print(inferred_line(choice, Path(bench).name), file=sys.stderr)
+        inv_name = choice.name
         rec_path = Path(recordings) if recordings else None
     if rec_path is not None and not rec_path.is_file():
         raise EvalInputError(f"--recordings {rec_path}: file not found")

@@ -9,7 +9,15 @@ from html import escape
 from typing import Any
 
 from finmcp.evaluator.reports.html import CSS, html_table, svg, svg_text
-from finmcp.evaluator.reports.markdown import estimate_text, fmt, mcnemar_rows, paired_rows
+from finmcp.evaluator.reports.markdown import (
+    SAMPLE_COLUMNS,
+    compare_sample_lines,
+    estimate_text,
+    fmt,
+    mcnemar_rows,
+    paired_rows,
+    sample_cells,
+)
 from finmcp.evaluator.reports.model import Report
 
 GROUP_TITLES = {"level1": "scenario", "type": "sample type"}
@@ -99,6 +107,7 @@ def comparison_body(result: dict[str, Any], heading: str = "h2") -> str:
             else ""
         )
         + f"; bootstrap {result['bootstrap']} (seed {result['seed']}), stratified by sample type.</p>",
+        *(f"<p>{escape(line.removeprefix('- '))}</p>" for line in compare_sample_lines(result) if line),
         f"<{heading}>Paired bootstrap (B − A)</{heading}>",
         html_table(["metric", "A", "B", "B − A", "95% CI", "p"], paired_rows(result)),
         f"<{heading}>McNemar (exact-match metrics)</{heading}>",
@@ -147,9 +156,9 @@ def render_leaderboard_html(
     """A leaderboard page: one row per agent (headline metrics with 95% CIs), then each paired comparison
     (tables and per-scenario forest plots) of ``comparisons`` (results of ``compare_runs``)."""
     table = html_table(
-        ["agent", "N", *(label for label, _ in columns)],
+        ["agent", *SAMPLE_COLUMNS, *(label for label, _ in columns)],
         [
-            [agent, str(report.coverage.scored)]
+            [agent, *sample_cells(report)]
             + [estimate_text(report.headline_entry(metric)) for _, metric in columns]
             for agent, report in rows
         ],

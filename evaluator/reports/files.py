@@ -8,7 +8,7 @@ from pathlib import Path
 
 from finmcp.evaluator.reports.html import render_html
 from finmcp.evaluator.reports.markdown import render_markdown
-from finmcp.evaluator.reports.model import Report, headline
+from finmcp.evaluator.reports.model import Report, SampleCounts, headline
 
 FORMATS = ("json", "md", "html")
 """Every format of a report (``--format``'s default)."""
@@ -37,7 +37,9 @@ def write_report(
     report: Report, folder: Path, formats: Iterable[str] = FORMATS, md: str | None = None
 ) -> None:
     """A report's files under ``folder``, then its :func:`~evaluator.reports.model.headline` as one
-    JSON line (what ``score --report-dir``, ``run --report-dir`` and ``demo`` print)."""
+    JSON line (what ``score --report-dir``, ``run --report-dir`` and ``demo`` print), after the sentence
+    saying how many samples were scored and missing."""
     text = md if md is not None else render_markdown(report)
     write_files(folder, "report", formats, report.to_json(), text, lambda: render_html(report))
+    print(SampleCounts.of_report(report).line())
     print(json.dumps(headline(report), ensure_ascii=False))

@@ -19,7 +19,7 @@ from finmcp.evaluator.reports.markdown import (
     tool_metadata_line,
     type_rows,
 )
-from finmcp.evaluator.reports.model import Estimate, Report
+from finmcp.evaluator.reports.model import Estimate, Report, SampleCounts
 
 HTML_OUTPUT_LIMIT = 600
 """Characters of a call's output shown in the page (the rest is counted, and kept in the JSON report)."""
@@ -298,6 +298,10 @@ def _samples(report: Report) -> str:
     return head + "".join(sample_block(s) for s in samples)
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def render_html(report: Report) -> str:
     """The whole HTML page."""
     inputs, cov, headline = report.inputs, report.coverage, report.headline
@@ -329,8 +333,7 @@ def render_html(report: Report) -> str:
         f"<p>references <code>{escape(str(inputs.references))}</code> ({escape(inputs.reference_format)}), "
         f"predictions <code>{escape(str(inputs.predictions))}</code> ({escape(inputs.prediction_format)})"
         + (f", run <code>{escape(inputs.run_id)}</code>" if inputs.run_id else "")
-        + f". Scored {cov.scored} of {cov.references} samples; {len(cov.dropped)} dropped; "
-        f"{cov.missing_predictions} without prediction"
+        + f". {escape(_sentence(SampleCounts.of_report(report).line()))}"
         + (
             f"; {cov.predictions_not_in_references_count} predicted samples match no reference"
             if cov.predictions_not_in_references_count

@@ -6,7 +6,14 @@ from typing import Any
 
 from finmcp.evaluator.metrics.finmcp import OFFICIAL_KEYS
 from finmcp.evaluator.reports.behaviour import summary_markdown
-from finmcp.evaluator.reports.model import Estimate, FintoolbenchBlock, OfficialBlock, OfficialNumbers, Report
+from finmcp.evaluator.reports.model import (
+    Estimate,
+    FintoolbenchBlock,
+    OfficialBlock,
+    OfficialNumbers,
+    Report,
+    SampleCounts,
+)
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
 TABLE2 = (
@@ -101,6 +108,19 @@ def tool_metadata_line(block: FintoolbenchBlock) -> str:
     return f"tools with metadata: {block.tool_metadata}" + (f" ({source})" if source else "")
 
 
+SAMPLE_COLUMNS = ("scored", "missing")
+"""The leaderboard's sample columns: samples scored on their predictions, and samples missing."""
+
+
+def sample_cells(report: Report) -> list[str]:
+    """A leaderboard row's sample cells: scored (of the references) and missing (and how counted)."""
+    counts = SampleCounts.of_report(report)
+    missing = str(counts.missing)
+    if counts.missing:
+        missing += " (as empty)" if counts.missing_as == "empty" else " (left out)"
+    return [f"{counts.scored} of {counts.references}", missing]
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -191,8 +211,7 @@ def render_markdown(report: Report) -> str:
         f"- references: `{inputs.references}` ({inputs.reference_format}), {cov.references} samples",
         f"- predictions: `{inputs.predictions}` ({inputs.prediction_format})"
         + (f", run `{inputs.run_id}`" if inputs.run_id else ""),
-        f"- scored: {cov.scored}; missing predictions: {cov.missing_predictions} "
-        f"(policy: {inputs.missing}); dropped: {len(cov.dropped)}"
+        f"- coverage: {SampleCounts.of_report(report).line()}"
         + (
             f"; predicted samples matching no reference: {cov.predictions_not_in_references_count}"
             if cov.predictions_not_in_references_count
@@ -240,6 +259,15 @@ def render_markdown(report: Report) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def compare_sample_lines(result: dict[str, Any]) -> list[str]:
+    """A compare result's per-run sample counts as Markdown bullets (none when it has no ``samples``)."""
+    samples = result.get("samples") or {}
+    lines = [
+        f"- {side.upper()}: {SampleCounts(**samples[side]).line()}" for side in ("a", "b") if side in samples
+    ]
+    return lines + [""] if lines else []
+
+
 def render_compare_markdown(result: dict[str, Any]) -> str:
     """Markdown of a paired comparison of two runs."""
     lines = [
@@ -247,6 +275,7 @@ def render_compare_markdown(result: dict[str, Any]) -> str:
         "",
         f"Paired samples: {result['paired_samples']}; bootstrap {result['bootstrap']} (seed {result['seed']}).",
         "",
+        *compare_sample_lines(result),
         "## Paired bootstrap (B - A)",
         "",
     ]

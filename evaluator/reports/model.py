@@ -164,6 +164,61 @@ class Report(_Frozen):
         return self.headline.get(metric)
 
 
+class SampleCounts(_Frozen):
+    """How many reference samples were scored on their own predictions, missing or dropped.
+
+    ``scored``: references with a prediction, in the metrics; ``missing``: references without one,
+    counted as empty predictions (``missing_as`` ``empty``, the official metric's way: they lower
+    every number) or left out (``dropped``, ``--missing drop``); ``dropped``: references left out as
+    error or invalid samples. ``scored + missing + dropped == references``."""
+
+    references: int
+    scored: int
+    missing: int
+    missing_as: str
+    dropped: int
+
+    @classmethod
+    def of(cls, references: int, in_metric: int, missing: int, policy: str) -> SampleCounts:
+        """From a scoring's numbers: ``in_metric`` rows scored (missing ones included under ``--missing
+        empty``), ``missing`` references without a prediction, ``policy`` ``empty`` or ``drop``."""
+        scored = in_metric - missing if policy == "empty" else in_metric
+        missing_as = "empty" if policy == "empty" else "dropped"
+        return cls(
+            references=references,
+            scored=scored,
+            missing=missing,
+            missing_as=missing_as,
+            dropped=references - scored - missing,
+        )
+
+    @classmethod
+    def of_report(cls, report: Report) -> SampleCounts:
+        """The counts of a report (from its ``coverage`` and ``inputs.missing``)."""
+        cov = report.coverage
+        return cls.of(cov.references, cov.scored, cov.missing_predictions, report.inputs.missing)
+
+    def line(self) -> str:
+        """One sentence: ``scored 20 of 613 samples; 593 missing, counted as empty (...)``."""
+        text = f"scored {self.scored} of {self.references} samples; "
+        if not self.missing:
+            text += "none missing"
+        elif self.missing_as == "empty":
+            text += (
+                f"{self.missing} missing, counted as empty (finmcp-eval score --missing drop scores only "
+                f"the {self.scored})"
+            )
+        else:
+            text += f"{self.missing} missing, left out (--missing drop)"
+        if self.dropped:
+            text += f"; {self.dropped} dropped (error or invalid samples: coverage.dropped)"
+        return text
+
+
 def headline(report: Report) -> dict[str, Any]:
-    """The one-line summary a command prints after writing a report: the official overall numbers."""
-    return {"overall": report.official_numbers.overall.model_dump()}
+    """The one-line summary a command prints after writing a report: the official overall numbers and
+    how many samples were scored and missing (:class:`SampleCounts`)."""
+    return {
+        "overall": report.official_numbers.overall.model_dump(),
+        "samples": SampleCounts.of_report(report).model_dump(),
+    }

@@ -23,7 +23,7 @@ from finmcp.evaluator.metrics.stats import Bootstrap, pass_hat_k
 from finmcp.evaluator.metrics.table import ScoreTable, official_rows, score_pairs
 from finmcp.evaluator.reports.behaviour import behaviour_summary
 from finmcp.evaluator.reports.evidence import sample_evidence
-from finmcp.evaluator.reports.model import Report
+from finmcp.evaluator.reports.model import Report, SampleCounts
 
 REPORT_VERSION = 1
 
@@ -154,6 +154,19 @@ def evaluate(refs: ReferenceSet, preds: PredictionSet, opts: EvalOptions | None 
     require_matches(pairing, refs, preds)
     table = score_pairs(pairing.pairs, canon)
     return Report.from_dict(report_dict(refs, preds, pairing, table, trials_block(refs, preds, canon), opts))
+
+
+def compare_sample_counts(
+    refs: ReferenceSet, preds_a: PredictionSet, preds_b: PredictionSet, missing: str
+) -> dict[str, dict[str, Any]]:
+    """``{"a": counts, "b": counts}``: each run's :class:`~evaluator.reports.model.SampleCounts` (what
+    ``compare`` adds to its result as ``samples``)."""
+    out = {}
+    for side, preds in (("a", preds_a), ("b", preds_b)):
+        pairing = pair_up(refs, preds, missing)
+        counts = SampleCounts.of(len(refs.samples), len(pairing.pairs), len(pairing.missing), missing)
+        out[side] = counts.model_dump()
+    return out
 
 
 def is_fintoolbench(refs: ReferenceSet) -> bool:

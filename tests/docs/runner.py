@@ -31,7 +31,7 @@ What runs how:
   block is either run or consciously left out.
 
 Input files a command names that no earlier command produced come from ``inputs`` (name -> a function
-writing the file), e.g. the official demo files from ``../shared``.
+writing the file), e.g. the official ``demo_infer.json`` from ``../shared``.
 """
 
 from __future__ import annotations

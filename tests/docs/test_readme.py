@@ -1,8 +1,9 @@
 """Every command and code block of README.md runs as written (how: tests/docs/runner.py).
 
 Servers and proxies listen on free loopback ports (the only rewrite besides the placeholders the README
-declares), the files commands name are made in a temporary folder (the official demo files come from
-``../shared``), the Python block runs against the README's proxy, and the MCP host configuration's
+declares), the files commands name are made in a temporary folder (the one file from outside, the
+official ``demo_infer.json``, comes from ``../shared``; the tour makes ``demo_eval.json`` from a run),
+the Python block runs against the README's proxy, and the MCP host configuration's
 command is launched over stdio. ``make demo`` and ``make test`` are out of scope: they are the demo
 and the suite themselves, so the README marks them parse-only (``make -n``: the targets exist), as it
 marks the ``--agent openai`` command, which needs an LLM endpoint (its flags are parsed). Inline
@@ -36,20 +37,35 @@ def blocks_of(path: Path) -> list[Block]:
 
 
 def official_inputs(shared: Path) -> Inputs:
-    """The official FinMCP-Bench files the README's commands name."""
+    """The one file the README's commands name that comes from outside: the FinMCP-Bench release's
+    ``demo_infer.json`` (the tour makes everything else, ``demo_eval.json`` included)."""
     infer = shared / "finmcp" / "demo_infer.json"
 
     def demo_infer(path: Path) -> None:
         shutil.copyfile(infer, path)
 
-    def demo_eval(path: Path) -> None:
-        """What the official inference script writes for demo_infer.json (here: a run that made the gold calls)."""
-        samples = json.loads(infer.read_text(encoding="utf-8"))
-        for sample in samples:
-            sample["messages_pred"] = sample["messages"]
-        path.write_text(json.dumps(samples, ensure_ascii=False, indent=4), encoding="utf-8")
+    return {"demo_infer.json": demo_infer}
 
-    return {"demo_infer.json": demo_infer, "demo_eval.json": demo_eval}
+
+def tool_outputs(messages: list[dict]) -> list[str]:
+    """The contents of the ``tool`` messages of an official sample's messages, in order."""
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+def assert_tour_numbers(folder: Path) -> None:
+    """What the tour's prose says of its results: the slice's official macro F1 counted over all 613
+    samples and over its 20, and the official file made from a strict replay of the real outputs."""
+    report = json.loads((folder / "report" / "report.json").read_text("utf-8"))
+    assert report["official"]["overall"]["macro_F1"] == 0.0326
+    assert report["coverage"]["missing_predictions"] == 593
+    assert (
+        json.loads((folder / "report-20" / "report.json").read_text("utf-8"))["official"]["overall"]["N"]
+        == 20
+    )
+    samples = json.loads((folder / "demo_eval.json").read_text("utf-8"))  # made by the tour's export
+    assert len(samples) == 6 and sum(len(tool_outputs(s["messages_pred"])) for s in samples) == 24
+    for sample in samples:  # the strict server answered every call with the file's own output
+        assert tool_outputs(sample["messages_pred"]) == tool_outputs(sample["messages"]), sample["id"]
 
 
 @pytest.mark.slow
@@ -66,8 +82,11 @@ def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, c
         "run finmcp-eval score",
         "parse make",
         "listening:",
+        "run finmcp-eval export --format finmcp --bench demo_infer.json",
+        "run finmcp-eval score --bench demo_infer.json --preds demo_eval.json",
     ):
         assert needle in ran, ran
+    assert_tour_numbers(tmp_path)
     for needle in ("over stdio", "python block printed", "host config finmcp:"):
         assert needle in ran, ran
     # the MCP host recipes: desktop and VS Code configurations (stdio and HTTP), Inspector's file and CLI

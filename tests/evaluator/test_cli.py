@@ -269,6 +269,8 @@ def test_demo_runs_end_to_end_on_a_slice(capsys, tmp_path):
     assert code == 0
     oracle = next(line for line in out.splitlines() if line.lstrip("| ").startswith("oracle"))
     assert oracle.count("1.000") >= 4, oracle  # TF1, TR, TP, EMR
+    assert oracle.startswith("| oracle | 30 of 30 | 0 | "), oracle  # scored, missing
+    assert "scored 30 of 30 samples; none missing" in out  # each agent's report line
     assert (tmp_path / "leaderboard.md").is_file()
     assert (tmp_path / "oracle" / "report.html").is_file()
 

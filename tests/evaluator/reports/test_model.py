@@ -19,7 +19,7 @@ from finmcp.evaluator.metrics.argnorm import Canonicalizer
 from finmcp.evaluator.metrics.finmcp import compute_official
 from finmcp.evaluator.metrics.options import EvalOptions
 from finmcp.evaluator.metrics.table import score_pairs
-from finmcp.evaluator.reports.model import Report, headline
+from finmcp.evaluator.reports.model import Report, SampleCounts, headline
 from finmcp.evaluator.reports.pipeline import dumps, report_dict, trials_block
 
 REFS = load_benchmark("finmcp-sim")
@@ -67,7 +67,9 @@ def test_finmcp_report_json_is_the_dict_pipelines(trials: int) -> None:
     assert list(report.to_dict()) == list(json.loads(text))  # field for field, in order
     assert (report.trials is not None) == (trials > 1) and report.official is not None
     assert report.coverage.dropped and report.tool_selection is None and report.fintoolbench is None
-    assert headline(report) == {"overall": json.loads(text)["official"]["overall"]}
+    assert headline(report)["overall"] == json.loads(text)["official"]["overall"]
+    samples = {"references": 613, "scored": 600, "missing": 0, "missing_as": "empty", "dropped": 13}
+    assert headline(report)["samples"] == samples  # every 50th sample failed: dropped
 
 
 @pytest.mark.shared
@@ -83,7 +85,8 @@ def test_fintoolbench_report_json_is_the_dict_pipelines(shared_dir: Path) -> Non
     text, report = _both(refs, preds, EvalOptions(bootstrap=20))
     assert report.to_json() == text
     assert report.fintoolbench is not None and report.tool_selection is not None and report.official is None
-    assert headline(report) == {"overall": json.loads(text)["tool_selection"]["overall"]}
+    assert headline(report)["overall"] == json.loads(text)["tool_selection"]["overall"]
+    assert headline(report)["samples"]["missing"] == 1
 
 
 def test_report_json_reads_back_unchanged() -> None:
@@ -95,6 +98,9 @@ def test_report_json_reads_back_unchanged() -> None:
     again = Report.from_dict(json.loads(text))
     assert again.to_json() == text
     assert again.coverage.missing_predictions == 10 and again.headline["paper.EMR"].value == 30 / 40
+    assert SampleCounts.of_report(again) == SampleCounts(
+        references=40, scored=30, missing=10, missing_as="empty", dropped=0
+    )
 
 
 def _scored(refs: ReferenceSet, preds: PredictionSet) -> tuple:
