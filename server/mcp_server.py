@@ -16,6 +16,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from finmcp.recordings.plumbing.flags import DISTRIBUTION
 from finmcp.recordings.plumbing.protocol import is_stateless
 from finmcp.server.fastpath import HandshakeSessions
 from finmcp.server.seeded import SessionOccurrences, request_attempt, session_id_of
@@ -23,9 +24,9 @@ from finmcp.server.service import ProgressFn, ToolService
 
 
 def finmcp_version() -> str:
-    """The installed finmcp version (``0+unknown`` when not installed)."""
+    """The installed finmcp version, pyproject's (``0+unknown`` when not installed)."""
     try:
-        return metadata.version("finmcp")
+        return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "0+unknown"
 

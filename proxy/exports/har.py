@@ -40,6 +40,7 @@ from finmcp.proxy.exports.exchanges import (
     pair_messages,
     trial_of,
 )
+from finmcp.recordings.plumbing.flags import DISTRIBUTION
 from finmcp.recordings.trace_store import TraceStore
 
 HAR_VERSION = "1.2"
@@ -162,6 +163,6 @@ def _iso(unix_ns: int) -> str:
 
 def _version() -> str:
     try:
-        return metadata.version("finmcp")
+        return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "0"

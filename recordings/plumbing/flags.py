@@ -20,6 +20,7 @@ One thing, one flag, everywhere (docs/architecture.md has the glossary):
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, Protocol
 
 from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY, cors_origin
@@ -42,13 +43,15 @@ def installed_version() -> str:
 
 
 class _VersionAction(argparse.Action):
-    """``--version``: print ``PROG VERSION`` and exit (the metadata is read only when asked)."""
+    """``--version``: print ``PROG VERSION`` on stdout, as argparse's own action does, and exit 0 (the
+    metadata is read only when asked)."""
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        parser.exit(message=f"{parser.prog} {installed_version()}\n")
+        print(f"{parser.prog} {installed_version()}", file=sys.stdout, flush=True)
+        parser.exit()
 
 
 def add_version(parser: argparse.ArgumentParser) -> None:
