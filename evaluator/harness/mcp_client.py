@@ -19,11 +19,12 @@ from typing import Any
 from mcp.shared.inbound import encode_header_value
 
 from finmcp.evaluator.harness.http_pool import HttpPool, HttpTransportError
+from finmcp.recordings.plumbing.flags import installed_version
 from finmcp.recordings.plumbing.protocol import LATEST_STATELESS_VERSION
 from finmcp.recordings.plumbing.sse import parse_events
 
 PROTOCOL_VERSION = LATEST_STATELESS_VERSION
-CLIENT_INFO = {"name": "finmcp-harness", "version": "0.1.0"}
+CLIENT_INFO = {"name": "finmcp-harness", "version": installed_version()}
 GROUP_META_KEY = "io.finmcp/group"
 Json = dict[str, Any]
 BASE_HEADERS = {
