@@ -20,24 +20,22 @@ from finmcp.server.app import HttpApp, build_http_app
 from finmcp.server.faults import FaultSpecError, parse_faults
 from finmcp.server.latency import LatencySpecError, parse_latency
 from finmcp.server.mcp_server import build_mcp_server
-from finmcp.server.options import DEFAULT_PORT, PRODUCT_STACK, ServeOptions, ServingStack
+from finmcp.server.options import (
+    DEFAULT_PORT,
+    PRODUCT_STACK,
+    SSE_PAGE_BYTES,
+    TOKEN_ENV,
+    ServeError,
+    ServeOptions,
+    ServingStack,
+)
 from finmcp.server.security import SecuritySettings
 from finmcp.server.service import SimulateFn, ToolService
 from finmcp.server.transports import run_http, run_stdio
 from finmcp.tool_specs.errors import InventoryError
 from finmcp.tool_specs.inventory import Inventory, load_inventory
 
-__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "ServeError", "build_services", "serve"]
-
-TOKEN_ENV = "FINMCP_SERVER_TOKEN"
-# The mcp SDK's legacy SSE client (``sse_client``) refuses an SSE event over 1 MiB and has no option to
-# raise the cap; over that transport every answer is one event on the GET stream, so by default
-# ``tools/list`` pages stay well under it (the 760-tool listing is ~1.7 MB: 4 pages).
-SSE_PAGE_BYTES = 512 * 1024
-
-
-class ServeError(Exception):
-    """A start-up problem, reported as one line on stderr (exit status 2)."""
+__all__ = ["DEFAULT_PORT", "SSE_PAGE_BYTES", "TOKEN_ENV", "ServeError", "build_services", "serve"]
 
 
 def _inventories(names: tuple[str, ...]) -> dict[str, Inventory]:
@@ -140,14 +138,16 @@ def serve(
 ) -> int:
     """Start serving as the options say; returns the exit status.
 
-    ``stack`` is for tests and benchmarks only (:class:`server.options.ServingStack`).
+    Over HTTP the socket is bound first, so an address in use is reported (:class:`ServeError`, one
+    line naming ``--port``) before anything loads. ``stack`` is for tests and benchmarks only
+    (:class:`server.options.ServingStack`).
     """
     if options.tls is not None and options.transport == "stdio":
         raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
     if options.cors_origins and options.transport == "stdio":
         raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
-    services = build_services(options)
     if options.transport == "stdio":
+        services = build_services(options)
         if len(services) != 1:
             raise ServeError("--transport stdio serves exactly one inventory")
         run_stdio(build_mcp_server(next(iter(services.values()))))
@@ -164,9 +164,6 @@ def serve(
         )
     except ValueError as exc:
         raise ServeError(f"--max-body: {exc}") from None
-    app = build_http_app(
-        services, options.transport, options.json_response, security, fast_path=stack.fast_path
-    )
     try:
         sock = bind_listener(
             "finmcp-server",
@@ -179,6 +176,14 @@ def serve(
         )
     except ListenError as exc:
         raise ServeError(str(exc)) from None
+    try:
+        services = build_services(options)
+        app = build_http_app(
+            services, options.transport, options.json_response, security, fast_path=stack.fast_path
+        )
+    except BaseException:
+        sock.close()
+        raise
     base = socket_url(sock, "https" if options.tls else "http")
 
     http_app = app.app
