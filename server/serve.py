@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from finmcp.recordings.errors import RecordingsError
-from finmcp.recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing.launch import announce_ready, announce_warm
 from finmcp.recordings.plumbing.listener import ListenError, bind_listener, socket_url
 from finmcp.recordings.store import RecordingStore
 from finmcp.server.app import HttpApp, build_http_app
@@ -32,6 +32,7 @@ from finmcp.server.options import (
 from finmcp.server.security import SecuritySettings
 from finmcp.server.service import SimulateFn, ToolService
 from finmcp.server.transports import run_http, run_stdio
+from finmcp.server.warmup import Warmup
 from finmcp.tool_specs.errors import InventoryError
 from finmcp.tool_specs.inventory import Inventory, load_inventory
 
@@ -78,12 +79,15 @@ def _world(seed: int, store: RecordingStore | None) -> Any:
     return World(seed=seed, extra_fund_codes=sorted(funds), extra_strategy_codes=sorted(strategies))
 
 
-def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> dict[str, SimulateFn]:
-    """A simulator per inventory over the shared world, warmed in one background thread.
+def _simulators(
+    inventories: Mapping[str, Inventory], seed: int, world: Any
+) -> tuple[dict[str, SimulateFn], Warmup]:
+    """A simulator per inventory over the shared world, and their warm-up, started in one background thread.
 
     Search indexes are start-up work: they are built beside the serving loop, not in the first call.
     One thread warms the simulators in turn (they share the world, so the first does most of the
     work), rather than a thread each racing to build the same entities in their own malloc arenas.
+    The :class:`Warmup` says when it has finished (``/healthz`` ``warm``, the ``warm`` line).
     """
     from finmcp.server.sim.simulator import Simulator, freeze_heap
 
@@ -94,12 +98,16 @@ def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> 
             simulator.warm()
         freeze_heap()
 
-    threading.Thread(target=warm_all, name="warm-simulators", daemon=True).start()
-    return {name: simulator.simulate for name, simulator in zip(inventories, simulators, strict=True)}
+    warmup = Warmup().start(warm_all, name="warm-simulators")
+    simulate: dict[str, SimulateFn] = {
+        name: simulator.simulate for name, simulator in zip(inventories, simulators, strict=True)
+    }
+    return simulate, warmup
 
 
-def build_services(options: ServeOptions) -> dict[str, ToolService]:
-    """One :class:`ToolService` per served inventory, configured from the options."""
+def build_services(options: ServeOptions) -> tuple[dict[str, ToolService], Warmup]:
+    """One :class:`ToolService` per served inventory, configured from the options, and the warm-up of
+    their simulators (already finished when nothing is simulated)."""
     try:
         latency = parse_latency(options.latency, seed=options.seed)
         faults = parse_faults(options.faults, seed=options.seed)
@@ -110,7 +118,7 @@ def build_services(options: ServeOptions) -> dict[str, ToolService]:
     inventories = _inventories(options.inventories)
     store = _store(options.recordings)
     world = _world(options.seed, store) if options.miss == "simulate" else None
-    simulate = _simulators(inventories, options.seed, world) if world is not None else {}
+    simulate, warmup = _simulators(inventories, options.seed, world) if world is not None else ({}, None)
     services = {}
     for name, inventory in inventories.items():
         services[name] = ToolService(
@@ -127,7 +135,17 @@ def build_services(options: ServeOptions) -> dict[str, ToolService]:
             replay=options.replay,
             exhausted=options.replay_exhausted,
         )
-    return services
+    return services, warmup or Warmup.finished()
+
+
+def _announce_warm(warmup: Warmup, base: str) -> None:
+    """Once the warm-up has finished: ``finmcp-server warm: BASE (warm-up N.N s)`` on stderr (``(nothing
+    to warm)`` without a simulator)."""
+    warmup.wait()
+    detail = f"warm-up {warmup.seconds or 0.0:.1f} s" + (", stopped early" if warmup.error else "")
+    if not warmup.needed:
+        detail = "nothing to warm"
+    announce_warm("finmcp-server", base, detail)
 
 
 def serve(
@@ -147,7 +165,7 @@ def serve(
     if options.cors_origins and options.transport == "stdio":
         raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
     if options.transport == "stdio":
-        services = build_services(options)
+        services, _ = build_services(options)
         if len(services) != 1:
             raise ServeError("--transport stdio serves exactly one inventory")
         run_stdio(build_mcp_server(next(iter(services.values()))))
@@ -177,9 +195,14 @@ def serve(
     except ListenError as exc:
         raise ServeError(str(exc)) from None
     try:
-        services = build_services(options)
+        services, warmup = build_services(options)
         app = build_http_app(
-            services, options.transport, options.json_response, security, fast_path=stack.fast_path
+            services,
+            options.transport,
+            options.json_response,
+            security,
+            fast_path=stack.fast_path,
+            warmup=warmup,
         )
     except BaseException:
         sock.close()
@@ -194,6 +217,9 @@ def serve(
         for path in routes:
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
         announce_ready("finmcp-server", base, options.transport)
+        threading.Thread(
+            target=_announce_warm, args=(warmup, base), name="announce-warm", daemon=True
+        ).start()
 
     run_http(app, sock, announce, tls=options.tls, loop=stack.loop, http=stack.http)
     return 0
