@@ -79,10 +79,9 @@ def run(calls: int | None = None) -> list[dict[str, Any]]:
     n = calls or int(os.environ.get("FINMCP_BENCH_MEMORY_CALLS", CALLS))
     work = distinct_calls(n)
     args = [a for name in INVENTORIES for a in ("--inventory", name)] + ["--latency", "none"]
-    with ServerProcess(args, timeout=120.0) as server:
+    with ServerProcess(args, timeout=120.0, wait_warm=True) as server:  # RSS after the warm-up's caches
         assert server.process is not None
         pid = server.process.pid
-        time.sleep(8.0)  # start-up warming runs in background threads
         started_mib = rss_mib(pid)
         started = time.perf_counter()
         samples = asyncio.run(_drive(server, work, {n // 4, n // 2, 3 * n // 4, n}, pid))

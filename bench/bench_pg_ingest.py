@@ -278,7 +278,7 @@ def run() -> list[dict[str, Any]]:
                         "qieman79", TOOL, {"fundNameOrCode": code}, recorded_result(code), "imported:bench"
                     )
             server_args = ["--miss", "strict", "--recordings", str(rec), "--latency", "none"]
-            with ServerProcess(server_args) as server:
+            with ServerProcess(server_args, wait_warm=True) as server:
                 rows += _ingest_rows(pg_url, folder, server.url)
     finally:
         if cluster is not None:

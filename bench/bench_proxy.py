@@ -283,7 +283,7 @@ def run() -> list[dict[str, Any]]:
         server_args = ["--miss", "strict", "--recordings", str(rec), "--latency", "none"]
         db = Path(tmp) / "runs.sqlite"
         with (
-            ServerProcess(server_args) as server,
+            ServerProcess(server_args, wait_warm=True) as server,
             ProxyProcess(["--upstream", server.url, "--db", str(db)]) as proxy,
             ProxyProcess(["--upstream", server.url], module="bench.relay") as relay,
         ):

@@ -115,7 +115,7 @@ def run() -> list[dict[str, Any]]:
         db = Path(tmp) / "runs.sqlite"
         upstream = ["--upstream-ca", str(ca), "--db", str(db)]
         with (
-            ServerProcess(server_args, ca_file=str(ca)) as server,
+            ServerProcess(server_args, ca_file=str(ca), wait_warm=True) as server,
             ProxyProcess(["--upstream", server.url, *upstream]) as proxy,
             ProxyProcess(["--upstream", server.url, *upstream, *tls_args], ca_file=str(ca)) as tls_proxy,
         ):

@@ -138,7 +138,7 @@ async def _load(base: str, run: str, stop_after: int | None, on_answered: Any = 
 def _server_killed(db: Path) -> dict[str, Any]:
     killed_at: list[float] = []
     with (
-        ServerProcess(["--latency", "fixed:5"]) as server,
+        ServerProcess(["--latency", "fixed:5"], wait_warm=True) as server,
         ProxyProcess(["--upstream", server.url, "--db", str(db), "--timeout", "3"]) as proxy,
     ):
 
@@ -158,7 +158,7 @@ def _server_killed(db: Path) -> dict[str, Any]:
 
 
 def _proxy_restart(db: Path) -> dict[str, Any]:
-    with ServerProcess(["--latency", "fixed:5"]) as server:
+    with ServerProcess(["--latency", "fixed:5"], wait_warm=True) as server:
         proxy = ProxyProcess(["--upstream", server.url, "--db", str(db)]).start()
 
         def crash() -> None:

@@ -237,7 +237,7 @@ def run() -> list[dict[str, Any]]:
         py = sys.executable
         rows: list[dict[str, Any]] = []
         with ExitStack() as stack:
-            ours = stack.enter_context(ServerProcess(ours_args))
+            ours = stack.enter_context(ServerProcess(ours_args, wait_warm=True))
             base = stack.enter_context(ServerProcess(["--baseline", "http"], module="bench.bench_server"))
             raw_targets = {
                 "finmcp": {era: ours.url for era, _ in ERAS},
@@ -246,7 +246,9 @@ def run() -> list[dict[str, Any]]:
             if os.environ.get("FINMCP_BENCH_SERVER_VARIANTS", "1") != "0":
                 for kind in VARIANTS:
                     variant = stack.enter_context(
-                        ServerProcess(["--stack", kind, *ours_args], module="bench.server_variants")
+                        ServerProcess(
+                            ["--stack", kind, *ours_args], module="bench.server_variants", wait_warm=True
+                        )
                     )
                     raw_targets[kind] = {era: variant.url for era, _ in ERAS}
             if recorder_available():
@@ -263,7 +265,7 @@ def run() -> list[dict[str, Any]]:
         listing: list[dict[str, Any]] = []
         if os.environ.get("FINMCP_BENCH_SERVER_RAW_ONLY") != "1":
             with (
-                ServerProcess(["--inventory", "fintool760", *ours_args]) as ours,
+                ServerProcess(["--inventory", "fintool760", *ours_args], wait_warm=True) as ours,
                 ServerProcess(
                     ["--inventory", "fintool760", "--baseline", "http"], module="bench.bench_server"
                 ) as base,

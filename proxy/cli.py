@@ -15,6 +15,9 @@ finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
 
 With --ship-to postgresql://... the serving proxy's --db file is also an outbox that a shipper
 drains to PostgreSQL (proxy/shipper.py, docs/proxy.md "Shipping to PostgreSQL").
+
+The parsers are built from light modules only (``finmcp-proxy --help`` loads no serving machinery:
+tests/reliability/test_help_is_light.py); each command imports what it runs.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import shlex
 import sys
 from typing import Any
 
+from finmcp.proxy.defaults import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, DEFAULT_PORT
 from finmcp.proxy.tags import TagError, Tags
 from finmcp.recordings.plumbing.eventloop import LOOPS
 from finmcp.recordings.plumbing.flags import (
@@ -41,8 +45,55 @@ from finmcp.recordings.plumbing.options import options_from
 from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
 from finmcp.recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
 
-COMMANDS = ("serve", "sessions", "show", "export", "audit", "flush")
-DEFAULT_PORT = 8766
+SUMMARIES = {
+    "serve": "(the default) proxy an MCP server, logging every message to --db",
+    "sessions": "list the runs and sessions of a trace store",
+    "show": "a run's (or one sample's) calls in parallel groups",
+    "export": "write a run's calls (jsonl, finmcp, otlp, har, csv, parquet, ...)",
+    "audit": "re-issue a run's logged calls and compare the answers",
+    "flush": "ship what a stopped proxy left in its outbox to PostgreSQL",
+}
+"""Each command and its one-line summary (``finmcp-proxy --help`` lists them; each has ``--help``)."""
+COMMANDS = tuple(SUMMARIES)
+EXPORT_FORMATS = ("jsonl", "finmcp", "fintoolbench", "otlp", "otlp-proto", "har", "csv", "parquet")
+DESCRIPTION = "\n".join(
+    [
+        "Transparent logging proxy for MCP servers: every message between an MCP client",
+        "and the upstream server is stored in a trace store (--db), tagged by run,",
+        "sample, turn and trial.",
+        "",
+        "commands (finmcp-proxy COMMAND --help shows a command's options):",
+        *(f"  {name:<9} {summary}" for name, summary in SUMMARIES.items()),
+    ]
+)
+EPILOG = f"""\
+tags (HTTP side; docs/proxy.md, "Point your agent at the proxy"):
+  path      /r/RUN/s/SAMPLE/t/TURN/mcp, every /LETTER/VALUE pair optional:
+              /r/gpt4o-a/s/201/t/0/mcp   run gpt4o-a, sample 201, turn 0
+              /r/R/s/S/k/2/t/0/mcp       /k/N: trial N of a repeated sample
+              /r/R/mcp, /mcp             partly tagged, untagged
+            after the tags, a path other than /mcp is forwarded as is
+            (/r/R/fintool760/mcp reaches the upstream's /fintool760/mcp)
+  headers   X-Finmcp-Run, X-Finmcp-Sample, X-Finmcp-Turn, X-Finmcp-Trial tag
+            as the path does; a header overrides the path; none is forwarded
+            X-Finmcp-Proxy-Token: TOKEN, with --token, instead of
+            Authorization: Bearer TOKEN (not forwarded)
+  defaults  --run, --sample, --turn, --trial tag what nothing else tags
+
+examples:
+  finmcp-proxy --upstream http://127.0.0.1:8765/mcp --db runs.sqlite
+      listens on 127.0.0.1:{DEFAULT_PORT}; clients use a tagged URL such as
+      http://127.0.0.1:{DEFAULT_PORT}/r/myrun/s/201/t/0/mcp
+  finmcp-proxy --transport stdio --db runs.sqlite \\
+      --upstream-cmd -- finmcp-server --transport stdio
+      what an MCP host launches: stdio on both sides
+  finmcp-proxy sessions --db runs.sqlite
+  finmcp-proxy show --db runs.sqlite --run myrun --sample 201
+  finmcp-proxy export --db runs.sqlite --run myrun --format otlp \\
+      --output run.otlp.json
+  finmcp-proxy audit --db runs.sqlite --run myrun \\
+      --against http://127.0.0.1:8765/mcp
+"""
 COMMAND_FLAGS = ("--upstream-cmd", "--against-cmd")
 
 
@@ -138,8 +189,6 @@ def _positive(kind: type[int] | type[float]) -> Any:
 
 def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
     """``--ship-to URL`` and the shipper's batch size and interval."""
-    from finmcp.proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL
-
     p.add_argument(
         "--ship-to",
         metavar="URL",
@@ -167,7 +216,12 @@ def build_serve_parser() -> argparse.ArgumentParser:
     """The parser of ``finmcp-proxy`` serving (HTTP listener or stdio); the subcommands have their own."""
     p = argparse.ArgumentParser(
         prog="finmcp-proxy",
-        description="Transparent logging proxy for MCP servers (subcommands: sessions, show, export, audit).",
+        usage="%(prog)s [serve] --db STORE (--upstream URL | --upstream-cmd COMMAND\n"
+        "                    | --upstream-sse URL) [options]\n"
+        "       %(prog)s {sessions,show,export,audit,flush} ...",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_version(p)
     up = p.add_mutually_exclusive_group(required=True)
@@ -263,24 +317,25 @@ def build_serve_parser() -> argparse.ArgumentParser:
     return p
 
 
+RAW = argparse.RawDescriptionHelpFormatter
 READ_STORE_HELP = "trace store to read: a SQLite file or a postgresql:// URL"
 
 
 def build_inspect_parser() -> argparse.ArgumentParser:
     """The parser of the inspection subcommands: sessions, show, export, audit."""
-    p = argparse.ArgumentParser(prog="finmcp-proxy")
+    p = argparse.ArgumentParser(prog="finmcp-proxy", description=DESCRIPTION, formatter_class=RAW)
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("sessions", help="list runs and sessions of a trace database")
+    s = sub.add_parser("sessions", help=SUMMARIES["sessions"], description=SUMMARIES["sessions"])
     add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run")
-    s = sub.add_parser("show", help="calls of a run/sample in parallel groups")
+    s = sub.add_parser("show", help=SUMMARIES["show"], description=SUMMARIES["show"])
     add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
     s.add_argument("--full", action="store_true", help="do not shorten arguments and outputs")
     s = sub.add_parser(
         "export",
-        help="export a run's calls",
+        help=SUMMARIES["export"],
         description="Export a run's calls. --format finmcp writes predictions only ({id, messages_pred} "
         "of the samples with calls); the file FinMCP-Bench's official evaluation.py reads (every "
         "reference sample with its gold messages) is written by: finmcp-eval export --format finmcp "
@@ -290,7 +345,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument(
         "--format",
-        choices=("jsonl", "finmcp", "fintoolbench", "otlp", "otlp-proto", "har", "csv", "parquet"),
+        choices=EXPORT_FORMATS,
         default="jsonl",
         help="jsonl (finmcp-eval's own), finmcp (FinMCP-Bench predictions only; see above), "
         "fintoolbench (FinToolBench result lines), otlp (OpenTelemetry OTLP/JSON traces; otlp-proto: "
@@ -299,7 +354,7 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "pyarrow: pip install 'finmcp-kit[parquet]')",
     )
     s.add_argument("--output", dest="out", help="output file (default stdout)")
-    s = sub.add_parser("audit", help="re-issue a run's logged calls and compare the answers")
+    s = sub.add_parser("audit", help=SUMMARIES["audit"], description=SUMMARIES["audit"])
     add_trace_store(s, required=True, help=READ_STORE_HELP)
     s.add_argument("--run", required=True)
     s.add_argument("--sample")
@@ -327,7 +382,8 @@ def build_inspect_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=float, default=60.0)
     s = sub.add_parser(
         "flush",
-        help="ship what is left in an outbox to PostgreSQL (for a proxy that will not come back)",
+        help=SUMMARIES["flush"],
+        description=SUMMARIES["flush"] + " (for a proxy that will not come back)",
     )
     add_trace_store(s, required=True, help="the outbox: a proxy's --db file")
     add_shipping(s, required=True)

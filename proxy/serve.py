@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +15,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from finmcp.proxy.capture import Recorder, Tracer
+from finmcp.proxy.defaults import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, DEFAULT_PORT
 from finmcp.proxy.exports.live import LiveOtlp
 from finmcp.proxy.http_proxy import ProxyServer, serve
 from finmcp.proxy.http_types import Settings
 from finmcp.proxy.security import Policy
-from finmcp.proxy.shipper import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, Shipper
+from finmcp.proxy.shipper import Shipper
 from finmcp.proxy.tags import Tags
 from finmcp.proxy.upstream_http import Target
 from finmcp.proxy.upstream_tls import client_context
@@ -26,7 +28,7 @@ from finmcp.proxy.writer import TraceWriter
 from finmcp.recordings.outbox import install_outbox, is_outbox
 from finmcp.recordings.plumbing import eventloop
 from finmcp.recordings.plumbing.launch import announce_ready
-from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY, bind_socket
+from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY, ListenError, bind_listener
 from finmcp.recordings.plumbing.tls import server_context
 from finmcp.recordings.redact import redact_url
 from finmcp.recordings.schema import BUSY_TIMEOUT_MS
@@ -50,7 +52,7 @@ class ProxyConfig:
     upstream_sse: str | None = None
     transport: str = "http"
     host: str = "127.0.0.1"
-    port: int = 8766
+    port: int = DEFAULT_PORT
     record_into: str | None = None
     record_inventory: str | None = None
     group_gap_ms: float = 30.0
@@ -161,8 +163,16 @@ class ProxyRuntime:
         self.store.close()
 
 
-async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> None:
-    """Serve the HTTP side until ``stop`` is set."""
+def bind(config: ProxyConfig) -> socket.socket:
+    """The HTTP side's listening socket (:func:`recordings.plumbing.listener.bind_listener`: a warning
+    off loopback; :class:`ListenError` naming ``--port`` when the address is in use)."""
+    return bind_listener(
+        "finmcp-proxy", config.host, config.port, exposes="call the upstream through it", token=config.token
+    )
+
+
+async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock: socket.socket | None = None) -> None:
+    """Serve the HTTP side until ``stop`` is set (on ``sock``, else a socket bound as the config says)."""
     config = runtime.config
     runtime.writer.bind(asyncio.get_running_loop())
     settings = Settings(
@@ -182,7 +192,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock=None) -> Non
         health=runtime.health,
     )
     proxy = ProxyServer(settings)
-    sock = sock or bind_socket(config.host, config.port, blocking=False, inheritable=False)
+    sock = sock or bind(config)
     host, port = sock.getsockname()[:2]
     listener_tls = server_context(config.tls_cert, config.tls_key) if config.tls_cert else None
     server = await serve(proxy, sock, listener_tls)
@@ -212,9 +222,19 @@ def main_serve(config: ProxyConfig) -> int:
             file=sys.stderr,
         )
         return 2
-    if config.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"finmcp-proxy: warning: listening on {config.host}, not loopback", file=sys.stderr)
-    runtime = ProxyRuntime(config)
+    sock = None
+    if config.transport == "http":
+        try:  # before the trace store is opened: a port in use is a one-line error, nothing created
+            sock = bind(config)
+        except ListenError as exc:
+            print(f"finmcp-proxy: {exc}", file=sys.stderr)
+            return 2
+    try:
+        runtime = ProxyRuntime(config)
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        raise
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -223,7 +243,7 @@ def main_serve(config: ProxyConfig) -> int:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
         if config.transport == "http":
-            await run_http(runtime, stop)
+            await run_http(runtime, stop, sock)
         else:
             from finmcp.proxy.stdio_side import run_stdio
 

@@ -29,6 +29,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from finmcp.proxy.defaults import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL
 from finmcp.recordings.errors import RecordingsError
 from finmcp.recordings.outbox import (
     Backlog,
@@ -46,8 +47,6 @@ from finmcp.recordings.redact import redact_url
 
 log = logging.getLogger("finmcp.proxy.shipper")
 
-DEFAULT_BATCH_ROWS = 2000
-DEFAULT_INTERVAL = 0.2
 RETRY_FIRST = 0.25
 RETRY_MAX = 2.0
 HEARTBEAT = 1.0

@@ -33,6 +33,7 @@ from finmcp.server.mcp_server import ToolCalls, build_mcp_server
 from finmcp.server.sdk_check import check_fast_path
 from finmcp.server.security import SecurityMiddleware, SecuritySettings
 from finmcp.server.service import ToolService
+from finmcp.server.warmup import Warmup
 
 logger = logging.getLogger("finmcp.server")
 
@@ -186,13 +187,18 @@ class HttpApp:
         max_body: int = DEFAULT_MAX_BODY,
         *,
         fast_path: bool = True,
+        warmup: Warmup | None = None,
     ) -> None:
-        """``fast_path=False`` (tests and benchmarks only) leaves every call to the SDK's path."""
+        """``fast_path=False`` (tests and benchmarks only) leaves every call to the SDK's path.
+
+        ``warmup``: the simulators' start-up warm-up, reported by ``/healthz`` (None: nothing to warm).
+        """
         if not services:
             raise ValueError("no inventory to serve")
         if transport not in ("http", "sse"):
             raise ValueError(f"transport {transport!r}: expected 'http' or 'sse'")
         self.services = dict(services)
+        self.warmup = warmup or Warmup.finished()
         self.transport = transport
         self.json_response = json_response
         self.max_body = max_body
@@ -238,10 +244,10 @@ class HttpApp:
         }
 
     def health_payload(self) -> dict[str, Any]:
-        """``/healthz`` body: status, inventories, endpoints, call counters and the fast path's count."""
+        """``/healthz`` body: status, endpoints, warm-up, call counters and the fast path's count."""
         stats = {name: dict(s.stats.counts) for name, s in self.services.items()}
         fast = {fast.service.name: fast.answered for fast in self.fast.values()}
-        return {**self.health, "calls": stats, "fast_path_calls": fast}
+        return {**self.health, **self.warmup.health(), "calls": stats, "fast_path_calls": fast}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -313,12 +319,14 @@ def build_http_app(
     security: SecuritySettings | None = None,
     *,
     fast_path: bool = True,
+    warmup: Warmup | None = None,
 ) -> SecurityMiddleware:
     """The full HTTP application: :class:`HttpApp` behind :class:`SecurityMiddleware`.
 
-    ``fast_path=False`` is for tests and benchmarks (:class:`server.options.ServingStack`).
+    ``fast_path=False`` is for tests and benchmarks (:class:`server.options.ServingStack`); ``warmup``
+    is what ``/healthz`` reports as ``warm`` (None: nothing to warm).
     """
     settings = security or SecuritySettings()
     max_body = DEFAULT_MAX_BODY if settings.max_body is None else settings.max_body
-    app = HttpApp(services, transport, json_response, max_body, fast_path=fast_path)
+    app = HttpApp(services, transport, json_response, max_body, fast_path=fast_path, warmup=warmup)
     return SecurityMiddleware(app, settings)

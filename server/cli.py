@@ -8,6 +8,9 @@ move recordings files (see :mod:`server.recording_cli`).
 
 The serving flags are parsed here into :class:`server.options.ServeOptions` (:func:`serve_options`),
 and serving is :func:`server.serve.serve` called with them: nothing below the CLI reads ``argparse``.
+
+The parser is built from light modules only: the SDK, the inventories and the simulator are imported
+when a command runs, so ``--help`` is instant (tests/reliability/test_help_is_light.py checks what it loads).
 """
 
 from __future__ import annotations
@@ -24,14 +27,10 @@ from finmcp.recordings.plumbing.flags import add_listener_options, add_log_level
 from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
 from finmcp.recordings.plumbing.tls import TlsConfigError, add_tls_options, check_tls_files
 from finmcp.server.latency import DEFAULT_LATENCY
-from finmcp.server.options import DEFAULT_PORT, ServeOptions
+from finmcp.server.options import DEFAULT_PORT, SSE_PAGE_BYTES, TOKEN_ENV, ServeError, ServeOptions
 from finmcp.server.recording_cli import add_recording_commands, run_recording_command
 from finmcp.server.sequence import EXHAUSTED_POLICIES, REPLAY_MODES
-from finmcp.server.serve import SSE_PAGE_BYTES, TOKEN_ENV, ServeError, serve
 from finmcp.tool_specs.errors import InventoryError
-from finmcp.tool_specs.graph import DependencyGraph
-from finmcp.tool_specs.inventory import load_inventory
-from finmcp.tool_specs.summary import main as print_summary
 
 
 def page_size_option(value: str) -> int | None:
@@ -189,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tools(args: argparse.Namespace) -> int:
+    from finmcp.tool_specs.inventory import load_inventory
+
     inventory = load_inventory(args.inventory)
     if args.json:
         print(json.dumps({"tools": list(inventory.mcp_tools)}, ensure_ascii=False, indent=1))
@@ -203,6 +204,9 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _graph(args: argparse.Namespace) -> int:
+    from finmcp.tool_specs.graph import DependencyGraph
+    from finmcp.tool_specs.inventory import load_inventory
+
     graph = DependencyGraph.from_inventory(load_inventory(args.inventory))
     if args.out:
         args.out.write_text(json.dumps(graph.to_json(), ensure_ascii=False, indent=1) + "\n", "utf-8")
@@ -228,7 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             format="%(asctime)s %(name)s %(levelname)s %(message)s",
         )
         try:
-            return serve(serve_options(args), environ=os.environ)
+            options = serve_options(args)
+            from finmcp.server.serve import serve
+
+            return serve(options, environ=os.environ)
         except ServeError as exc:
             print(f"finmcp-server: {exc}", file=sys.stderr)
             return 2
@@ -240,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         if args.command == "inventories":
+            from finmcp.tool_specs.summary import main as print_summary
+
             return print_summary()
         if args.command == "tools":
             return _tools(args)

@@ -6,21 +6,38 @@ option of the product: it names the pieces of the HTTP stack (the tools/call fas
 loop, uvicorn's parser) so that tests and ``bench/`` can build the server without one of them and
 measure or compare against it (``bench/server_variants.py``). The product always runs
 :data:`PRODUCT_STACK`.
+
+The module is light (no SDK, no inventories): ``server/cli.py`` builds its parser from it, so
+``finmcp-server --help`` loads nothing of the serving machinery.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
 from finmcp.server.latency import DEFAULT_LATENCY
-from finmcp.server.sequence import ExhaustedPolicy, ReplayMode
-from finmcp.server.service import MissPolicy
+
+if TYPE_CHECKING:  # the serving machinery is not loaded to parse a command line
+    from finmcp.server.sequence import ExhaustedPolicy, ReplayMode
+    from finmcp.server.service import MissPolicy
 
 DEFAULT_PORT = 8765
+TOKEN_ENV = "FINMCP_SERVER_TOKEN"
 Transport = Literal["http", "stdio", "sse"]
+SSE_PAGE_BYTES = 512 * 1024
+"""Default page budget of ``tools/list`` over ``--transport sse``.
+
+The mcp SDK's legacy SSE client (``sse_client``) refuses an SSE event over 1 MiB and has no option to
+raise the cap; over that transport every answer is one event on the GET stream, so by default
+``tools/list`` pages stay well under it (the 760-tool listing is ~1.7 MB: 4 pages).
+"""
+
+
+class ServeError(Exception):
+    """A start-up problem, reported as one line on stderr (exit status 2)."""
 
 
 @dataclass(frozen=True)

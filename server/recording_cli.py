@@ -5,6 +5,9 @@
 - ``recordings import --finmcp FILE... | --jsonl FILE --recordings DB``: real outputs from official
   FinMCP-Bench sample files (``imported:<file>``), or a JSONL export;
 - ``recordings export --recordings DB --output FILE.jsonl``: responses as JSONL, in a fixed order.
+
+The parser part is light (``finmcp-server --help`` builds it); each command imports the store, the
+inventories and the simulator when it runs.
 """
 
 from __future__ import annotations
@@ -15,11 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from finmcp.recordings.errors import RecordingsError
-from finmcp.recordings.import_finmcp import import_finmcp
-from finmcp.recordings.jsonl import export_jsonl, import_jsonl
 from finmcp.recordings.plumbing.flags import add_recordings
-from finmcp.recordings.store import RecordingStore
-from finmcp.tool_specs.inventory import load_inventory
 
 
 class SubcommandAdder(Protocol):
@@ -114,7 +113,9 @@ def run_recordings(options: RecordingCommand) -> int:
 
 def bake_recordings(options: BakeOptions) -> int:
     """Simulate and record every call of ``options.calls``; prints a summary and the first errors."""
+    from finmcp.recordings.store import RecordingStore
     from finmcp.server.sim.bake import bake, read_calls
+    from finmcp.tool_specs.inventory import load_inventory
 
     inventory = load_inventory(options.inventory)
     calls = read_calls(options.calls)
@@ -128,6 +129,11 @@ def bake_recordings(options: BakeOptions) -> int:
 
 def import_recordings(options: ImportOptions) -> int:
     """Import real outputs (FinMCP-Bench sample files) or a JSONL export; prints what was imported."""
+    from finmcp.recordings.import_finmcp import import_finmcp
+    from finmcp.recordings.jsonl import import_jsonl
+    from finmcp.recordings.store import RecordingStore
+    from finmcp.tool_specs.inventory import load_inventory
+
     with RecordingStore.open(options.recordings) as store:
         if options.jsonl is not None:
             counts = import_jsonl(store, options.jsonl)
@@ -148,6 +154,9 @@ def import_recordings(options: ImportOptions) -> int:
 
 def export_recordings(options: ExportOptions) -> int:
     """Write the recorded responses as JSONL in a fixed order; prints how many."""
+    from finmcp.recordings.jsonl import export_jsonl
+    from finmcp.recordings.store import RecordingStore
+
     if not options.recordings.is_file():
         raise RecordingsError(f"--recordings {options.recordings}: no such file")
     with RecordingStore.open(options.recordings) as store:

@@ -13,31 +13,30 @@ from pathlib import Path
 from typing import Any
 
 from finmcp.recordings.errors import RecordingsError
-from finmcp.recordings.plumbing.launch import announce_ready
+from finmcp.recordings.plumbing.launch import announce_ready, announce_warm
 from finmcp.recordings.plumbing.listener import ListenError, bind_listener, socket_url
 from finmcp.recordings.store import RecordingStore
 from finmcp.server.app import HttpApp, build_http_app
 from finmcp.server.faults import FaultSpecError, parse_faults
 from finmcp.server.latency import LatencySpecError, parse_latency
 from finmcp.server.mcp_server import build_mcp_server
-from finmcp.server.options import DEFAULT_PORT, PRODUCT_STACK, ServeOptions, ServingStack
+from finmcp.server.options import (
+    DEFAULT_PORT,
+    PRODUCT_STACK,
+    SSE_PAGE_BYTES,
+    TOKEN_ENV,
+    ServeError,
+    ServeOptions,
+    ServingStack,
+)
 from finmcp.server.security import SecuritySettings
 from finmcp.server.service import SimulateFn, ToolService
 from finmcp.server.transports import run_http, run_stdio
+from finmcp.server.warmup import Warmup
 from finmcp.tool_specs.errors import InventoryError
 from finmcp.tool_specs.inventory import Inventory, load_inventory
 
-__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "ServeError", "build_services", "serve"]
-
-TOKEN_ENV = "FINMCP_SERVER_TOKEN"
-# The mcp SDK's legacy SSE client (``sse_client``) refuses an SSE event over 1 MiB and has no option to
-# raise the cap; over that transport every answer is one event on the GET stream, so by default
-# ``tools/list`` pages stay well under it (the 760-tool listing is ~1.7 MB: 4 pages).
-SSE_PAGE_BYTES = 512 * 1024
-
-
-class ServeError(Exception):
-    """A start-up problem, reported as one line on stderr (exit status 2)."""
+__all__ = ["DEFAULT_PORT", "SSE_PAGE_BYTES", "TOKEN_ENV", "ServeError", "build_services", "serve"]
 
 
 def _inventories(names: tuple[str, ...]) -> dict[str, Inventory]:
@@ -80,12 +79,15 @@ def _world(seed: int, store: RecordingStore | None) -> Any:
     return World(seed=seed, extra_fund_codes=sorted(funds), extra_strategy_codes=sorted(strategies))
 
 
-def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> dict[str, SimulateFn]:
-    """A simulator per inventory over the shared world, warmed in one background thread.
+def _simulators(
+    inventories: Mapping[str, Inventory], seed: int, world: Any
+) -> tuple[dict[str, SimulateFn], Warmup]:
+    """A simulator per inventory over the shared world, and their warm-up, started in one background thread.
 
     Search indexes are start-up work: they are built beside the serving loop, not in the first call.
     One thread warms the simulators in turn (they share the world, so the first does most of the
     work), rather than a thread each racing to build the same entities in their own malloc arenas.
+    The :class:`Warmup` says when it has finished (``/healthz`` ``warm``, the ``warm`` line).
     """
     from finmcp.server.sim.simulator import Simulator, freeze_heap
 
@@ -96,12 +98,16 @@ def _simulators(inventories: Mapping[str, Inventory], seed: int, world: Any) -> 
             simulator.warm()
         freeze_heap()
 
-    threading.Thread(target=warm_all, name="warm-simulators", daemon=True).start()
-    return {name: simulator.simulate for name, simulator in zip(inventories, simulators, strict=True)}
+    warmup = Warmup().start(warm_all, name="warm-simulators")
+    simulate: dict[str, SimulateFn] = {
+        name: simulator.simulate for name, simulator in zip(inventories, simulators, strict=True)
+    }
+    return simulate, warmup
 
 
-def build_services(options: ServeOptions) -> dict[str, ToolService]:
-    """One :class:`ToolService` per served inventory, configured from the options."""
+def build_services(options: ServeOptions) -> tuple[dict[str, ToolService], Warmup]:
+    """One :class:`ToolService` per served inventory, configured from the options, and the warm-up of
+    their simulators (already finished when nothing is simulated)."""
     try:
         latency = parse_latency(options.latency, seed=options.seed)
         faults = parse_faults(options.faults, seed=options.seed)
@@ -112,7 +118,7 @@ def build_services(options: ServeOptions) -> dict[str, ToolService]:
     inventories = _inventories(options.inventories)
     store = _store(options.recordings)
     world = _world(options.seed, store) if options.miss == "simulate" else None
-    simulate = _simulators(inventories, options.seed, world) if world is not None else {}
+    simulate, warmup = _simulators(inventories, options.seed, world) if world is not None else ({}, None)
     services = {}
     for name, inventory in inventories.items():
         services[name] = ToolService(
@@ -129,7 +135,17 @@ def build_services(options: ServeOptions) -> dict[str, ToolService]:
             replay=options.replay,
             exhausted=options.replay_exhausted,
         )
-    return services
+    return services, warmup or Warmup.finished()
+
+
+def _announce_warm(warmup: Warmup, base: str) -> None:
+    """Once the warm-up has finished: ``finmcp-server warm: BASE (warm-up N.N s)`` on stderr (``(nothing
+    to warm)`` without a simulator)."""
+    warmup.wait()
+    detail = f"warm-up {warmup.seconds or 0.0:.1f} s" + (", stopped early" if warmup.error else "")
+    if not warmup.needed:
+        detail = "nothing to warm"
+    announce_warm("finmcp-server", base, detail)
 
 
 def serve(
@@ -140,14 +156,16 @@ def serve(
 ) -> int:
     """Start serving as the options say; returns the exit status.
 
-    ``stack`` is for tests and benchmarks only (:class:`server.options.ServingStack`).
+    Over HTTP the socket is bound first, so an address in use is reported (:class:`ServeError`, one
+    line naming ``--port``) before anything loads. ``stack`` is for tests and benchmarks only
+    (:class:`server.options.ServingStack`).
     """
     if options.tls is not None and options.transport == "stdio":
         raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
     if options.cors_origins and options.transport == "stdio":
         raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
-    services = build_services(options)
     if options.transport == "stdio":
+        services, _ = build_services(options)
         if len(services) != 1:
             raise ServeError("--transport stdio serves exactly one inventory")
         run_stdio(build_mcp_server(next(iter(services.values()))))
@@ -164,9 +182,6 @@ def serve(
         )
     except ValueError as exc:
         raise ServeError(f"--max-body: {exc}") from None
-    app = build_http_app(
-        services, options.transport, options.json_response, security, fast_path=stack.fast_path
-    )
     try:
         sock = bind_listener(
             "finmcp-server",
@@ -179,6 +194,19 @@ def serve(
         )
     except ListenError as exc:
         raise ServeError(str(exc)) from None
+    try:
+        services, warmup = build_services(options)
+        app = build_http_app(
+            services,
+            options.transport,
+            options.json_response,
+            security,
+            fast_path=stack.fast_path,
+            warmup=warmup,
+        )
+    except BaseException:
+        sock.close()
+        raise
     base = socket_url(sock, "https" if options.tls else "http")
 
     http_app = app.app
@@ -189,6 +217,9 @@ def serve(
         for path in routes:
             print(f"finmcp-server: {base}{path}", file=sys.stderr)
         announce_ready("finmcp-server", base, options.transport)
+        threading.Thread(
+            target=_announce_warm, args=(warmup, base), name="announce-warm", daemon=True
+        ).start()
 
     run_http(app, sock, announce, tls=options.tls, loop=stack.loop, http=stack.http)
     return 0

@@ -4,7 +4,9 @@
 installed ``finmcp-server ... --host 127.0.0.1 --port 0`` (or ``python -m MODULE`` for another module
 that prints the same ready line), waits (bounded) until it announces its port and ``/healthz``
 answers, and stops it on exit (:class:`recordings.plumbing.launch.FinmcpProcess`: stderr goes to a
-file, and it and the exit status stay readable after the stop).
+file, and it and the exit status stay readable after the stop). ``ServerProcess(args, wait_warm=True)``
+also waits for the server's warm line (its start-up warm-up has finished: ``/healthz`` ``"warm":
+true``); measurements do, tests that only need answers do not (docs/server.md, "Warm-up").
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ class ServerStartError(LaunchError):
 class ServerProcess(LoopbackProcess):
     """A ``finmcp-server`` HTTP/SSE subprocess bound to 127.0.0.1 on a free port.
 
-    ``ServerProcess(args, timeout=30.0, env=None, module=None)``; ``/healthz`` must answer at start.
+    ``ServerProcess(args, timeout=30.0, env=None, module=None, ca_file=None, wait_warm=None)``;
+    ``/healthz`` must answer at start; ``wait_warm`` (default off) waits for the warm line too.
     """
 
     spec = LaunchSpec(

@@ -19,8 +19,10 @@ class SpawnError(LaunchError):
     """A child process exited or did not announce itself in time (the message holds its stderr)."""
 
 
-def _child(program: str, args: list[str]) -> FinmcpProcess:
-    return FinmcpProcess(program, args, timeout=60.0, stop_timeout=10.0, error=SpawnError)
+def _child(program: str, args: list[str], wait_warm: bool = False) -> FinmcpProcess:
+    return FinmcpProcess(
+        program, args, timeout=60.0, stop_timeout=10.0, error=SpawnError, wait_warm=wait_warm
+    )
 
 
 @dataclass
@@ -38,6 +40,9 @@ class SpawnConfig:
     extra_server_args: list[str] = field(default_factory=list)
     ship_to: str | None = None
     """A ``postgresql://`` URL: the proxy treats ``db`` as its outbox and ships it there (``--ship-to``)."""
+    wait_warm: bool = False
+    """Start the proxy (and return) only once the server has finished its start-up warm-up (its warm
+    line): for measurements; calls are answered before, the first ones more slowly."""
 
 
 class Stack(StartStop):
@@ -74,7 +79,7 @@ class Stack(StartStop):
         if c.recordings is not None:
             server_args += ["--recordings", str(c.recordings)]
         server_args += [*c.extra_server_args, "--host", "127.0.0.1", "--port", "0"]
-        self.server = _child("finmcp-server", server_args).start()
+        self.server = _child("finmcp-server", server_args, c.wait_warm).start()
         proxy_args = [
             "--upstream",
             self.server_url,

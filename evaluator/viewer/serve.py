@@ -2,24 +2,25 @@
 
 Binds like ``finmcp-server``/``finmcp-proxy`` (``--host 127.0.0.1`` by default, the shared listener
 policy, ``--token``) and prints the shared ready line ``finmcp-eval ready: http://HOST:PORT (view
-STORE)`` on stderr once it accepts requests, after a line with the URL to open.
+STORE)`` on stderr once it accepts requests, after a line with the URL to open. Its default port,
+8770, is none of the others' (server 8765, proxy 8766, the README tour's 8767 and 8768), so the
+viewer starts while the tour's programs run. The parser part is light (``finmcp-eval --help`` builds
+it); serving imports uvicorn, the app and the trace store when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from finmcp.evaluator.errors import EvalInputError
 from finmcp.recordings.plumbing.flags import add_bench, add_listener_options, add_trace_store
-from finmcp.recordings.plumbing.launch import announce_ready
 from finmcp.recordings.plumbing.listener import ListenerPolicy, ListenError, bind_listener, socket_url
 from finmcp.recordings.plumbing.options import options_from
 
-DEFAULT_PORT = 8765
+DEFAULT_PORT = 8770
 TOKEN_ENV = "FINMCP_VIEW_TOKEN"
 
 
@@ -62,7 +63,9 @@ def view_options(args: argparse.Namespace) -> ViewOptions:
 
 
 def run(args: ViewOptions) -> int:
-    """Serve until interrupted; returns the exit status."""
+    """Serve until interrupted; returns the exit status (2, with one line on stderr, when the address
+    cannot be bound: :func:`recordings.plumbing.listener.listen_error`)."""
+    import asyncio
     import os
 
     import uvicorn
@@ -70,6 +73,7 @@ def run(args: ViewOptions) -> int:
     from finmcp.evaluator.viewer.app import Viewer, build_app
     from finmcp.evaluator.viewer.diff import load_benchmark
     from finmcp.recordings.errors import RecordingsError
+    from finmcp.recordings.plumbing.launch import announce_ready
     from finmcp.recordings.trace_store import open_trace_store
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
@@ -90,9 +94,10 @@ def run(args: ViewOptions) -> int:
         raise EvalInputError(f"--db: {exc}") from None
     try:
         sock = bind_listener("finmcp-eval view", args.host, args.port, exposes="read the traces", token=token)
-    except ListenError as exc:
+    except ListenError as exc:  # the same line as finmcp-server's and finmcp-proxy's, naming --port
         store.close()
-        raise EvalInputError(str(exc)) from None
+        print(f"finmcp-eval view: {exc}", file=sys.stderr)
+        return 2
     base = socket_url(sock)
     app = build_app(Viewer(store, bench, args.turn_base), policy)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")

@@ -8,9 +8,10 @@ asyncio silently under ``auto``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+# asyncio is imported where a loop runs: a command line's parser reads LOOPS and nothing else
 
 T = TypeVar("T")
 LOOPS = ("auto", "uvloop", "asyncio")
@@ -20,6 +21,8 @@ def run(main: Coroutine[Any, Any, T], loop: str = "auto") -> T:
     """Run ``main`` to completion on the chosen loop and return its result (``loop_name`` says which)."""
     if loop not in LOOPS:
         raise ValueError(f"unknown event loop {loop!r}; expected one of {', '.join(LOOPS)}")
+    import asyncio
+
     if loop != "asyncio":
         try:
             import uvloop
@@ -35,5 +38,7 @@ def run(main: Coroutine[Any, Any, T], loop: str = "auto") -> T:
 
 def loop_name() -> str:
     """The running loop's kind, for the ready line and /healthz."""
+    import asyncio
+
     module = type(asyncio.get_running_loop()).__module__
     return "uvloop" if module.startswith("uvloop") else "asyncio"

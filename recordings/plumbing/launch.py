@@ -2,15 +2,18 @@
 
 ``finmcp-server`` and ``finmcp-proxy`` announce on stderr that they accept requests with one line,
 ``PROGRAM ready: WHERE (DETAIL)`` (WHERE is ``http://HOST:PORT[/mcp]`` or ``stdio``);
-:func:`announce_ready` prints it and :func:`parse_ready` reads it back.
+:func:`announce_ready` prints it and :func:`parse_ready` reads it back. ``finmcp-server`` goes on
+warming its caches after that, and says when it has finished with a second line, ``PROGRAM warm:
+WHERE (DETAIL)`` (:func:`announce_warm`, :func:`parse_warm`; its ``/healthz`` says ``"warm": true``).
 
 :class:`FinmcpProcess` starts the installed console script (``finmcp-server`` / ``finmcp-proxy`` next
 to ``sys.executable``; ``python -m finmcp.server|proxy`` only when the script is absent, or ``python -m
 MODULE`` for another module that prints the same ready line, such as the bench's relay), sends its
 stderr to a temporary file (a pipe could fill up and block the child), waits a bounded time for the
-ready line, optionally probes ``/healthz``, and stops it with SIGTERM, then SIGKILL. After
-:meth:`FinmcpProcess.stop` the exit status (:attr:`FinmcpProcess.returncode`) and everything the child
-wrote to stderr (:meth:`FinmcpProcess.stderr_text`) stay available.
+ready line, optionally probes ``/healthz`` and waits for the warm line (``wait_warm``), and stops it
+with SIGTERM, then SIGKILL. After :meth:`FinmcpProcess.stop` the exit status
+(:attr:`FinmcpProcess.returncode`) and everything the child wrote to stderr
+(:meth:`FinmcpProcess.stderr_text`) stay available.
 """
 
 from __future__ import annotations
@@ -40,19 +43,26 @@ FALLBACK_MODULES = {
 """``python -m`` module of each console script, for environments where the script is absent."""
 
 # a whole line only (up to its newline): a line read while being written never counts
-_READY = re.compile(
-    r"^(?P<program>finmcp-[\w-]+) ready: (?P<where>\S+)(?: \((?P<detail>[^\n]*)\))?[ \t\r]*\n", re.M
+_ANNOUNCED = re.compile(
+    r"^(?P<program>finmcp-[\w-]+) (?P<state>ready|warm): (?P<where>\S+)"
+    r"(?: \((?P<detail>[^\n]*)\))?[ \t\r]*\n",
+    re.M,
 )
 
 
-def ready_line(program: str, where: str, detail: str) -> str:
-    """``PROGRAM ready: WHERE (DETAIL)``."""
-    return f"{program} ready: {where} ({detail})"
+def ready_line(program: str, where: str, detail: str, state: str = "ready") -> str:
+    """``PROGRAM ready: WHERE (DETAIL)`` (``state`` ``warm``: the warm line)."""
+    return f"{program} {state}: {where} ({detail})"
 
 
 def announce_ready(program: str, where: str, detail: str, stream: IO[str] | None = None) -> None:
     """Print the ready line on stderr (or ``stream``) and flush it: the program now accepts requests."""
     print(ready_line(program, where, detail), file=stream or sys.stderr, flush=True)
+
+
+def announce_warm(program: str, where: str, detail: str, stream: IO[str] | None = None) -> None:
+    """Print the warm line, ``PROGRAM warm: WHERE (DETAIL)``, after the ready line: start-up work is done."""
+    print(ready_line(program, where, detail, "warm"), file=stream or sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -75,12 +85,20 @@ class Ready:
         return (urlsplit(self.where).port or 0) if self.base else 0
 
 
-def parse_ready(text: str, program: str | None = None) -> Ready | None:
-    """The first complete ready line in ``text`` (of ``program`` when given), or None."""
-    for match in _READY.finditer(text):
-        if program is None or match["program"] == program:
+def parse_ready(text: str, program: str | None = None, state: str = "ready") -> Ready | None:
+    """The first complete ready line in ``text`` (of ``program`` when given), or None.
+
+    ``state="warm"``: the first warm line instead (:func:`parse_warm`).
+    """
+    for match in _ANNOUNCED.finditer(text):
+        if match["state"] == state and (program is None or match["program"] == program):
             return Ready(match["program"], match["where"], match["detail"] or "")
     return None
+
+
+def parse_warm(text: str, program: str | None = None) -> Ready | None:
+    """The first complete warm line in ``text`` (of ``program`` when given), or None."""
+    return parse_ready(text, program, "warm")
 
 
 def command_for(program: str, module: str | None = None) -> list[str]:
@@ -91,6 +109,11 @@ def command_for(program: str, module: str | None = None) -> list[str]:
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
     return [sys.executable, "-m", FALLBACK_MODULES[program]]
+
+
+WARM_TIMEOUT = 180.0
+"""Seconds :class:`FinmcpProcess` waits for the warm line after the ready line (``wait_warm``): the
+server's warm-up takes ~6 s of CPU alone, several times that on a loaded 2-core machine."""
 
 
 class LaunchError(RuntimeError):
@@ -124,13 +147,17 @@ class LaunchSpec:
     timeout: float = 30.0
     health_check: bool = False
     stop_timeout: float = 10.0
+    wait_warm: bool = False
+    warm_timeout: float = WARM_TIMEOUT
 
 
 class FinmcpProcess(StartStop):
     """One finmcp program as a child process that announces itself with a ready line.
 
     ``args`` are passed as given (the caller adds ``--host 127.0.0.1 --port 0``). ``error``
-    is the :class:`LaunchError` subclass raised when start-up fails.
+    is the :class:`LaunchError` subclass raised when start-up fails. ``wait_warm``: :meth:`start`
+    returns only once the program has also printed its warm line (at most ``warm_timeout`` s more):
+    for measurements, which the server's start-up warm-up would otherwise share the CPU with.
     """
 
     def __init__(
@@ -145,8 +172,14 @@ class FinmcpProcess(StartStop):
         stop_timeout: float = 10.0,
         error: type[LaunchError] = LaunchError,
         ca_file: str | None = None,
+        wait_warm: bool = False,
+        warm_timeout: float = WARM_TIMEOUT,
     ) -> None:
         self.program = program
+        self.wait_warm = wait_warm
+        self.warm_timeout = warm_timeout
+        self.warm: Ready | None = None
+        """The warm line, once seen (:meth:`start` with ``wait_warm``, or :meth:`wait_until_warm`)."""
         self.ca_file = ca_file  # trusted for the /healthz check of an https listener
         self.args = list(args)
         self.module = module
@@ -221,9 +254,29 @@ class FinmcpProcess(StartStop):
                         self.health()
                     except OSError as exc:  # urllib's HTTPError/URLError are OSErrors
                         self._fail(f"{self.program} at {self.base} has no working /healthz ({exc})")
+                if self.wait_warm:
+                    self.wait_until_warm()
                 return self
             time.sleep(0.03)
         self._fail(f"{self.program} not ready after {self.timeout} s")
+
+    def wait_until_warm(self, timeout: float | None = None) -> Ready:
+        """Wait for the warm line (at most ``timeout``, default ``warm_timeout``, seconds); raises
+        ``self.error`` (and stops the process) when it exits or stays cold that long."""
+        if self.process is None:
+            raise self.error(f"{self.program} was not started")
+        limit = self.warm_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while self.warm is None:
+            self.warm = parse_warm(self.stderr_text(), self.program)
+            if self.warm is not None:
+                break
+            if self.process.poll() is not None:
+                self._fail(f"{self.program} exited with {self.process.returncode} before it was warm")
+            if time.monotonic() >= deadline:
+                self._fail(f"{self.program} not warm {limit} s after it was ready")
+            time.sleep(0.03)
+        return self.warm
 
     def _fail(self, what: str) -> NoReturn:
         message = f"{what}:\n{self.stderr_text()}"
@@ -278,7 +331,9 @@ class LoopbackProcess(FinmcpProcess):
         env: Mapping[str, str] | None = None,
         module: str | None = None,
         ca_file: str | None = None,
+        wait_warm: bool | None = None,
     ) -> None:
+        """``wait_warm`` None: the spec's (:class:`LaunchSpec`)."""
         spec = self.spec
         super().__init__(
             spec.program,
@@ -290,4 +345,6 @@ class LoopbackProcess(FinmcpProcess):
             stop_timeout=spec.stop_timeout,
             error=self.error_type,
             ca_file=ca_file,
+            wait_warm=spec.wait_warm if wait_warm is None else wait_warm,
+            warm_timeout=spec.warm_timeout,
         )

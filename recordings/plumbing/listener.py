@@ -25,6 +25,7 @@ itself, not in cookies.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import socket
 import sys
@@ -272,7 +273,29 @@ def bind_socket(host: str, port: int, *, blocking: bool, inheritable: bool) -> s
 
 
 class ListenError(Exception):
-    """The address cannot be bound: ``cannot bind HOST:PORT: reason``."""
+    """The address cannot be bound; the message names it and the flag that changes it (one line)."""
+
+
+PORT_ADVICE = "pick another with --port N (or --port 0 for any free port)"
+
+
+def listen_error(host: str, port: int, error: OSError) -> ListenError:
+    """The :class:`ListenError` for ``error`` binding ``host:port``: what went wrong and which flag to change.
+
+    ``HOST:PORT is in use; pick another with --port N (or --port 0 for any free port)`` for an address
+    in use; a port below 1024 without the privilege, or a host that is not this machine's, names
+    ``--port`` or ``--host``; anything else reads ``cannot bind HOST:PORT: REASON``.
+    """
+    bare = host.strip("[]")
+    where = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
+    reason = error.strerror or str(error)
+    if error.errno == errno.EADDRINUSE:
+        return ListenError(f"{where} is in use; {PORT_ADVICE}")
+    if error.errno == errno.EACCES:
+        return ListenError(f"cannot bind {where}: {reason} (ports below 1024 need privileges); {PORT_ADVICE}")
+    if error.errno == errno.EADDRNOTAVAIL or isinstance(error, socket.gaierror):
+        return ListenError(f"cannot bind {where}: {reason}; --host must name an address of this machine")
+    return ListenError(f"cannot bind {where}: {reason}")
 
 
 def bind_listener(
@@ -287,8 +310,10 @@ def bind_listener(
 ) -> socket.socket:
     """:func:`bind_socket`, after a warning on stderr when ``host`` is not loopback.
 
-    The warning reads ``PROGRAM: warning: binding HOST, not loopback; other machines can EXPOSES``
-    (and suggests ``--token`` when there is none). Raises :class:`ListenError` when binding fails.
+    The one place every finmcp listener (server, proxy, viewer; HTTP, SSE or TLS alike) binds. The
+    warning reads ``PROGRAM: warning: binding HOST, not loopback; other machines can EXPOSES`` (and
+    suggests ``--token`` when there is none). Raises :class:`ListenError` (:func:`listen_error`) when
+    binding fails; the program prints it after its name and exits with status 2.
     """
     if host not in LOOPBACK_HOSTS:
         advice = "" if token else " (consider --token)"
@@ -299,7 +324,7 @@ def bind_listener(
     try:
         return bind_socket(host, port, blocking=blocking, inheritable=inheritable)
     except OSError as exc:
-        raise ListenError(f"cannot bind {host}:{port}: {exc}") from None
+        raise listen_error(host, port, exc) from None
 
 
 def socket_url(sock: socket.socket, scheme: str = "http") -> str:

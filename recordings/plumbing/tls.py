@@ -7,9 +7,11 @@ that is not PEM is a start-up error naming the file.
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded when a context is made, not when a parser adds the flags
+    import ssl
 
 
 class TlsConfigError(ValueError):
@@ -37,6 +39,8 @@ def check_tls_files(cert: str | None, key: str | None) -> ssl.SSLContext | None:
 
 def server_context(cert: str | Path, key: str | Path | None) -> ssl.SSLContext:
     """A TLS server context (TLS 1.2 or later, HTTP/1.1 by ALPN) loaded from PEM files."""
+    import ssl
+
     for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
         if path is not None and not Path(path).is_file():
             raise TlsConfigError(f"{flag} {path}: no such file")

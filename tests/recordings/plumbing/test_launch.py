@@ -13,8 +13,10 @@ from finmcp.recordings.plumbing.launch import (
     FinmcpProcess,
     LaunchError,
     announce_ready,
+    announce_warm,
     command_for,
     parse_ready,
+    parse_warm,
     ready_line,
 )
 
@@ -84,3 +86,24 @@ def test_a_failed_start_raises_with_stderr_and_keeps_the_exit_status():
         process.start()
     assert "--inventory nope" in str(caught.value)
     assert process.returncode == 2 and "--inventory nope" in process.stderr_text()
+
+
+def test_the_warm_line_and_its_parser():
+    stream = io.StringIO()
+    announce_ready("finmcp-server", "http://127.0.0.1:9", "http", stream)
+    assert parse_warm(stream.getvalue()) is None  # a ready line is not a warm line
+    announce_warm("finmcp-server", "http://127.0.0.1:9", "warm-up 5.2 s", stream)
+    warm = parse_warm(stream.getvalue(), "finmcp-server")
+    assert warm is not None and (warm.base, warm.detail) == ("http://127.0.0.1:9", "warm-up 5.2 s")
+    ready = parse_ready(stream.getvalue())
+    assert ready is not None and ready.detail == "http"  # and a warm line is not a ready line
+    assert parse_warm("finmcp-server warm: http://127.0.0.1:9 (warm-up") is None  # still being written
+
+
+def test_waiting_for_a_warm_line_that_never_comes_is_bounded(tmp_path):
+    """The proxy has no warm-up and prints no warm line: ``wait_warm`` gives up after ``warm_timeout``."""
+    args = ["--upstream", "http://127.0.0.1:9/mcp", "--db", str(tmp_path / "r.sqlite"), "--port", "0"]
+    proxy = FinmcpProcess("finmcp-proxy", args, wait_warm=True, warm_timeout=0.5)
+    with pytest.raises(LaunchError, match=r"finmcp-proxy not warm 0\.5 s after it was ready"):
+        proxy.start()
+    assert proxy.returncode is not None  # stopped on the way out

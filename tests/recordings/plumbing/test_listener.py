@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import socket
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from finmcp.recordings.plumbing.listener import (
     bind_listener,
     bind_socket,
     host_name,
+    listen_error,
     socket_url,
 )
 
@@ -120,10 +122,36 @@ def test_bind_listener_warns_off_loopback_and_names_an_address_it_cannot_bind(ca
         assert capsys.readouterr().err == ""
         assert socket_url(quiet, "https") == f"https://127.0.0.1:{quiet.getsockname()[1]}"
         port = quiet.getsockname()[1]
-        with pytest.raises(ListenError, match=rf"^cannot bind 127\.0\.0\.1:{port}: "):
+        in_use = (
+            rf"^127\.0\.0\.1:{port} is in use; pick another with --port N \(or --port 0 for any free port\)$"
+        )
+        with pytest.raises(ListenError, match=in_use):
             bind_listener("prog", "127.0.0.1", port, exposes="read things", token=None)
     with bind_listener("prog", "0.0.0.0", 0, exposes="read things", token=None):
         warning = "prog: warning: binding 0.0.0.0, not loopback; other machines can read things (consider --token)\n"
         assert capsys.readouterr().err == warning
     with bind_listener("prog", "0.0.0.0", 0, exposes="read things", token="t"):
         assert capsys.readouterr().err.endswith("other machines can read things\n")
+
+
+def test_every_bind_failure_is_one_line_naming_the_flag_to_change() -> None:
+    """In use and a privileged port name --port; an address not of this machine names --host."""
+    with pytest.raises(ListenError) as not_here:  # TEST-NET-1: never an address of this machine
+        bind_listener("prog", "192.0.2.1", 0, exposes="read things", token="t")
+    assert str(not_here.value).startswith("cannot bind 192.0.2.1:0: ")
+    assert str(not_here.value).endswith("; --host must name an address of this machine")
+    unknown = listen_error("nowhere", 0, socket.gaierror(socket.EAI_NONAME, "Name or service not known"))
+    assert str(unknown) == (
+        "cannot bind nowhere:0: Name or service not known; --host must name an address of this machine"
+    )
+    denied = listen_error("127.0.0.1", 80, PermissionError(errno.EACCES, "Permission denied"))
+    assert str(denied) == (
+        "cannot bind 127.0.0.1:80: Permission denied (ports below 1024 need privileges); "
+        "pick another with --port N (or --port 0 for any free port)"
+    )
+    in_use = listen_error("::1", 8770, OSError(errno.EADDRINUSE, "Address already in use"))
+    assert str(in_use) == "[::1]:8770 is in use; pick another with --port N (or --port 0 for any free port)"
+    other = listen_error("127.0.0.1", 1, OSError(errno.EINVAL, "Invalid argument"))
+    assert str(other) == "cannot bind 127.0.0.1:1: Invalid argument"
+    for error in (not_here.value, unknown, denied, in_use, other):
+        assert "\n" not in str(error)
