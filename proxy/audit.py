@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from finmcp.proxy.views import arrange
 from finmcp.recordings.plumbing.protocol import LATEST_STATELESS_VERSION
+from finmcp.recordings.plumbing.terminal import visible, visible_json
 from finmcp.recordings.trace_store import describe, open_trace_store
 
 SKIPPED_STATUSES = frozenset({"transport_error", "cancelled", "pending"})
@@ -241,19 +242,17 @@ def cmd_audit(args: AuditOptions) -> int:
     for outcome in outcomes:
         counts[outcome["verdict"]] = counts.get(outcome["verdict"], 0) + 1
     if args.json:
-        print(
-            json.dumps(
-                {"run_id": args.run, "counts": counts, "calls": outcomes}, ensure_ascii=False, indent=2
-            )
-        )
+        report = {"run_id": args.run, "counts": counts, "calls": outcomes}
+        print(visible_json(json.dumps(report, ensure_ascii=False, indent=2)))
     else:
         for o in outcomes:
-            where = f"{o['sample_id']} t{o['turn']} g{o['group']} #{o['seq']}"
-            print(f"{o['verdict']:9} {where} {o['tool']}" + (f"  ({o['reason']})" if "reason" in o else ""))
+            where = visible(f"{o['sample_id']} t{o['turn']} g{o['group']} #{o['seq']}")
+            reason = f"  ({visible(o['reason'])})" if "reason" in o else ""
+            print(f"{o['verdict']:9} {where} {visible(o['tool'])}{reason}")
             for d in o.get("diff", []):
-                logged = json.dumps(d["logged"], ensure_ascii=False)[:200]
-                reissued = json.dumps(d["reissued"], ensure_ascii=False)[:200]
-                print(f"            {d['path']}: logged {logged} | reissued {reissued}")
+                logged = visible_json(json.dumps(d["logged"], ensure_ascii=False)[:200])
+                reissued = visible_json(json.dumps(d["reissued"], ensure_ascii=False)[:200])
+                print(f"            {visible(d['path'])}: logged {logged} | reissued {reissued}")
         summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        print(f"audited {len(outcomes)} calls of run {args.run}: {summary}")
+        print(f"audited {len(outcomes)} calls of run {visible(args.run)}: {summary}")
     return 1 if counts.get("different") or counts.get("failed") else 0

@@ -29,6 +29,7 @@ from typing import Any
 from finmcp.proxy.exports import STANDARD_FORMATS, render
 from finmcp.proxy.views import SampleTrace, arrange
 from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.plumbing.terminal import visible_json
 from finmcp.recordings.results import escape_surrogates
 from finmcp.recordings.trace_store import describe, open_trace_store
 from finmcp.recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
@@ -166,7 +167,9 @@ def cmd_export(db: str, run_id: str, fmt: str = "jsonl", out: str | None = None)
         text = json.dumps(records, ensure_ascii=False, indent=4) + "\n"
     else:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    text = escape_surrogates(text)  # a client's "\ud800" stays an escape: UTF-8 cannot hold it raw
+    # a client's "\ud800" stays an escape (UTF-8 cannot hold it raw), and so does a C1 or bidi control
+    # (json.dumps escapes the C0 ones): the same JSON values, safe to print on a terminal
+    text = visible_json(escape_surrogates(text))
     if out:
         with open(out, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -1,4 +1,9 @@
-"""``finmcp-proxy sessions`` and ``finmcp-proxy show``: a trace database as text."""
+"""``finmcp-proxy sessions`` and ``finmcp-proxy show``: a trace database as text.
+
+Every value that came from a peer (tags, session keys, client names, protocol versions, tool names,
+arguments, outputs) is printed through :func:`recordings.plumbing.terminal.visible`: a control
+character shows as an escape (``\\x1b[2J``), so a hostile server or client cannot drive the terminal.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Any
 
 from finmcp.proxy.views import arrange, result_text
 from finmcp.recordings.plumbing.protocol import stored_era
+from finmcp.recordings.plumbing.terminal import visible
 from finmcp.recordings.trace_store import describe, open_trace_store
 
 
@@ -24,8 +30,14 @@ class ShowOptions:
 
 
 def _short(text: str, limit: int) -> str:
-    text = text.replace("\n", " ")
+    """One line of at most ``limit`` visible characters: newlines become spaces, controls escapes."""
+    text = visible(text.replace("\n", " "))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _field(value: object, absent: str = "?") -> str:
+    """A one-line field from the store as it may be printed (``absent`` when None or empty)."""
+    return visible(value) if value not in (None, "") else absent
 
 
 def cmd_sessions(db: str, run_id: str | None = None) -> int:
@@ -36,20 +48,21 @@ def cmd_sessions(db: str, run_id: str | None = None) -> int:
         # None unless the file ships (--ship-to); a PostgreSQL store is where outboxes ship to
         outbox = store.outbox_status(time.time())
     if run_id is not None and not runs:
-        print(f"run {run_id!r} not found in {describe(db)}")
+        print(f"run {run_id!r} not found in {describe(db)}")  # repr escapes every control
         return 1
     for run in runs:
         print(
-            f"run {run['run_id']}: {run['calls']} calls, {run['samples']} samples, {run['sessions']} sessions"
+            f"run {visible(run['run_id'])}: {run['calls']} calls, {run['samples']} samples, {run['sessions']} sessions"
         )
     untagged = [s for s in sessions if s["run_id"] is None]
     if untagged and run_id is None:
         print(f"(no run tag): {len(untagged)} sessions")
     for s in sessions:
-        client = f"{s['client_name'] or '?'}/{s['client_version'] or '?'}"
+        client = f"{_field(s['client_name'])}/{_field(s['client_version'])}"
         print(
-            f"  {s['session_key']}  run={s['run_id'] or '-'} {s['transport'] or '?'} {stored_era(s['era']) or '?'}"
-            f" {s['protocol_version'] or '?'} client={client} {s['started']} → {s['ended'] or 'open'}"
+            f"  {visible(s['session_key'])}  run={_field(s['run_id'], '-')} {_field(s['transport'])}"
+            f" {stored_era(s['era']) or '?'} {_field(s['protocol_version'])} client={client}"
+            f" {_field(s['started'])} → {_field(s['ended'], 'open')}"
         )
     if outbox:
         print(outbox)
@@ -67,11 +80,11 @@ def cmd_show(args: ShowOptions) -> int:
     limit = 10_000_000 if args.full else 100
     for trace in arrange(calls):
         trial = f" trial {trace.trial}" if trace.trial else ""
-        print(f"sample {trace.sample_id or '(untagged)'}{trial}: {trace.call_count()} calls")
+        print(f"sample {_field(trace.sample_id, '(untagged)')}{trial}: {trace.call_count()} calls")
         for turn, groups in trace.ordered_turns():
             print(f"  turn {turn}")
             for index, group in enumerate(groups):
-                source = group[0]["group_source"] or "-"
+                source = _field(group[0]["group_source"], "-")
                 print(f"    group {index} ({len(group)} call{'s' * (len(group) != 1)}, {source})")
                 for call in group:
                     print(_call_line(call, limit))
@@ -81,5 +94,5 @@ def cmd_show(args: ShowOptions) -> int:
 def _call_line(call: dict[str, Any], limit: int) -> str:
     args = json.dumps(call["arguments"], ensure_ascii=False)
     latency = f"{call['latency_ms']:.1f} ms" if call["latency_ms"] is not None else "-"
-    line = f"      [{call['seq']}] {call['tool']} {_short(args, limit)}  → {call['status']} {latency}"
+    line = f"      [{call['seq']}] {visible(call['tool'])} {_short(args, limit)}  → {visible(call['status'])} {latency}"
     return line + f"\n          {_short(result_text(call), limit)}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from finmcp.recordings.plumbing.terminal import visible_json
 from finmcp.recordings.results import escape_surrogates
 from finmcp.recordings.trace_store import TraceStore
 
@@ -42,5 +43,6 @@ def render(store: TraceStore, run_id: str, fmt: str) -> bytes:
 
 
 def _json_bytes(document: object) -> bytes:
-    # a client's "\ud800" stays an escape: UTF-8 cannot hold it raw
-    return (escape_surrogates(json.dumps(document, ensure_ascii=False)) + "\n").encode("utf-8")
+    # a client's "\ud800" stays an escape: UTF-8 cannot hold it raw; nor does a C1 or bidi control
+    # (an escape decodes to the same value; the file is safe to print)
+    return (visible_json(escape_surrogates(json.dumps(document, ensure_ascii=False))) + "\n").encode("utf-8")

@@ -7,9 +7,20 @@ text: a lone surrogate a client sent stays the JSON escape ``\\ud800``, so the t
 and decodes to the value the client sent.
 
 CSV: RFC 4180, UTF-8 without a BOM, CRLF line ends, a header row. Every text value is quoted (quotes
-doubled, newlines kept inside the quotes); numbers are bare (a float in its shortest exact form); a
-NULL is an empty unquoted field, so it differs from an empty string (``""``) for readers that tell
-them apart (DuckDB, PostgreSQL ``COPY ... CSV``, Python 3.12's ``csv.QUOTE_NOTNULL``).
+doubled); numbers are bare (a float in its shortest exact form); a NULL is an empty unquoted field, so
+it differs from an empty string (``""``) for readers that tell them apart (DuckDB, PostgreSQL
+``COPY ... CSV``, Python 3.12's ``csv.QUOTE_NOTNULL``). The text is what a hostile peer sent, so it is
+made safe for spreadsheets and terminals, to a file or to stdout alike:
+
+- formulas: a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets
+  a leading ``'`` (OWASP's CSV injection rule: spreadsheets show the text, run nothing), unless the
+  whole cell is a decimal number (``-1``, ``-1.5``, ``+2e3``: a ``jsonrpc_id`` of ``-1`` stays a
+  number); numeric columns are bare numbers and never prefixed;
+- control characters: in a JSON column, DEL, C1, bidi and separator characters become JSON escapes
+  (:func:`recordings.plumbing.terminal.visible_json`: the same JSON value); in a plain text column
+  (``run_id``, ``sample_id``, ``session_key``, ``client_name``, ``tool``, ...) every control character
+  becomes a visible escape (:func:`recordings.plumbing.terminal.visible`, as ``finmcp-proxy show``
+  prints it; a display form: the exact text is in Parquet, the JSON exports and the trace store).
 
 Parquet (needs ``pyarrow``: ``pip install 'finmcp-kit[parquet]'``): typed columns: integers ``int64``,
 ``latency_ms`` ``float64``, ``wall_time`` ``timestamp[us, UTC]``, the rest (and the JSON text)
@@ -19,16 +30,22 @@ Parquet (needs ``pyarrow``: ``pip install 'finmcp-kit[parquet]'``): typed column
 from __future__ import annotations
 
 import io
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 from finmcp.proxy.exports.exchanges import wall_ns
 from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.plumbing.terminal import visible, visible_json
 from finmcp.recordings.results import escape_surrogates
-from finmcp.recordings.schema import CALLS_COLUMNS
+from finmcp.recordings.schema import CALLS_COLUMNS, JSON_CALL_COLUMNS
 from finmcp.recordings.trace_store import TraceStore
 
 INTEGER_COLUMNS = frozenset({"id", "turn", "seq", "t_req_ns", "t_resp_ns", "call_group", "trial"})
+FORMULA_STARTS = frozenset("=+-@\t\r")
+"""A cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")."""
+DECIMAL_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+"""A cell that is only a number: a spreadsheet reads it as that number, no formula runs."""
 
 
 def calls_rows(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
@@ -40,18 +57,26 @@ def export_csv(store: TraceStore, run_id: str) -> str:
     """The run's calls as RFC 4180 CSV text."""
     lines = [",".join(CALLS_COLUMNS)]
     for row in calls_rows(store, run_id):
-        lines.append(",".join(_csv_field(row[name]) for name in CALLS_COLUMNS))
+        lines.append(",".join(_csv_field(row[name], name in JSON_CALL_COLUMNS) for name in CALLS_COLUMNS))
     return "".join(line + "\r\n" for line in lines)
 
 
-def _csv_field(value: Any) -> str:
+def spreadsheet_safe(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would read it as a formula (see the module)."""
+    if text[:1] in FORMULA_STARTS and not DECIMAL_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def _csv_field(value: Any, is_json: bool = False) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return str(int(value))
     if isinstance(value, int | float):
         return repr(value)
-    return '"' + escape_surrogates(str(value)).replace('"', '""') + '"'
+    text = visible_json(escape_surrogates(str(value))) if is_json else visible(value)
+    return '"' + spreadsheet_safe(text).replace('"', '""') + '"'
 
 
 def export_parquet(store: TraceStore, run_id: str) -> bytes:

@@ -7,5 +7,6 @@ Nothing here touches storage or imports the server, proxy or evaluator; they imp
 - :mod:`recordings.plumbing.sse`: the incremental Server-Sent Events parser;
 - :mod:`recordings.plumbing.http1`: strict HTTP/1.1 framing, sans-IO (heads, body delimiting, chunks);
 - :mod:`recordings.plumbing.listener`: the Host/Origin/token/body policy of an HTTP listener and socket binding;
-- :mod:`recordings.plumbing.launch`: the ready line and launching a finmcp process on loopback.
+- :mod:`recordings.plumbing.launch`: the ready line and launching a finmcp process on loopback;
+- :mod:`recordings.plumbing.terminal`: untrusted text made safe to print (control characters shown).
 """
