@@ -20,6 +20,7 @@ from finmcp.recordings.plumbing.flags import (
     add_version,
 )
 from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
+from finmcp.recordings.plumbing.terminal import visible
 
 if TYPE_CHECKING:
     from finmcp.evaluator.reports.model import Report
@@ -300,7 +301,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     md = render_compare_markdown(result)
     for side in ("a", "b"):
         print(
-            f"finmcp-eval compare: {side.upper()} ({result[side]}): {SampleCounts(**result['samples'][side]).line()}",
+            f"finmcp-eval compare: {side.upper()} ({visible(result[side])}):"
+            f" {SampleCounts(**result['samples'][side]).line()}",
             file=sys.stderr,
         )
     if args.out is None:

@@ -10,12 +10,13 @@ from finmcp.evaluator.harness.state import RunState
 from finmcp.evaluator.reports.files import write_report as write_report_files
 from finmcp.evaluator.reports.model import Report
 from finmcp.evaluator.reports.pipeline import print_warnings
+from finmcp.recordings.plumbing.terminal import visible
 
 
 def print_failures(summary: Any, state: Path) -> None:
     """Up to 10 failed samples of a summary, then how many more are in ``state``."""
     for key, error in list(summary.errors.items())[:10]:
-        print(f"  failed {key}: {error}")
+        print(f"  failed {visible(key)}: {visible(error)}")  # an agent's or server's words
     if len(summary.errors) > 10:
         print(f"  ... {len(summary.errors) - 10} more failures in {state}")
 

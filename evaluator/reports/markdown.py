@@ -1,4 +1,10 @@
-"""Markdown report: a type x metric table like FinMCP-Bench's Table 2, the official block, breakdowns."""
+"""Markdown report: a type x metric table like FinMCP-Bench's Table 2, the official block, breakdowns.
+
+Every text that did not come from this module (run ids, sample ids, benchmark and file names, group
+values of the references, warnings) goes through :mod:`evaluator.reports.markdown_text`: a code span
+no backtick can close (:func:`md_code`) or escaped inline text (:func:`md_text`, in table cells), so a
+previewer that renders raw HTML shows it as text.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ from typing import Any
 
 from finmcp.evaluator.metrics.finmcp import OFFICIAL_KEYS
 from finmcp.evaluator.reports.behaviour import summary_markdown
+from finmcp.evaluator.reports.markdown_text import md_code, md_text
 from finmcp.evaluator.reports.model import (
     Estimate,
     FintoolbenchBlock,
@@ -55,6 +62,11 @@ def official_rows(block: OfficialBlock) -> list[list[str]]:
     for group in ("level1", "difficulty", "task"):
         rows += [[group, value] + official_cells(numbers) for value, numbers in getattr(block, group).items()]
     return rows
+
+
+def _escaped(rows: list[list[str]], columns: int) -> list[list[str]]:
+    """``rows`` with their first ``columns`` cells (names from the inputs) as Markdown text."""
+    return [[md_text(cell) for cell in row[:columns]] + row[columns:] for row in rows]
 
 
 def estimate_text(entry: Estimate | None) -> str:
@@ -137,7 +149,7 @@ def type_rows(report: Report, overall: str) -> list[list[str]]:
     by_type, cols = report.by_type, table2_columns(report)
     rows = []
     for t in [t for t in TYPE_ORDER if t in by_type] + [t for t in by_type if t not in TYPE_ORDER]:
-        rows.append([t, str(by_type[t]["N"])] + [fmt(by_type[t].get(k)) for _, k in cols])
+        rows.append([md_text(t), str(by_type[t]["N"])] + [fmt(by_type[t].get(k)) for _, k in cols])
     rows.append([overall, str(report.coverage.scored)] + [fmt(report.headline[k].value) for _, k in cols])
     return rows
 
@@ -147,7 +159,8 @@ def _table2(report: Report) -> list[str]:
 
 
 def _official(block: OfficialBlock, title: str) -> list[str]:
-    return [f"## {title}", ""] + _table(["group", "value", *OFFICIAL_KEYS], official_rows(block)) + [""]
+    rows = _escaped(official_rows(block), 2)
+    return [f"## {title}", ""] + _table(["group", "value", *OFFICIAL_KEYS], rows) + [""]
 
 
 def _headline(report: Report) -> list[str]:
@@ -167,7 +180,7 @@ def _breakdown(report: Report, key: str, title: str) -> list[str]:
     if not groups:
         return []
     cols = table2_columns(report)
-    rows = [[g, str(v["N"])] + [fmt(v.get(k)) for _, k in cols] for g, v in groups.items()]
+    rows = [[md_text(g), str(v["N"])] + [fmt(v.get(k)) for _, k in cols] for g, v in groups.items()]
     return [f"## By {title}", ""] + _table([title, "N"] + [c for c, _ in cols], rows) + [""]
 
 
@@ -175,7 +188,7 @@ def _fintoolbench(block: FintoolbenchBlock) -> list[str]:
     out = [
         "## FinToolBench",
         "",
-        f"Judge: `{block.judge}` (repeats {block.judge_repeats}); {tool_metadata_line(block)}.",
+        f"Judge: {md_code(block.judge)} (repeats {block.judge_repeats}); {md_text(tool_metadata_line(block))}.",
         "",
     ]
     names = FINTOOLBENCH_METRICS
@@ -206,11 +219,12 @@ def render_markdown(report: Report) -> str:
     """The whole Markdown report."""
     inputs, cov = report.inputs, report.coverage
     lines = [
-        f"# finmcp-eval report ({report.benchmark})",
+        f"# finmcp-eval report ({md_text(report.benchmark)})",
         "",
-        f"- references: `{inputs.references}` ({inputs.reference_format}), {cov.references} samples",
-        f"- predictions: `{inputs.predictions}` ({inputs.prediction_format})"
-        + (f", run `{inputs.run_id}`" if inputs.run_id else ""),
+        f"- references: {md_code(inputs.references)} ({md_text(inputs.reference_format)}),"
+        f" {cov.references} samples",
+        f"- predictions: {md_code(inputs.predictions)} ({md_text(inputs.prediction_format)})"
+        + (f", run {md_code(inputs.run_id)}" if inputs.run_id else ""),
         f"- coverage: {SampleCounts.of_report(report).line()}"
         + (
             f"; predicted samples matching no reference: {cov.predictions_not_in_references_count}"
@@ -242,20 +256,21 @@ def render_markdown(report: Report) -> str:
     if hist:
         lines += (
             ["## First wrong reference group", ""]
-            + _table(list(hist), [[str(v) for v in hist.values()]])
+            + _table([md_text(k) for k in hist], [[str(v) for v in hist.values()]])
             + [""]
         )
     if report.trials is not None:
         t = report.trials
         lines += [f"## Repeated trials ({t.trials})", ""]
-        lines += _table(list(t.pass_hat_k), [[fmt(v) for v in t.pass_hat_k.values()]]) + [""]
+        lines += _table([md_text(k) for k in t.pass_hat_k], [[fmt(v) for v in t.pass_hat_k.values()]]) + [""]
     if report.fintoolbench is not None:
         lines += _fintoolbench(report.fintoolbench)
     if cov.dropped:
-        lines += ["## Dropped samples", ""] + [f"- `{d.id}`: {d.reason}" for d in cov.dropped[:50]] + [""]
+        dropped = [f"- {md_code(d.id)}: {md_text(d.reason)}" for d in cov.dropped[:50]]
+        lines += ["## Dropped samples", "", *dropped, ""]
     lines += summary_markdown(report.agent_behaviour or {})
     if report.warnings:
-        lines += ["## Warnings", ""] + [f"- {w}" for w in report.warnings[:50]] + [""]
+        lines += ["## Warnings", ""] + [f"- {md_text(w)}" for w in report.warnings[:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -271,7 +286,7 @@ def compare_sample_lines(result: dict[str, Any]) -> list[str]:
 def render_compare_markdown(result: dict[str, Any]) -> str:
     """Markdown of a paired comparison of two runs."""
     lines = [
-        f"# finmcp-eval compare: A = `{result['a']}` vs B = `{result['b']}`",
+        f"# finmcp-eval compare: A = {md_code(result['a'])} vs B = {md_code(result['b'])}",
         "",
         f"Paired samples: {result['paired_samples']}; bootstrap {result['bootstrap']} (seed {result['seed']}).",
         "",
@@ -286,5 +301,5 @@ def render_compare_markdown(result: dict[str, Any]) -> str:
     ]
     lines += _table(["metric", "A only", "B only", "p", "method"], mcnemar_rows(result))
     if result.get("warnings"):
-        lines += ["", "## Warnings", ""] + [f"- {w}" for w in result["warnings"][:50]]
+        lines += ["", "## Warnings", ""] + [f"- {md_text(w)}" for w in result["warnings"][:50]]
     return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ from finmcp.evaluator.metrics.table import ScoreTable, official_rows, score_pair
 from finmcp.evaluator.reports.behaviour import behaviour_summary
 from finmcp.evaluator.reports.evidence import sample_evidence
 from finmcp.evaluator.reports.model import Report, SampleCounts
+from finmcp.recordings.plumbing.terminal import visible
 
 REPORT_VERSION = 1
 
@@ -306,8 +307,8 @@ def sample_rows(
 
 def print_warnings(warnings: list[str], prog: str, limit: int = 10) -> None:
     """A report's warnings on stderr (the first ``limit``; the report holds them all)."""
-    for warning in warnings[:limit]:
-        print(f"{prog}: warning: {warning}", file=sys.stderr)
+    for warning in warnings[:limit]:  # they name samples, tools and runs: untrusted text
+        print(f"{prog}: warning: {visible(warning)}", file=sys.stderr)
     if len(warnings) > limit:
         print(f"{prog}: warning: ... {len(warnings) - limit} more in the report", file=sys.stderr)
 
