@@ -20,7 +20,7 @@ from finmcp.recordings.plumbing.flags import (
     add_version,
 )
 from finmcp.recordings.plumbing.pipes import quiet_on_broken_pipe
-from finmcp.recordings.plumbing.terminal import visible
+from finmcp.recordings.plumbing.terminal import visible, visible_json
 
 if TYPE_CHECKING:
     from finmcp.evaluator.reports.model import Report
@@ -343,7 +343,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         finally:
             if outputs is not None:
                 outputs.close()
-    text = json.dumps(records, ensure_ascii=False, indent=4) + "\n"
+    # C1, bidi and separator characters as JSON escapes: the same values, safe to print
+    text = visible_json(json.dumps(records, ensure_ascii=False, indent=4)) + "\n"
     if args.out:
         Path(args.out).write_text(text, "utf-8")
     else:

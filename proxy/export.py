@@ -34,6 +34,8 @@ from finmcp.recordings.results import escape_surrogates
 from finmcp.recordings.trace_store import describe, open_trace_store
 from finmcp.recordings.transcripts import ChatCall, ChatTurn, call_id, chat_messages, observation
 
+BINARY_FORMATS = frozenset({"otlp-proto", "parquet"})
+"""Formats whose bytes are not text: never written to a terminal."""
 OFFICIAL_FILE_NOTE = (
     "finmcp-proxy export: note: this file holds predictions only (id, messages_pred) for the samples "
     "with calls; the file the official evaluation.py reads (every reference sample with its gold "
@@ -131,7 +133,17 @@ def _fintoolbench(trace: SampleTrace) -> dict[str, Any]:
 
 
 def _write_standard(store: Any, db: str, run_id: str, fmt: str, out: str | None) -> int:
-    """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--output`` or stdout."""
+    """``otlp``, ``har``, ``csv``, ``parquet`` (:mod:`proxy.exports`): the file's bytes to ``--output`` or stdout.
+
+    A binary format (``otlp-proto``, ``parquet``: the exact text, any byte) is not written to a
+    terminal (as ``gzip`` refuses): its bytes could drive it."""
+    if out is None and fmt in BINARY_FORMATS and sys.stdout.isatty():
+        print(
+            f"finmcp-proxy export: --format {fmt} is binary: not written to a terminal"
+            " (give --output FILE, or redirect stdout)",
+            file=sys.stderr,
+        )
+        return 2
     if not store.calls(run_id) and not store.messages(run_id=run_id):
         print(
             f"finmcp-proxy export: run {run_id!r} has nothing logged in {describe(db)}",

@@ -174,3 +174,35 @@ def test_csv_cells_never_start_a_formula(hostile, tmp_path, where):
     negative = next(row for row in rows if row["tool"] == "neg")
     assert negative["jsonrpc_id"] == "-1"  # a number stays a number
     assert float(negative["latency_ms"]) > 0
+
+
+@pytest.mark.parametrize("fmt", ["otlp-proto", "parquet"])
+def test_binary_exports_are_not_written_to_a_terminal(hostile, fmt):
+    """Their bytes are the exact text (ESC and all): on a terminal (a pty here) the export refuses."""
+    import os
+    import pty
+
+    db, _ = hostile
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "finmcp.proxy", "export", "--db", str(db), "--run", RUN, "--format", fmt],
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal side is closed and drained
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 2 and b"\x1b" not in shown
+    assert f"--format {fmt} is binary: not written to a terminal" in done.stderr.decode()
