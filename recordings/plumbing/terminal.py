@@ -26,14 +26,45 @@ import re
 SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 BIDI_AND_SEPARATORS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
 """Characters outside C0/C1 that change how the text around them is laid out."""
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_AND_SEPARATORS}\ud800-\udfff]")
+_UNSAFE_CODES = [
+    *range(0x00, 0x20),
+    *range(0x7F, 0xA0),
+    0x061C,
+    0x200E,
+    0x200F,
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+    0x2028,
+    0x2029,
+    *range(0xD800, 0xE000),
+]
 
 
-def _escape(char: str) -> str:
-    code = ord(char)
+def _escape(code: int) -> str:
+    char = chr(code)
     if char in SHORT_ESCAPES:
         return SHORT_ESCAPES[char]
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_TABLE = {code: _escape(code) for code in _UNSAFE_CODES}
+
+
+def _runs_of(codes: list[int]) -> re.Pattern[str]:
+    """A pattern matching runs of the characters ``codes`` (a class of ranges: fast to scan)."""
+    spans: list[list[int]] = []
+    for code in sorted(codes):
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    ranges = "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in spans)
+    return re.compile(f"[{ranges}]+")
+
+
+_RUNS = {  # runs of unsafe characters, per set of kept layout characters
+    kept: _runs_of([c for c in _UNSAFE_CODES if chr(c) not in kept]) for kept in ("", "\n", "\t", "\n\t")
+}
 
 
 def visible(value: object, keep: str = "") -> str:
@@ -41,8 +72,8 @@ def visible(value: object, keep: str = "") -> str:
 
     The characters in ``keep`` (only ``"\\n"`` and ``"\\t"`` are honoured) stay raw."""
     text = value if isinstance(value, str) else str(value)
-    kept = {c for c in keep if c in "\n\t"}
-    return _UNSAFE.sub(lambda m: m.group() if m.group() in kept else _escape(m.group()), text)
+    kept = "".join(c for c in "\n\t" if c in keep)
+    return _RUNS[kept].sub(lambda m: m.group().translate(_TABLE), text)
 
 
 _JSON_UNSAFE = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{BIDI_AND_SEPARATORS}\ud800-\udfff]")
