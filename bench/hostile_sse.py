@@ -114,8 +114,9 @@ class HostileSseUpstream:
                 message = _read_request(conn, buffer)
                 if message is None:
                     return
-                params = message.get("params") if isinstance(message.get("params"), dict) else {}
-                if message.get("method") == "tools/call" and params.get("name") == self.hostile_tool:
+                params = message.get("params")
+                name = params.get("name") if isinstance(params, dict) else None
+                if message.get("method") == "tools/call" and name == self.hostile_tool:
                     with self._lock:
                         self.hostile_calls += 1
                     self._hostile(conn, message)

@@ -22,12 +22,13 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
+from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES
 from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from finmcp.proxy.upstream_conn import ConnectionPool, StreamedResponse
 from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
 from finmcp.proxy.upstream_tls import client_context
 from finmcp.recordings.plumbing.protocol import is_stateless
-from finmcp.recordings.plumbing.sse import SSEParser
+from finmcp.recordings.plumbing.sse import Event, EventTooLarge, SSEParser
 from finmcp.recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.upstream")
@@ -63,8 +64,13 @@ def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> 
     tls = client_context(config.upstream_ca)
     if config.upstream_sse:
         target = Target.parse(config.upstream_sse, tls)
-        return SseUpstream(target, deliver, closed, fail, headers, config.timeout)
-    return HttpUpstream(Target.parse(config.upstream, tls), deliver, closed, fail, headers, config.timeout)
+        upstream: _HttpBase = SseUpstream(target, deliver, closed, fail, headers, config.timeout)
+    else:
+        upstream = HttpUpstream(
+            Target.parse(config.upstream, tls), deliver, closed, fail, headers, config.timeout
+        )
+    upstream.max_event_bytes = config.max_event_bytes
+    return upstream
 
 
 class StdioUpstream(Upstream):
@@ -152,6 +158,7 @@ class _HttpBase(Upstream):
         self.fail = fail
         self.extra_headers = headers
         self.timeout = timeout
+        self.max_event_bytes = DEFAULT_MAX_EVENT_BYTES  # --max-event-bytes
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -168,19 +175,33 @@ class _HttpBase(Upstream):
     async def _stream_events(
         self, stream: StreamedResponse, idle: float | None, deliver: Deliver | None = None
     ) -> None:
-        """Deliver every SSE ``message`` event of a response body."""
+        """Deliver every SSE ``message`` event of a response body.
+
+        An event over ``max_event_bytes`` is an :class:`UpstreamError` (logged): the events before
+        it are delivered, the request gets an error.
+        """
         deliver = deliver or self.deliver
-        parser = SSEParser()
+        parser = SSEParser(max_event=self.max_event_bytes)
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(idle) as deadline:
             async for _raw, payload in stream.body():
                 if idle is not None:
                     deadline.reschedule(loop.time() + idle)
-                for event in parser.feed(payload):
-                    if event.event == "message" and event.data:
-                        await deliver(event.data)
-                    elif event.event == "endpoint":
-                        await self.on_endpoint(event.data)
+                try:
+                    events = parser.feed(payload)
+                except EventTooLarge as exc:
+                    await self._dispatch(exc.events, deliver)
+                    reason = f"upstream sent an SSE event over {exc.limit} bytes"
+                    log.warning("%s: %s; stream stopped", self.target.url, reason)
+                    raise UpstreamError(reason) from None
+                await self._dispatch(events, deliver)
+
+    async def _dispatch(self, events: list[Event], deliver: Deliver) -> None:
+        for event in events:
+            if event.event == "message" and event.data:
+                await deliver(event.data)
+            elif event.event == "endpoint":
+                await self.on_endpoint(event.data)
 
     async def on_endpoint(self, data: bytes) -> None:
         """Legacy SSE ``endpoint`` event (only the SSE upstream uses it)."""
