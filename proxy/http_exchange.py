@@ -346,7 +346,9 @@ class Exchange:
         if self.methods and events:
             count = self.sse_messages + sum(1 for event in events if event.data)
             if count > limit:
-                self._sse_limit(f"upstream sent more than {limit} messages on this request's stream")
+                self._sse_limit(
+                    f"upstream sent more than {limit} messages on this request's stream (--max-stream-messages)"
+                )
                 return
             self.sse_messages = count
         self.output.after(self._sse_events(events))
@@ -361,7 +363,7 @@ class Exchange:
         elif too_large is None:  # all of it belongs to the unfinished event
             held += payload
         if too_large is not None:
-            self._sse_limit(f"upstream sent an SSE event over {too_large.limit} bytes")
+            self._sse_limit(f"upstream sent an SSE event over {too_large.limit} bytes (--max-event-bytes)")
 
     def _framed(self, data: bytes) -> bytes:
         """Payload bytes as forwarded: one chunk of a chunked body, else as they are."""
@@ -372,7 +374,7 @@ class Exchange:
         self.sse_held.clear()
         self.sse_parser = SSEParser()  # nothing unfinished was forwarded: the errors start clean
         log.warning(
-            "%s %s: %s; stream stopped, %d unanswered request(s) get an error (see docs/proxy.md, Limits)",
+            "%s %s: %s; stream stopped, %d unanswered request(s) answered with this error",
             self.request.method.decode(),
             self.target.url,
             reason,

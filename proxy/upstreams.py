@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES
+from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_MESSAGES
 from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from finmcp.proxy.upstream_conn import ConnectionPool, StreamedResponse
 from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
@@ -70,6 +70,7 @@ def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> 
             Target.parse(config.upstream, tls), deliver, closed, fail, headers, config.timeout
         )
     upstream.max_event_bytes = config.max_event_bytes
+    upstream.max_stream_messages = config.max_stream_messages
     return upstream
 
 
@@ -159,6 +160,7 @@ class _HttpBase(Upstream):
         self.extra_headers = headers
         self.timeout = timeout
         self.max_event_bytes = DEFAULT_MAX_EVENT_BYTES  # --max-event-bytes
+        self.max_stream_messages = DEFAULT_MAX_STREAM_MESSAGES  # --max-stream-messages (a request's stream)
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -177,11 +179,14 @@ class _HttpBase(Upstream):
     ) -> None:
         """Deliver every SSE ``message`` event of a response body.
 
-        An event over ``max_event_bytes`` is an :class:`UpstreamError` (logged): the events before
+        An event over ``max_event_bytes``, or (on a request's stream, ``deliver`` given) more than
+        ``max_stream_messages`` messages, is an :class:`UpstreamError` (logged): the events before
         it are delivered, the request gets an error.
         """
+        limit = self.max_stream_messages if deliver is not None else None
         deliver = deliver or self.deliver
         parser = SSEParser(max_event=self.max_event_bytes)
+        count = 0
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(idle) as deadline:
             async for _raw, payload in stream.body():
@@ -191,9 +196,14 @@ class _HttpBase(Upstream):
                     events = parser.feed(payload)
                 except EventTooLarge as exc:
                     await self._dispatch(exc.events, deliver)
-                    reason = f"upstream sent an SSE event over {exc.limit} bytes"
+                    reason = f"upstream sent an SSE event over {exc.limit} bytes (--max-event-bytes)"
                     log.warning("%s: %s; stream stopped", self.target.url, reason)
                     raise UpstreamError(reason) from None
+                count += sum(1 for event in events if event.data)
+                if limit is not None and count > limit:
+                    reason = f"upstream sent more than {limit} messages on this request's stream (--max-stream-messages)"
+                    log.warning("%s: %s; stream stopped", self.target.url, reason)
+                    raise UpstreamError(reason)
                 await self._dispatch(events, deliver)
 
     async def _dispatch(self, events: list[Event], deliver: Deliver) -> None:

@@ -17,7 +17,8 @@ import httpx2
 
 from bench.hostile_sse import HostileSseUpstream
 from finmcp.recordings import SqliteTraceStore
-from tests.support.rpc import messages_of, modern_call, sse_messages
+from tests.support.rpc import messages_of, modern_call, sse_messages, tool_call
+from tests.support.stdio_lines import StdioLines
 from tests.support.traces import wait_calls
 
 KiB = 1024
@@ -61,7 +62,7 @@ def test_an_oversized_sse_event_is_refused_whole_and_the_trace_agrees(children, 
         assert call["rpc_error"]["message"] == message.removeprefix("finmcp-proxy: ")
         assert post(proxy.tagged("big", "s", 0), "echo", 8).status_code == 200  # the proxy goes on
         stderr = children.stop(proxy)
-    assert f"SSE event over {MiB} bytes; stream stopped" in stderr
+    assert f"SSE event over {MiB} bytes (--max-event-bytes); stream stopped" in stderr
 
 
 def test_an_sse_event_under_the_limit_passes_whole_across_many_chunks(children, tmp_path):
@@ -122,4 +123,26 @@ def test_endless_progress_on_one_call_is_bounded(children, tmp_path):
     stored_progress = [r for r in rows if r["method"] == "notifications/progress"]
     assert len(stored_progress) == len(progress)  # the client and the trace saw the same messages
     assert len(rows) <= limit + 2  # the request, the progress, the error
-    assert f"more than {limit} messages on this request's stream; stream stopped" in stderr
+    assert f"more than {limit} messages on this request's stream (--max-stream-messages); stream" in stderr
+
+
+def test_the_stdio_side_bounds_endless_progress_and_oversized_events(tmp_path):
+    """The stdio side's HTTP upstream: the same two bounds, one error line for the request, the same row."""
+    db = tmp_path / "stdio.sqlite"
+    flags = ("--run", "stdio", "--max-stream-messages", "30", "--max-event-bytes", str(MiB))
+    with HostileSseUpstream("progress", interval_ms=1) as chatty:
+        with StdioLines(["--upstream", chatty.url], db, *flags) as proxy:
+            proxy.send(tool_call("hostile", {}, 1))
+            lines = [proxy.read() for _ in range(31)]
+        assert [m.get("method") for m in lines[:30]] == ["notifications/progress"] * 30
+        assert lines[30]["id"] == 1 and "more than 30 messages" in lines[30]["error"]["message"]
+        assert "more than 30 messages on this request's stream (--max-stream-messages)" in proxy.stderr
+    with HostileSseUpstream("oversized", event_bytes=3 * MiB, piece_bytes=256 * KiB) as big:
+        with StdioLines(["--upstream", big.url], db, *flags) as proxy:
+            answer = proxy.ask(tool_call("hostile", {}, 2))
+        assert answer["id"] == 2 and f"SSE event over {MiB} bytes" in answer["error"]["message"]
+    calls = wait_calls(db, "stdio", 2, settled=True)
+    assert [c["status"] for c in calls] == ["transport_error"] * 2
+    assert [c["rpc_error"]["message"] for c in calls] == [
+        m["error"]["message"].removeprefix("finmcp-proxy: ") for m in (lines[30], answer)
+    ]
