@@ -143,9 +143,10 @@ class HostileSseUpstream:
             end = b'"}],"isError":false}}\n\n'
             filler = max(0, self.event_bytes - len(start) - len(end))
             self._send(conn, start)
+            piece = b"x" * self.piece_bytes
             while filler > 0:
                 size = min(filler, self.piece_bytes)
-                self._send(conn, b"x" * size)
+                self._send(conn, piece if size == len(piece) else piece[:size])
                 filler -= size
             self._send(conn, end)
         elif self.mode == "unterminated":
@@ -171,7 +172,13 @@ class HostileSseUpstream:
         conn.sendall(b"0\r\n\r\n")
 
     def _send(self, conn: socket.socket, data: bytes) -> None:
-        conn.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
+        """One chunk (no copy of a large ``data``)."""
+        if len(data) < 65536:
+            conn.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
+        else:
+            conn.sendall(b"%x\r\n" % len(data))
+            conn.sendall(data)
+            conn.sendall(b"\r\n")
         with self._lock:
             self.sent_bytes += len(data)
 

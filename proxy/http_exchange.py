@@ -371,8 +371,9 @@ class Exchange:
 
     def _sse_limit(self, reason: str) -> None:
         """A bound of an SSE stream was hit: stop it; unanswered requests get an error (and their rows)."""
-        self.sse_held.clear()
-        self.sse_parser = SSEParser()  # nothing unfinished was forwarded: the errors start clean
+        self.sse_held.clear()  # nothing unfinished was forwarded: the errors start clean
+        if self.sse_parser is not None:
+            self.sse_parser.discard()
         log.warning(
             "%s %s: %s; stream stopped, %d unanswered request(s) answered with this error",
             self.request.method.decode(),
@@ -401,7 +402,7 @@ class Exchange:
                 if response.body_mode == "length" or not self._unanswered():
                     self._emit_sse(self._framed(bytes(self.sse_held)))  # forwarded as it came
                 self.sse_held.clear()  # else dropped, as an SSE reader drops it; the error events follow
-                self.sse_parser.finish()
+                self.sse_parser.discard()
             if self.resumable and self._unanswered():  # the client resumes with GET + Last-Event-ID
                 self._await_resumption()
             if raw and self._unanswered():  # requests still unanswered get an error before the end

@@ -5,8 +5,8 @@ too: its work is linear in the bytes fed, however they are split. The unfinished
 ``bytearray`` (appended to, compacted once half of it is consumed), and only the bytes not searched
 yet are searched for an event's end. An event ends at a blank line, that is at the first ``\\n\\n``,
 ``\\n\\r`` or ``\\r\\r`` (two line ends in a row, whatever their kind); each of the three is looked
-for with ``bytes.find`` and its next position cached, so a byte is searched a bounded number of
-times. :attr:`SSEParser.pending_bytes` tells the caller how many fed bytes belong to the unfinished
+for with ``bytes.find`` (after a ``memchr`` for its first byte, which skips a long line at memory
+speed) and its next position cached, so a byte is searched a bounded number of times. :attr:`SSEParser.pending_bytes` tells the caller how many fed bytes belong to the unfinished
 event (the proxy holds exactly those back), :attr:`SSEParser.scanned` how many bytes the searches
 have examined so far (at most three times the bytes fed), and ``max_event`` bounds the unfinished
 event: beyond it :meth:`SSEParser.feed` raises :class:`EventTooLarge` rather than grow (or drop it
@@ -124,10 +124,13 @@ class SSEParser:
             at = found[i]
             if at < start:  # stale (consumed) or none found yet: search the bytes not searched
                 begin = max(start, searched[i])
-                at = buffer.find(pattern, begin)
+                first = buffer.find(pattern[:1], begin)  # memchr: skips a long line (or no line) fast
+                at = buffer.find(pattern, first) if first >= 0 else -1
                 self.scanned += (at + 2 if at >= 0 else len(buffer)) - begin
                 found[i] = at
-                searched[i] = at + 1 if at >= 0 else max(begin, len(buffer) - 1)
+                searched[i] = (
+                    at + 1 if at >= 0 else max(begin, len(buffer) - 1 if first >= 0 else len(buffer))
+                )
             if at >= 0 and (best < 0 or at < best):
                 best = at
         return best
@@ -141,6 +144,10 @@ class SSEParser:
         self._start = 0
         self._found = [at - start if at >= start else -1 for at in self._found]
         self._searched = [max(0, at - start) for at in self._searched]
+
+    def discard(self) -> None:
+        """Drop the unfinished event unread (a stream that ended or was stopped before its end)."""
+        self._drop()
 
     def _drop(self) -> None:
         self._buffer.clear()
