@@ -30,7 +30,13 @@ import shlex
 import sys
 from typing import Any
 
-from finmcp.proxy.defaults import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, DEFAULT_PORT
+from finmcp.proxy.defaults import (
+    DEFAULT_BATCH_ROWS,
+    DEFAULT_INTERVAL,
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_STREAM_MESSAGES,
+    DEFAULT_PORT,
+)
 from finmcp.proxy.tags import TagError, Tags
 from finmcp.recordings.plumbing.eventloop import LOOPS
 from finmcp.recordings.plumbing.flags import (
@@ -271,6 +277,22 @@ def build_serve_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds without an upstream byte before failing"
+    )
+    p.add_argument(
+        "--max-event-bytes",
+        type=_positive(int),
+        default=DEFAULT_MAX_EVENT_BYTES,
+        metavar="BYTES",
+        help=f"largest SSE event forwarded; a longer one stops its stream with an error for its requests "
+        f"(default {DEFAULT_MAX_EVENT_BYTES}, 64 MiB)",
+    )
+    p.add_argument(
+        "--max-stream-messages",
+        type=_positive(int),
+        default=DEFAULT_MAX_STREAM_MESSAGES,
+        metavar="N",
+        help="most messages (progress, logs, ...) on one request's SSE stream; past it the stream stops "
+        f"with an error for the requests still unanswered (default {DEFAULT_MAX_STREAM_MESSAGES})",
     )
     p.add_argument(
         "--upstream-header",

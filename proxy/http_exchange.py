@@ -32,7 +32,7 @@ from finmcp.proxy.tags import Tags
 from finmcp.proxy.upstream_conn import ConnectionPool, UpstreamConnection
 from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
 from finmcp.recordings.plumbing.protocol import is_stateless
-from finmcp.recordings.plumbing.sse import SSEParser, encode_event
+from finmcp.recordings.plumbing.sse import Event, EventTooLarge, SSEParser, encode_event
 from finmcp.recordings.redact import redact_url
 
 log = logging.getLogger("finmcp.proxy.http")
@@ -125,6 +125,9 @@ class Exchange:
         self.answered: set[str] = set()
         self.upstream: UpstreamConnection | None = None
         self.sse_parser: SSEParser | None = None  # set while an SSE response body is forwarded
+        self.sse_held = bytearray()  # payload bytes of the SSE event not ended yet (never forwarded early)
+        self.sse_chunked = False  # the SSE body is chunked: what is forwarded of a held event is re-chunked
+        self.sse_messages = 0  # events with data on this POST's stream (bounded: --max-stream-messages)
         self.resumable = False  # the SSE stream carried an event id: the client may resume it (SEP-1699)
         self.held: list[bytes] = []  # a held response (head first) until its end; empty: not held
         self.copy: list[bytes] = []
@@ -306,13 +309,13 @@ class Exchange:
             self.output.emit(response.head)
             self._to(Phase.STREAMING)
         if is_sse:
-            self.sse_parser = SSEParser()
+            self.sse_parser = SSEParser(max_event=self.settings.max_event_bytes)
+            self.sse_chunked = mode == "chunked"
 
     def _body(self, raw: bytes, payload: bytes) -> None:
         self._touch()
         if self.sse_parser is not None:
-            self.output.after(self._sse_events(self.sse_parser.feed(payload)))
-            self._emit_sse(raw)
+            self._sse_body(self.sse_parser, raw, payload)
         elif self.held:
             self.held.append(raw)
             self.copy.append(payload)
@@ -324,6 +327,61 @@ class Exchange:
     @property
     def response_is_json(self) -> bool:
         return self.response is not None and self.response.content_type.startswith(b"application/json")
+
+    def _sse_body(self, parser: SSEParser, raw: bytes, payload: bytes) -> None:
+        """Forward the SSE events ``payload`` ends (after their rows commit); hold the unfinished one.
+
+        An event's bytes go out only once its end has arrived, so a stream stopped by a limit never
+        leaves a partial event with the client: over ``--max-event-bytes`` the event is dropped
+        whole, and past ``--max-stream-messages`` the read that crossed the bound is neither
+        forwarded nor stored. Either way the requests still unanswered get an error, as in the trace.
+        """
+        too_large: EventTooLarge | None = None
+        try:
+            events = parser.feed(payload)
+            tail = parser.pending_bytes
+        except EventTooLarge as exc:
+            events, tail, too_large = exc.events, exc.size, exc
+        limit = self.settings.max_stream_messages
+        if self.methods and events:
+            count = self.sse_messages + sum(1 for event in events if event.data)
+            if count > limit:
+                self._sse_limit(
+                    f"upstream sent more than {limit} messages on this request's stream (--max-stream-messages)"
+                )
+                return
+            self.sse_messages = count
+        self.output.after(self._sse_events(events))
+        held = self.sse_held
+        if not tail:  # every byte ends an event: the upstream's own chunk goes out as it came
+            self._emit_sse(self._framed(bytes(held)) + raw if held else raw)
+            held.clear()
+        elif tail < len(held) + len(payload):  # events ended in this piece: forward them, hold the rest
+            cut = len(payload) - tail
+            self._emit_sse(self._framed(bytes(held) + payload[:cut]))
+            held[:] = payload[cut:]
+        elif too_large is None:  # all of it belongs to the unfinished event
+            held += payload
+        if too_large is not None:
+            self._sse_limit(f"upstream sent an SSE event over {too_large.limit} bytes (--max-event-bytes)")
+
+    def _framed(self, data: bytes) -> bytes:
+        """Payload bytes as forwarded: one chunk of a chunked body, else as they are."""
+        return chunk(data) if self.sse_chunked else data
+
+    def _sse_limit(self, reason: str) -> None:
+        """A bound of an SSE stream was hit: stop it; unanswered requests get an error (and their rows)."""
+        self.sse_held.clear()  # nothing unfinished was forwarded: the errors start clean
+        if self.sse_parser is not None:
+            self.sse_parser.discard()
+        log.warning(
+            "%s %s: %s; stream stopped, %d unanswered request(s) answered with this error",
+            self.request.method.decode(),
+            self.target.url,
+            reason,
+            sum(1 for id_text in self.methods if id_text not in self.answered),
+        )
+        self._upstream_failed(reason, 502, logged=True)
 
     def _emit_sse(self, raw: bytes) -> None:
         if self.pending_head:
@@ -340,6 +398,11 @@ class Exchange:
             self.conn.pool.release(self.upstream, response.keep_alive)
             self.upstream = None
         if self.sse_parser is not None:
+            if self.sse_held:  # an event the stream did not end
+                if response.body_mode == "length" or not self._unanswered():
+                    self._emit_sse(self._framed(bytes(self.sse_held)))  # forwarded as it came
+                self.sse_held.clear()  # else dropped, as an SSE reader drops it; the error events follow
+                self.sse_parser.discard()
             if self.resumable and self._unanswered():  # the client resumes with GET + Last-Event-ID
                 self._await_resumption()
             if raw and self._unanswered():  # requests still unanswered get an error before the end
@@ -385,7 +448,7 @@ class Exchange:
     def _method_of(self, msg: Message) -> str | None:
         return self.methods.get(msg.id_text or "null") if msg.id is not None else None
 
-    def _sse_events(self, events: list[Any]) -> list[asyncio.Future[Any]]:
+    def _sse_events(self, events: list[Event]) -> list[asyncio.Future[Any]]:
         waits: list[asyncio.Future[Any]] = []
         session: Session = self.session  # type: ignore[assignment]  # set before the response: see _parse_whole
         for event in events:
@@ -431,8 +494,8 @@ class Exchange:
     def _sse_errors(self, reason: str) -> bytes:
         """SSE error events (logged) for this POST's requests still unanswered; ``b""`` when none.
 
-        A partial upstream event is ended first, or the client would read it and the first error
-        as one unparseable event.
+        No partial upstream event is ever forwarded (:meth:`_sse_body` holds an event until its
+        end), so the errors need no blank line before them.
         """
         unanswered = [i for i in self.request_ids if json.dumps(i, ensure_ascii=False) not in self.answered]
         if not unanswered:
@@ -442,9 +505,7 @@ class Exchange:
             for msg in parse_body(body):
                 self.tracer.log(self.session, self.tags, "s2c", msg)
         self.answered.update(json.dumps(i, ensure_ascii=False) for i in unanswered)
-        parser = self.sse_parser
-        lead = b"\r\n\r\n" if parser is not None and parser.pending else b""
-        return lead + b"".join(encode_event(body) for body in injected)
+        return b"".join(encode_event(body) for body in injected)
 
     def _fail_calls(self, status: str, reason: str) -> list[asyncio.Future[Any]]:
         """Finish this request's unanswered calls as failed; the futures of their committed rows."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from finmcp.proxy.capture import Tracer
+from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_MESSAGES
 from finmcp.proxy.security import Policy
 from finmcp.proxy.tags import Tags
 from finmcp.proxy.upstream_http import Target
@@ -28,6 +29,8 @@ class Settings:
     timeout: float = 120.0
     max_body: int = DEFAULT_MAX_BODY
     upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # an SSE event's bytes, held until its end
+    max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES  # messages on one POST's SSE stream
     health: Callable[[], dict[str, Any]] | None = None  # more /healthz fields (the shipper's)
 
 

@@ -15,7 +15,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from finmcp.proxy.capture import Recorder, Tracer
-from finmcp.proxy.defaults import DEFAULT_BATCH_ROWS, DEFAULT_INTERVAL, DEFAULT_PORT
+from finmcp.proxy.defaults import (
+    DEFAULT_BATCH_ROWS,
+    DEFAULT_INTERVAL,
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_STREAM_MESSAGES,
+    DEFAULT_PORT,
+)
 from finmcp.proxy.exports.live import LiveOtlp
 from finmcp.proxy.http_proxy import ProxyServer, serve
 from finmcp.proxy.http_types import Settings
@@ -59,6 +65,8 @@ class ProxyConfig:
     group_sequence: bool = True
     timeout: float = 120.0
     max_body: int = DEFAULT_MAX_BODY
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES
     token: str | None = None
     allow_hosts: list[str] = field(default_factory=list)
     allow_origins: list[str] = field(default_factory=list)
@@ -188,6 +196,8 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock: socket.sock
         defaults=config.defaults,
         timeout=config.timeout,
         max_body=config.max_body,
+        max_event_bytes=config.max_event_bytes,
+        max_stream_messages=config.max_stream_messages,
         upstream_headers=config.upstream_headers,
         health=runtime.health,
     )

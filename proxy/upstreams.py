@@ -22,12 +22,13 @@ from typing import Any
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
+from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_MESSAGES
 from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from finmcp.proxy.upstream_conn import ConnectionPool, StreamedResponse
 from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
 from finmcp.proxy.upstream_tls import client_context
 from finmcp.recordings.plumbing.protocol import is_stateless
-from finmcp.recordings.plumbing.sse import SSEParser
+from finmcp.recordings.plumbing.sse import Event, EventTooLarge, SSEParser
 from finmcp.recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.upstream")
@@ -63,8 +64,14 @@ def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> 
     tls = client_context(config.upstream_ca)
     if config.upstream_sse:
         target = Target.parse(config.upstream_sse, tls)
-        return SseUpstream(target, deliver, closed, fail, headers, config.timeout)
-    return HttpUpstream(Target.parse(config.upstream, tls), deliver, closed, fail, headers, config.timeout)
+        upstream: _HttpBase = SseUpstream(target, deliver, closed, fail, headers, config.timeout)
+    else:
+        upstream = HttpUpstream(
+            Target.parse(config.upstream, tls), deliver, closed, fail, headers, config.timeout
+        )
+    upstream.max_event_bytes = config.max_event_bytes
+    upstream.max_stream_messages = config.max_stream_messages
+    return upstream
 
 
 class StdioUpstream(Upstream):
@@ -152,6 +159,8 @@ class _HttpBase(Upstream):
         self.fail = fail
         self.extra_headers = headers
         self.timeout = timeout
+        self.max_event_bytes = DEFAULT_MAX_EVENT_BYTES  # --max-event-bytes
+        self.max_stream_messages = DEFAULT_MAX_STREAM_MESSAGES  # --max-stream-messages (a request's stream)
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -168,19 +177,41 @@ class _HttpBase(Upstream):
     async def _stream_events(
         self, stream: StreamedResponse, idle: float | None, deliver: Deliver | None = None
     ) -> None:
-        """Deliver every SSE ``message`` event of a response body."""
+        """Deliver every SSE ``message`` event of a response body.
+
+        An event over ``max_event_bytes``, or (on a request's stream, ``deliver`` given) more than
+        ``max_stream_messages`` messages, is an :class:`UpstreamError` (logged): the events before
+        it are delivered, the request gets an error.
+        """
+        limit = self.max_stream_messages if deliver is not None else None
         deliver = deliver or self.deliver
-        parser = SSEParser()
+        parser = SSEParser(max_event=self.max_event_bytes)
+        count = 0
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(idle) as deadline:
             async for _raw, payload in stream.body():
                 if idle is not None:
                     deadline.reschedule(loop.time() + idle)
-                for event in parser.feed(payload):
-                    if event.event == "message" and event.data:
-                        await deliver(event.data)
-                    elif event.event == "endpoint":
-                        await self.on_endpoint(event.data)
+                try:
+                    events = parser.feed(payload)
+                except EventTooLarge as exc:
+                    await self._dispatch(exc.events, deliver)
+                    reason = f"upstream sent an SSE event over {exc.limit} bytes (--max-event-bytes)"
+                    log.warning("%s: %s; stream stopped", self.target.url, reason)
+                    raise UpstreamError(reason) from None
+                count += sum(1 for event in events if event.data)
+                if limit is not None and count > limit:
+                    reason = f"upstream sent more than {limit} messages on this request's stream (--max-stream-messages)"
+                    log.warning("%s: %s; stream stopped", self.target.url, reason)
+                    raise UpstreamError(reason)
+                await self._dispatch(events, deliver)
+
+    async def _dispatch(self, events: list[Event], deliver: Deliver) -> None:
+        for event in events:
+            if event.event == "message" and event.data:
+                await deliver(event.data)
+            elif event.event == "endpoint":
+                await self.on_endpoint(event.data)
 
     async def on_endpoint(self, data: bytes) -> None:
         """Legacy SSE ``endpoint`` event (only the SSE upstream uses it)."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from finmcp.recordings.plumbing.sse import SSEParser, encode_event, parse_events
+from finmcp.recordings.plumbing.sse import EventTooLarge, SSEParser, encode_event, parse_events
 
 
 def reference(stream: bytes) -> list[tuple[str, bytes, str | None, int | None]]:
@@ -97,3 +98,59 @@ def test_encode_event_reads_back():
     raw = encode_event(b'{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"x"}}')
     (event,) = SSEParser().feed(raw)
     assert event.event == "message" and event.data.startswith(b'{"jsonrpc"')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(LINE, END), max_size=20), st.lists(st.integers(0, 400), max_size=6))
+def test_pending_bytes_are_exactly_the_unfinished_event(lines, cuts):
+    """What a proxy forwards (all but the last ``pending_bytes``) reads as the events returned so far."""
+    stream = b"".join(line + end for line, end in lines)
+    parser = SSEParser()
+    events, last = [], 0
+    for cut in sorted({c % (len(stream) + 1) for c in cuts}) + [len(stream)]:
+        events += parser.feed(stream[last:cut])
+        last = cut
+        forwarded = stream[: last - parser.pending_bytes]
+        assert [(e.event, e.data, e.id) for e in events] == [r[:3] for r in reference(forwarded)]
+
+
+def test_an_unterminated_event_is_searched_in_linear_time():
+    """16 MiB of one unfinished event in 1 KiB reads: each byte is searched a bounded number of times.
+
+    The parser rebuilt and searched its whole buffer on every read (quadratic: ~10^11 bytes here,
+    which made every other client of a proxy wait); now only the new bytes are searched.
+    """
+    parser = SSEParser()
+    piece = b"x" * 1024
+    assert parser.feed(b'data: {"jsonrpc":"2.0","id":1,"result":"') == []
+    for _ in range(16 * 1024):
+        assert parser.feed(piece) == []
+    assert parser.pending_bytes == parser.fed
+    assert parser.scanned <= 3 * parser.fed + 3 * 16 * 1024
+    assert parser.feed(b'"}\n\n')[0].data.endswith(b'"}')
+    assert parser.pending_bytes == 0
+
+
+def test_many_events_in_one_read_are_searched_once():
+    """CRLF events (no ``\\n\\n`` anywhere) in one big read: the absent pattern is not searched per event."""
+    parser = SSEParser()
+    stream = b'event: message\r\ndata: {"n":1}\r\n\r\n' * 20_000
+    assert len(parser.feed(stream)) == 20_000
+    assert parser.scanned <= 3 * len(stream) + 6 * 20_000
+
+
+def test_an_event_past_max_event_raises_and_is_dropped():
+    parser = SSEParser(max_event=100)
+    assert parser.feed(b"data: " + b"x" * 90) == []
+    with pytest.raises(EventTooLarge) as caught:
+        parser.feed(b"x" * 20)
+    assert (caught.value.size, caught.value.limit) == (116, 100)
+    assert parser.pending_bytes == 0  # dropped: the next bytes start a new event
+    assert [e.data for e in parser.feed(b"data: ok\n\n")] == [b"ok"]
+
+
+def test_events_ending_in_a_read_do_not_count_against_max_event():
+    parser = SSEParser(max_event=64)
+    events = parser.feed(b"data: " + b"y" * 50 + b"\n\n" + b"data: " + b"z" * 50 + b"\n\ndata: a")
+    assert [len(e.data) for e in events] == [50, 50]
+    assert parser.pending_bytes == len(b"data: a")
