@@ -90,3 +90,32 @@ def test_another_answer_over_the_limit_streams_whole_and_its_row_is_bounded(chil
         stderr = children.stop(proxy)
     lines = [line for line in stderr.splitlines() if "--max-answer" in line]
     assert len(lines) == 1 and "WARNING" in lines[0], stderr
+
+
+def test_readers_take_a_huge_stored_result_cut(tmp_path):
+    """A row stored before the limit (or under a large one): the viewer, ``show`` and the store read it cut."""
+    import subprocess
+    import sys
+
+    from finmcp.evaluator.viewer import queries
+
+    db = tmp_path / "trace.sqlite"
+    text = "é" * 3_000_000
+    with SqliteTraceStore.open(db) as store:
+        store.ensure_run("huge")
+        call = store.begin_call(tool="big", arguments={}, run_id="huge", sample_id="s", turn=0)
+        store.finish_call(call, result={"content": [{"type": "text", "text": text}]})
+    with SqliteTraceStore.open(db) as store:
+        [cut] = store.calls("huge", result_chars=1000)
+        view = queries.sample_calls(store, "huge", "s")[0]
+    assert len(cut["result"]) == 1000 and cut["result_length"] > 3_000_000
+    assert view["result"] is None and len(view["output_head"]) == queries.OUTPUT_MAX_CHARS
+    assert view["output_cut"].startswith(f"{cut['result_length']} characters")
+    shown = subprocess.run(
+        [sys.executable, "-m", "finmcp.proxy", "show", "--db", str(db), "--run", "huge"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"({cut['result_length']} characters, cut)" in shown.stdout
