@@ -74,7 +74,8 @@ class BigAnswerUpstream:
                 message = _read_request(conn, buffer)
                 if message is None:
                     return
-                params = message.get("params") if isinstance(message.get("params"), dict) else {}
+                found = message.get("params")
+                params: dict[str, Any] = found if isinstance(found, dict) else {}
                 method = message.get("method")
                 if (
                     method == "tools/call" and params.get("name") == self.big_tool

@@ -74,7 +74,9 @@ class ProxyServer:
         self.provisional = 0
         self.connections: set[ClientProtocol] = set()
         self._path_tags: dict[str, tuple[Tags, str]] = {}
-        self.limits = settings.limits
+        self.limits = limits = settings.limits
+        self.waits = {"head": limits.head_timeout, "body": limits.body_timeout, "idle": limits.idle_timeout}
+        """Seconds each phase of a client connection may last (``ClientProtocol.phase``)."""
         self.buffered = 0
         """Request bytes held across client connections: unparsed input, and bodies of requests in flight."""
         self.lingering: dict[asyncio.Transport, float] = {}  # refused connections -> when to abort them
@@ -179,14 +181,15 @@ class ClientProtocol(asyncio.Protocol):
     # ---------------------------------------------------------------- asyncio callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # a stream connection gets an asyncio.Transport
+        stream: asyncio.Transport = transport  # type: ignore[assignment]  # a stream connection's transport
+        self.transport = stream
         server = self.server
         if len(server.connections) >= server.limits.max_connections:
             self.refused = True
             self.deadline = 0.0
             message = f"proxy busy: {len(server.connections)} client connections open (--max-connections)"
-            self.transport.write(error_response(503, message, None, close=True)[0])
-            server.linger(self.transport)
+            stream.write(error_response(503, message, None, close=True)[0])
+            server.linger(stream)
             server.refused_connection()
             return
         server.connections.add(self)
@@ -257,9 +260,7 @@ class ClientProtocol(asyncio.Protocol):
         else:
             phase = "idle"
         if phase != self.phase:
-            limits = self.server.limits
-            wait = {"head": limits.head_timeout, "body": limits.body_timeout}.get(phase, limits.idle_timeout)
-            self.phase, self.deadline = phase, time.monotonic() + wait
+            self.phase, self.deadline = phase, time.monotonic() + self.server.waits[phase]
 
     def expire(self) -> None:
         """The phase's deadline passed: a kept-alive idle connection closes; a slow head or body gets a 408."""
