@@ -258,6 +258,25 @@ class Tracer:
 
         self.writer.submit(op, defer=True)
 
+    def log_truncated(
+        self, session: Session | None, tags: Tags, prefix: bytes, total: int, sha256: str
+    ) -> None:
+        """Queue the row of a server→client body over ``--max-answer``: its first bytes, length and hash.
+
+        The body is JSON (kind ``invalid``: not the message as sent), ``{"finmcp_truncated": {"bytes":
+        N, "stored": L, "sha256": H}, "prefix": TEXT}``; readers show it like any other body.
+        """
+        key = session.key if session else None
+        t_ns, wall = time.monotonic_ns(), wall_iso()
+        marker = {"bytes": total, "stored": len(prefix), "sha256": sha256}
+        text = prefix.decode("utf-8", errors="backslashreplace")
+
+        def op(store: SqliteTraceStore) -> None:
+            body = json.dumps({"finmcp_truncated": marker, "prefix": text}, ensure_ascii=False).encode()
+            store.write_message(_message_row("s2c", Message(body, None, "invalid"), key, tags, t_ns, wall))
+
+        self.writer.submit(op, defer=True)
+
     def client_message(
         self,
         session: Session,

@@ -32,7 +32,13 @@ from typing import Any
 
 from finmcp.proxy.defaults import (
     DEFAULT_BATCH_ROWS,
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_INTERVAL,
+    DEFAULT_MAX_ANSWER,
+    DEFAULT_MAX_BUFFERED,
+    DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_STREAM_MESSAGES,
     DEFAULT_PORT,
@@ -218,6 +224,59 @@ def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
         )
 
 
+def add_client_limits(p: argparse.ArgumentParser) -> None:
+    """What one client or one answer may hold of the proxy (docs/reliability.md, "Limits")."""
+    limits: list[tuple[str, type[int] | type[float], float, str, str]] = [
+        (
+            "--max-answer",
+            int,
+            DEFAULT_MAX_ANSWER,
+            "BYTES",
+            "bytes of one JSON upstream answer kept for the trace; a tools/call answer over it gets a 502, "
+            "any other is forwarded whole and stored as its first BYTES, length and SHA-256",
+        ),
+        (
+            "--head-timeout",
+            float,
+            DEFAULT_HEAD_TIMEOUT,
+            "S",
+            "seconds a client has to send a request head (408)",
+        ),
+        (
+            "--body-timeout",
+            float,
+            DEFAULT_BODY_TIMEOUT,
+            "S",
+            "seconds a client has to send a request body (408)",
+        ),
+        (
+            "--idle-timeout",
+            float,
+            DEFAULT_IDLE_TIMEOUT,
+            "S",
+            "seconds a kept-alive client connection may idle",
+        ),
+        (
+            "--max-connections",
+            int,
+            DEFAULT_MAX_CONNECTIONS,
+            "N",
+            "client connections open at once (503 beyond)",
+        ),
+        (
+            "--max-buffered",
+            int,
+            DEFAULT_MAX_BUFFERED,
+            "BYTES",
+            "request bytes buffered across all client connections (503 beyond)",
+        ),
+    ]
+    for flag, kind, default, metavar, what in limits:
+        p.add_argument(
+            flag, type=_positive(kind), default=default, metavar=metavar, help=f"{what} (default {default})"
+        )
+
+
 def build_serve_parser() -> argparse.ArgumentParser:
     """The parser of ``finmcp-proxy`` serving (HTTP listener or stdio); the subcommands have their own."""
     p = argparse.ArgumentParser(
@@ -278,6 +337,7 @@ def build_serve_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds without an upstream byte before failing"
     )
+    add_client_limits(p)
     p.add_argument(
         "--max-event-bytes",
         type=_positive(int),

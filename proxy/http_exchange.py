@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import hashlib
 import json
 import logging
 import time
@@ -67,6 +68,30 @@ NEXT: dict[Phase, frozenset[Phase]] = {
 """Phase -> the phases it may move to."""
 _OVER = frozenset({Phase.FINISHING, Phase.DONE})
 _WAITING = frozenset({Phase.CONNECTING, Phase.SENT, Phase.RECONNECTING, Phase.RESENT})
+
+
+class Overflow:
+    """An answer past ``--max-answer``: its first ``limit`` bytes, its length so far and the SHA-256 of all of it."""
+
+    __slots__ = ("prefix", "total", "limit", "_hash")
+
+    def __init__(self, limit: int) -> None:
+        self.prefix = bytearray()
+        self.total = 0
+        self.limit = limit
+        self._hash = hashlib.sha256()
+
+    def add(self, payload: bytes) -> None:
+        """Count and hash one more piece; keep what of it fits in the first ``limit`` bytes."""
+        room = self.limit - len(self.prefix)
+        if room > 0:
+            self.prefix += payload[:room]
+        self.total += len(payload)
+        self._hash.update(payload)
+
+    def digest(self) -> str:
+        """The SHA-256 of the whole answer, hex."""
+        return self._hash.hexdigest()
 
 
 class IllegalTransition(RuntimeError):
@@ -131,6 +156,8 @@ class Exchange:
         self.resumable = False  # the SSE stream carried an event id: the client may resume it (SEP-1699)
         self.held: list[bytes] = []  # a held response (head first) until its end; empty: not held
         self.copy: list[bytes] = []
+        self.kept = 0  # bytes in copy (never more than the --max-answer limit)
+        self.overflow: Overflow | None = None  # set once a streamed answer passed the limit
         self.pending_head = b""
         self.output = OrderedOutput(conn.write, self._wake)  # bytes and commit barriers, in order
         self.keep = False  # once FINISHING: the client connection may serve another request
@@ -296,6 +323,14 @@ class Exchange:
             self._to(Phase.STREAMING)
             return
         is_sse = response.content_type.startswith(b"text/event-stream")
+        if (
+            not is_sse
+            and self.calls
+            and mode == "length"
+            and response.length > self.settings.limits.max_answer
+        ):
+            self._too_large(f"{response.length} bytes")
+            return
         # a small JSON body goes out with its head in one write (and only after any call row it completes)
         hold = not is_sse and (bool(self.calls) or (mode == "length" and response.length <= HOLD_LIMIT))
         # a POST's SSE head waits for the first event, so both leave in one write; GET streams start at once
@@ -316,13 +351,43 @@ class Exchange:
         self._touch()
         if self.sse_parser is not None:
             self._sse_body(self.sse_parser, raw, payload)
-        elif self.held:
-            self.held.append(raw)
-            self.copy.append(payload)
-        else:
-            if self.calls or self.response_is_json:  # a body nobody parses is not kept (downloads, streams)
-                self.copy.append(payload)
+        elif self.overflow is not None:
+            self.overflow.add(payload)
             self.output.emit(raw)
+        elif self.held or self.calls or self.response_is_json:  # a body nobody parses is not kept
+            if self.kept + len(payload) > self.settings.limits.max_answer:
+                self._past_limit(raw, payload)
+                return
+            self.kept += len(payload)
+            self.copy.append(payload)
+            if self.held:
+                self.held.append(raw)
+            else:
+                self.output.emit(raw)
+        else:
+            self.output.emit(raw)
+
+    def _past_limit(self, raw: bytes, payload: bytes) -> None:
+        """The answer passed ``--max-answer``: a call's is refused; any other streams on, stored bounded."""
+        if self.calls:
+            self._too_large(f"more than {self.settings.limits.max_answer} bytes")
+            return
+        overflow = self.overflow = Overflow(self.settings.limits.max_answer)
+        for piece in self.copy:
+            overflow.add(piece)
+        self.copy, self.kept = [], 0
+        overflow.add(payload)
+        if self.held:  # a body held as small (Content-Length) with a limit below the hold size
+            self.output.emit(b"".join(self.held))
+            self.held = []
+            self._to(Phase.STREAMING)
+        self.output.emit(raw)
+
+    def _too_large(self, size: str) -> None:
+        """Refuse a ``tools/call`` answer over the limit (nothing of it was forwarded): 502, logged, traced."""
+        limit = self.settings.limits.max_answer
+        reason = f"upstream answer too large ({size}; over the proxy's limit of {limit} bytes, --max-answer)"
+        self._upstream_failed(reason, 502)
 
     @property
     def response_is_json(self) -> bool:
@@ -413,6 +478,9 @@ class Exchange:
             if response.body_mode == "close" and self._unanswered():  # the client reads until close
                 self.output.after(self._fail_calls("transport_error", NO_ANSWER))
                 self.output.emit(self._sse_errors(NO_ANSWER))
+        elif self.overflow is not None:
+            self._log_overflow(self.overflow)
+            self.output.emit(raw)
         elif response.body_mode != "none":
             waits = self._parse_whole(b"".join(self.copy), response)
             # a call this body did not answer fails now, so its row too is committed before the bytes go
@@ -444,6 +512,22 @@ class Exchange:
         else:
             self.tracer.log_raw(session, self.tags, "s2c", body)
         return waits
+
+    def _log_overflow(self, overflow: Overflow) -> None:
+        """Store an answer that passed the limit as its first bytes, its length and its hash; log it once."""
+        limit = self.settings.limits.max_answer
+        log.warning(
+            "%s %s: answer of %d bytes is over --max-answer (%d): forwarded whole, stored its first %d bytes"
+            " and SHA-256",
+            self.request.method.decode(),
+            self.target.url,
+            overflow.total,
+            limit,
+            len(overflow.prefix),
+        )
+        self.tracer.log_truncated(
+            self.session, self.tags, bytes(overflow.prefix), overflow.total, overflow.digest()
+        )
 
     def _method_of(self, msg: Message) -> str | None:
         return self.methods.get(msg.id_text or "null") if msg.id is not None else None

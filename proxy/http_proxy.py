@@ -41,6 +41,11 @@ from finmcp.recordings.plumbing.listener import PUBLIC_PATHS
 log = logging.getLogger("finmcp.proxy.http")
 
 PATH_CACHE = 1024
+REFUSED_LINGER = 1.0
+"""Seconds a refused connection (408/503 written, our side shut for writing) may take to close itself
+before it is aborted: long enough for the client to read the answer instead of a reset."""
+REFUSAL_LOG_EVERY = 1.0
+"""Seconds between log lines about connections refused over ``--max-connections`` (a flood is one line a second)."""
 
 
 @dataclass(slots=True)
@@ -69,6 +74,15 @@ class ProxyServer:
         self.provisional = 0
         self.connections: set[ClientProtocol] = set()
         self._path_tags: dict[str, tuple[Tags, str]] = {}
+        self.limits = limits = settings.limits
+        self.waits = {"head": limits.head_timeout, "body": limits.body_timeout, "idle": limits.idle_timeout}
+        """Seconds each phase of a client connection may last (``ClientProtocol.phase``)."""
+        self.buffered = 0
+        """Request bytes held across client connections: unparsed input, and bodies of requests in flight."""
+        self.lingering: dict[asyncio.Transport, float] = {}  # refused connections -> when to abort them
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._refused = 0  # over --max-connections since the last log line
+        self._refusal_logged = 0.0
 
     def path_tags(self, path: str) -> tuple[Tags, str]:
         """``split_path`` of a request path, remembered (clients send the same tagged path again and again)."""
@@ -81,12 +95,53 @@ class ProxyServer:
         return known
 
     def protocol(self) -> ClientProtocol:
+        if self._sweeper is None:
+            self._sweep()
         return ClientProtocol(self)
 
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.pool.close()
         for conn in list(self.connections):
             conn.abort()
+        for transport in list(self.lingering):
+            transport.abort()
+
+    def _sweep(self) -> None:
+        """Expire client connections past their deadline; abort refused ones that linger. Runs every
+        quarter of the shortest timeout (between 50 ms and 1 s): no timer per request."""
+        limits = self.limits
+        now = time.monotonic()
+        for conn in list(self.connections):
+            if conn.deadline and now >= conn.deadline:
+                conn.expire()
+        for transport, until in list(self.lingering.items()):
+            if now >= until:
+                del self.lingering[transport]
+                transport.abort()
+        every = min(limits.head_timeout, limits.body_timeout, limits.idle_timeout) / 4
+        self._sweeper = asyncio.get_running_loop().call_later(min(1.0, max(0.05, every)), self._sweep)
+
+    def linger(self, transport: asyncio.Transport) -> None:
+        """A refusal was written: shut our side for writing and abort the connection if the client keeps it."""
+        if transport.can_write_eof():
+            transport.write_eof()
+            self.lingering[transport] = time.monotonic() + REFUSED_LINGER
+        else:
+            transport.close()
+
+    def refused_connection(self) -> None:
+        """Count a connection refused over ``--max-connections``; log at most one line a second."""
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged >= REFUSAL_LOG_EVERY:
+            log.warning(
+                "refused a client connection: %d open (--max-connections); %d refused since the last line",
+                len(self.connections),
+                self._refused,
+            )
+            self._refused, self._refusal_logged = 0, now
 
 
 async def serve(
@@ -117,16 +172,39 @@ class ClientProtocol(asyncio.Protocol):
         # with when earlier answers left; a parallel burst on fresh connections started before them.
         self.arrived_ns = time.monotonic_ns()
         self.served = False  # a request was read on this connection
+        self.refused = False  # answered 408/503 and shut: what the client still sends is dropped
+        self.counted = 0  # this connection's share of ProxyServer.buffered
+        self.in_flight = 0  # of which: the body of the request being forwarded
+        self.phase = "head"  # what the client owes: head | body | idle (between requests) | "" (nothing)
+        self.deadline = time.monotonic() + server.limits.head_timeout  # when that phase expires (0: never)
 
     # ---------------------------------------------------------------- asyncio callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # a stream connection gets an asyncio.Transport
-        self.server.connections.add(self)
+        stream: asyncio.Transport = transport  # type: ignore[assignment]  # a stream connection's transport
+        self.transport = stream
+        server = self.server
+        if len(server.connections) >= server.limits.max_connections:
+            self.refused = True
+            self.deadline = 0.0
+            message = f"proxy busy: {len(server.connections)} client connections open (--max-connections)"
+            stream.write(error_response(503, message, None, close=True)[0])
+            server.linger(stream)
+            server.refused_connection()
+            return
+        server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.server.connections.discard(self)
+        self.deadline = 0.0
+        server = self.server
+        server.connections.discard(self)
+        if self.transport is not None:
+            server.lingering.pop(self.transport, None)
+        self.buffer.clear()
+        self._chunks = None
+        self.in_flight = 0
+        self._account()
         exchange, self.exchange = self.exchange, None
         if exchange is not None:
             exchange.abort()
@@ -142,11 +220,81 @@ class ClientProtocol(asyncio.Protocol):
             self.exchange.upstream.resume()
 
     def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return
         if not self.buffer and self.served:
             self.arrived_ns = time.monotonic_ns()
         self.buffer += data
+        server = self.server
+        server.buffered += len(data)
+        self.counted += len(data)
+        if server.buffered > server.limits.max_buffered:
+            self._over_buffered()
+            return
         if self.exchange is None:
             self._next_request()
+        self._account()
+        self._rearm()
+
+    # ---------------------------------------------------------------- limits
+
+    def _account(self) -> None:
+        """Bring ``ProxyServer.buffered`` up to date with what this connection holds now."""
+        chunks = self._chunks
+        held = len(self.buffer) + self.in_flight + (len(chunks.body) if chunks is not None else 0)
+        self.server.buffered += held - self.counted
+        self.counted = held
+
+    def _rearm(self) -> None:
+        """Set the deadline of what the client owes now (a head, a body, the next request, or nothing).
+
+        A deadline is set when the phase changes, never pushed back by more bytes of the same phase.
+        """
+        if self.exchange is not None or self.closed or self.refused:
+            self.phase, self.deadline = "", 0.0
+            return
+        if self._head is not None:
+            phase = "body"
+        elif self.buffer or not self.served:
+            phase = "head"
+        else:
+            phase = "idle"
+        if phase != self.phase:
+            self.phase, self.deadline = phase, time.monotonic() + self.server.waits[phase]
+
+    def expire(self) -> None:
+        """The phase's deadline passed: a kept-alive idle connection closes; a slow head or body gets a 408."""
+        phase, self.deadline = self.phase, 0.0
+        if phase == "idle":
+            log.info(
+                "closed a client connection idle for %s s (--idle-timeout)", self.server.limits.idle_timeout
+            )
+            self._close()
+            return
+        limits = self.server.limits
+        wait = limits.head_timeout if phase == "head" else limits.body_timeout
+        self._refuse(_Reject(408, f"request {phase} not complete within {wait} s (--{phase}-timeout)"))
+
+    def _over_buffered(self) -> None:
+        """This connection's bytes took the buffered total past ``--max-buffered``: 503 (or abort mid-answer)."""
+        limit = self.server.limits.max_buffered
+        message = (
+            f"proxy busy: over {limit} request bytes buffered across client connections (--max-buffered)"
+        )
+        if self.exchange is not None:  # its response is on its way: no room for a 503
+            log.warning("aborted a client connection mid-request: %s", message)
+            self.buffer.clear()
+            self._account()
+            self.abort()
+            return
+        self._refuse(_Reject(503, message))
+
+    def _refuse(self, reject: _Reject) -> None:
+        """:meth:`_reject_now`, then drop what the client still sends until it closes (or is aborted)."""
+        self._reject_now(reject, linger=True)
+        self.refused = True
+        self.phase, self.deadline = "", 0.0
+        self.server.connections.discard(self)
 
     def abort(self) -> None:
         if self.transport is not None:
@@ -222,15 +370,22 @@ class ClientProtocol(asyncio.Protocol):
             head.lookup,
         )
 
-    def _reject_now(self, reject: _Reject) -> None:
-        """Refuse a malformed request (nothing is forwarded): answer, trace the answer, close."""
+    def _reject_now(self, reject: _Reject, linger: bool = False) -> None:
+        """Refuse a malformed request (nothing is forwarded): answer, trace the answer, close.
+
+        ``linger``: shut only our side and let the client read the answer before the connection ends.
+        """
         target = reject.target or (self._head.target if self._head is not None else None)
         self.buffer.clear()
         self._head = None
         self._chunks = None
+        self._account()
         whole, body = error_response(reject.status, reject.message, None, close=True)
         self.write(whole)
-        self._close()
+        if linger and self.transport is not None:
+            self.server.linger(self.transport)
+        else:
+            self._close()
         log.warning("rejected a request: %s", reject.message)
         tracer, tags = self.settings.tracer, self._tags_of(target)
         for msg in parse_body(body):  # a message row without a session: the trace says why
@@ -275,6 +430,8 @@ class ClientProtocol(asyncio.Protocol):
         if self.exchange is not exchange:
             return
         self.exchange = None
+        self.in_flight = 0
+        self._account()
         if self.closed:
             return
         if not (keep and exchange.request.keep_alive):
@@ -282,11 +439,15 @@ class ClientProtocol(asyncio.Protocol):
             return
         if self.buffer:
             self._next_request()
+            self._account()
+        self._rearm()
 
     def internal_error(self, exchange: Exchange, exc: Exception, answered: bool) -> None:
         """A bug while forwarding: this request gets a 502 (unless its head went out) and the connection closes."""
         if self.exchange is exchange:
             self.exchange = None
+            self.in_flight = 0
+            self._account()
         if self.closed:
             return
         if not answered:
@@ -333,12 +494,14 @@ class ClientProtocol(asyncio.Protocol):
             self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
         exchange = self.exchange = Exchange(self, request, tags, target)
+        self.in_flight = len(request.body)
         if cors:
             exchange.cors = cors
         exchange.start()
         return True
 
     def _health(self) -> None:
+        self._account()  # this request's own bytes are read: not counted as buffered
         tracer = self.settings.tracer
         extra = self.settings.health() if self.settings.health is not None else {}
         body = json.dumps(
@@ -352,6 +515,8 @@ class ClientProtocol(asyncio.Protocol):
                 "rows_written": tracer.writer.written,
                 "commits": tracer.writer.commits,
                 "write_failures": tracer.writer.failures,
+                "client_connections": len(self.server.connections),
+                "buffered_request_bytes": self.server.buffered,
                 "upstream_connections": self.pool.stats,
                 "loop": loop_name(),
                 **extra,

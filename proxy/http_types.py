@@ -11,11 +11,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from finmcp.proxy.capture import Tracer
-from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_MESSAGES
+from finmcp.proxy.defaults import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_ANSWER,
+    DEFAULT_MAX_BUFFERED,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_STREAM_MESSAGES,
+)
 from finmcp.proxy.security import Policy
 from finmcp.proxy.tags import Tags
 from finmcp.proxy.upstream_http import Target
 from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
+
+
+@dataclass(frozen=True, slots=True)
+class ClientLimits:
+    """What one answer or one client may hold of the proxy (the ``--max-answer`` ... flags; docs/reliability.md)."""
+
+    max_answer: int = DEFAULT_MAX_ANSWER
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_buffered: int = DEFAULT_MAX_BUFFERED
 
 
 @dataclass(slots=True)
@@ -28,6 +49,7 @@ class Settings:
     defaults: Tags = field(default_factory=Tags)
     timeout: float = 120.0
     max_body: int = DEFAULT_MAX_BODY
+    limits: ClientLimits = field(default_factory=ClientLimits)
     upstream_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # an SSE event's bytes, held until its end
     max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES  # messages on one POST's SSE stream

@@ -33,11 +33,13 @@ REASONS = {
     403: b"Forbidden",
     404: b"Not Found",
     405: b"Method Not Allowed",
+    408: b"Request Timeout",
     413: b"Payload Too Large",
     421: b"Misdirected Request",
     431: b"Request Header Fields Too Large",
     501: b"Not Implemented",
     502: b"Bad Gateway",
+    503: b"Service Unavailable",
     504: b"Gateway Timeout",
 }
 

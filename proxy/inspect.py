@@ -29,6 +29,10 @@ class ShowOptions:
     """Arguments and outputs whole (else cut to 100 characters)."""
 
 
+READ_CHARS = 1_000_000
+"""Characters of a result ``show`` reads (a longer one is read cut by the store and shown as its JSON's start)."""
+
+
 def _short(text: str, limit: int) -> str:
     """One line of at most ``limit`` visible characters: newlines become spaces, controls escapes."""
     text = visible(text.replace("\n", " "))
@@ -71,13 +75,13 @@ def cmd_sessions(db: str, run_id: str | None = None) -> int:
 
 def cmd_show(args: ShowOptions) -> int:
     """The calls of a run (or one sample), turn by turn, in parallel groups."""
+    limit = 10_000_000 if args.full else 100
     with open_trace_store(args.db) as store:
-        calls = store.calls(args.run, args.sample)
+        calls = store.calls(args.run, args.sample, result_chars=max(limit, READ_CHARS))
     if not calls:
         what = f"run {args.run!r}" + (f" sample {args.sample!r}" if args.sample else "")
         print(f"no calls for {what} in {describe(args.db)}")
         return 1
-    limit = 10_000_000 if args.full else 100
     for trace in arrange(calls):
         trial = f" trial {trace.trial}" if trace.trial else ""
         print(f"sample {_field(trace.sample_id, '(untagged)')}{trial}: {trace.call_count()} calls")
@@ -95,4 +99,9 @@ def _call_line(call: dict[str, Any], limit: int) -> str:
     args = json.dumps(call["arguments"], ensure_ascii=False)
     latency = f"{call['latency_ms']:.1f} ms" if call["latency_ms"] is not None else "-"
     line = f"      [{call['seq']}] {visible(call['tool'])} {_short(args, limit)}  → {visible(call['status'])} {latency}"
-    return line + f"\n          {_short(result_text(call), limit)}"
+    result = call["result"]
+    if isinstance(result, str):  # longer than the store was asked to read: the JSON's first characters
+        text = f"({call['result_length']} characters, cut) {result}"
+    else:
+        text = result_text(call)
+    return line + f"\n          {_short(text, limit)}"

@@ -27,6 +27,20 @@ PAGE_COLUMNS = tuple(
 )
 """The ``calls`` columns a sample's page shows (the run and sample are the page's own)."""
 PAGE_MAX = 500
+
+
+def cut_select(columns: Sequence[str], column: str, chars: int | None) -> str:
+    """The select list of ``columns``; with ``chars``, ``column`` read as its first ``chars`` characters
+    (``substr``) and its whole length in characters (``length``) added last, so a huge value is never
+    loaded whole into Python (SQLite and PostgreSQL count characters alike)."""
+    if chars is None:
+        return ", ".join(columns)
+    if chars < 0:
+        raise ValueError(f"chars {chars}: expected 0 or more")
+    cut = [f"substr({c}, 1, {int(chars)})" if c == column else c for c in columns]
+    return ", ".join([*cut, f"length({column})"])
+
+
 FAILED_STATUSES = ("tool_error", "rpc_error", "transport_error", "cancelled")
 
 
@@ -180,21 +194,32 @@ class TracePages:
         for sample in samples:
             sample.tools = tools.get(sample.sample_id, {})
 
-    def sample_calls(self, run_id: str, sample_id: str) -> list[tuple[Any, ...]]:
-        """Every call of one sample (all trials) as :data:`PAGE_COLUMNS` rows, in trial, turn, seq order."""
+    def sample_calls(
+        self, run_id: str, sample_id: str, result_chars: int | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Every call of one sample (all trials) as :data:`PAGE_COLUMNS` rows, in trial, turn, seq order.
+
+        ``result_chars``: ``result`` holds at most that many characters and each row ends with the
+        result's whole length (:func:`cut_select`).
+        """
         return self._rows(
-            f"SELECT {', '.join(PAGE_COLUMNS)} FROM calls WHERE run_id = ? AND sample_id = ?"
+            f"SELECT {cut_select(PAGE_COLUMNS, 'result', result_chars)} FROM calls WHERE run_id = ? AND sample_id = ?"
             " ORDER BY trial, turn, seq, id",
             [run_id, sample_id],
         )
 
     def new_calls(
-        self, run_id: str, sample_id: str, since: int, pending: Iterable[int]
+        self,
+        run_id: str,
+        sample_id: str,
+        since: int,
+        pending: Iterable[int],
+        result_chars: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """:data:`PAGE_COLUMNS` rows of one sample logged after id ``since``, plus the current rows of
-        the ids in ``pending``."""
+        the ids in ``pending`` (``result_chars`` as in :meth:`sample_calls`)."""
         open_ids = [int(i) for i in pending][:PAGE_MAX]
-        sql = f"SELECT {', '.join(PAGE_COLUMNS)} FROM calls WHERE run_id = ? AND sample_id = ? AND (id > ?"
+        sql = f"SELECT {cut_select(PAGE_COLUMNS, 'result', result_chars)} FROM calls WHERE run_id = ? AND sample_id = ? AND (id > ?"
         params: list[Any] = [run_id, sample_id, since]
         if open_ids:
             sql += f" OR id IN ({marks(open_ids)})"

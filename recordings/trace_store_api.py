@@ -7,13 +7,14 @@ which imports neither.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from finmcp.recordings.connection import Closing, where_equal
 from finmcp.recordings.errors import RecordingsError
-from finmcp.recordings.schema import CALLS_COLUMNS, MESSAGE_COLUMNS
-from finmcp.recordings.trace_pages import TracePages, marks
+from finmcp.recordings.schema import CALLS_COLUMNS, JSON_CALL_COLUMNS, MESSAGE_COLUMNS
+from finmcp.recordings.trace_pages import TracePages, cut_select, marks
 from finmcp.recordings.trace_types import (
     SESSION_COLUMNS,
     CallDict,
@@ -33,6 +34,19 @@ STREAMED = ("run_id", "sample_id", "turn", "seq", "tool", "arguments", "result",
 """Columns of ``calls`` the evaluator's stream needs (``call_group`` and ``trial`` are optional)."""
 SQLITE_BATCH = 256
 _JSONRPC_ID = CALLS_COLUMNS.index("jsonrpc_id")
+
+
+def _cut_call(row: Sequence[Any], parse_json: bool, chars: int) -> CallDict:
+    """A row of :meth:`TraceStore.calls` with ``result_chars``: the call dict and its ``result_length``."""
+    length = row[-1]
+    call = call_from_row(row[:-1], False)
+    cut = length is not None and length > chars
+    if parse_json:  # a cut result stays text: its JSON is not whole
+        for name in JSON_CALL_COLUMNS:
+            if call[name] is not None and not (cut and name == "result"):
+                call[name] = json.loads(call[name])
+    call["result_length"] = length
+    return call
 
 
 class TraceStore(TracePages, Closing):
@@ -101,17 +115,25 @@ class TraceStore(TracePages, Closing):
         *,
         turn: int | None = None,
         parse_json: bool = True,
+        result_chars: int | None = None,
     ) -> list[CallDict]:
         """Calls of a run (optionally one sample / turn), ordered by sample_id, turn, seq, id.
 
         Each dict has exactly the ``calls`` columns. With ``parse_json`` (default) the JSON columns
         ``arguments``, ``result``, ``rpc_error`` and ``jsonrpc_id`` are decoded to Python values;
         with ``parse_json=False`` they are the stored JSON text.
+
+        ``result_chars``: a result longer than that many characters is never loaded whole (SQL
+        ``substr``/``length``): its ``result`` is the first ``result_chars`` characters as text (not
+        decoded) and the dict gains ``result_length``, the whole length in characters (on every row).
         """
         where, params = where_equal(run_id=run_id, sample_id=sample_id, turn=turn)
         order = self._order_by(("sample_id", True), ("turn", False), ("seq", False), (self.ROW_ID, False))
-        sql = f"SELECT {', '.join(CALLS_COLUMNS)} FROM calls{where}{order}"
-        return [call_from_row(row, parse_json) for row in self._rows(sql, params)]
+        sql = f"SELECT {cut_select(CALLS_COLUMNS, 'result', result_chars)} FROM calls{where}{order}"
+        rows = self._rows(sql, params)
+        if result_chars is None:
+            return [call_from_row(row, parse_json) for row in rows]
+        return [_cut_call(row, parse_json, result_chars) for row in rows]
 
     def calls_after(self, call_id: int, limit: int) -> list[LoggedCall]:
         """Up to ``limit`` calls with an id above ``call_id``, in id order (a live follower's next batch)."""

@@ -42,26 +42,35 @@ def sample_page(
 
 def sample_calls(store: TraceStore, run_id: str, sample_id: str) -> list[dict[str, Any]]:
     """Every call of one sample (all trials), in trial, turn, seq order, as the page shows it."""
-    return [call_view(row) for row in store.sample_calls(run_id, sample_id)]
+    return [call_view(row) for row in store.sample_calls(run_id, sample_id, OUTPUT_MAX_CHARS)]
 
 
 def new_calls(
     store: TraceStore, run_id: str, sample_id: str, since: int, pending: Iterable[int]
 ) -> list[dict[str, Any]]:
     """Calls of one sample logged after id ``since``, plus the current rows of the ids in ``pending``."""
-    return [call_view(row) for row in store.new_calls(run_id, sample_id, since, pending)]
+    return [call_view(row) for row in store.new_calls(run_id, sample_id, since, pending, OUTPUT_MAX_CHARS)]
 
 
 def call_view(row: Sequence[Any]) -> dict[str, Any]:
-    """One call row as the page shows it: JSON decoded, the error text, a cut output."""
+    """One call row as the page shows it: JSON decoded, the error text, a cut output.
+
+    ``row``: :data:`PAGE_COLUMNS`, or those and the result's whole length (read cut by the store, so a
+    huge result is never loaded whole).
+    """
+    length: int | None = None
+    if len(row) == len(PAGE_COLUMNS) + 1:
+        row, length = row[:-1], row[-1]
     call = dict(zip(PAGE_COLUMNS, row, strict=True))
     raw_result = call["result"]
+    if length is None and isinstance(raw_result, str):
+        length = len(raw_result)
     call["arguments"] = json_or_text(call["arguments"])
     call["rpc_error"] = json_or_text(call["rpc_error"])
     call["jsonrpc_id"] = json_or_text(call["jsonrpc_id"])
-    if isinstance(raw_result, str) and len(raw_result) > OUTPUT_MAX_CHARS:
+    if isinstance(raw_result, str) and length is not None and length > OUTPUT_MAX_CHARS:
         call["result"] = None
-        call["output_cut"] = f"{len(raw_result)} characters; the first {OUTPUT_MAX_CHARS} follow"
+        call["output_cut"] = f"{length} characters; the first {OUTPUT_MAX_CHARS} follow"
         call["output_head"] = raw_result[:OUTPUT_MAX_CHARS]
     else:
         call["result"] = json_or_text(raw_result)

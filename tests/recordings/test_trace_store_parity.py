@@ -23,7 +23,7 @@ from tests.support.pg_trace_copy import copy_trace
 from tests.support.postgres import PostgresCluster
 
 OK = {"content": [{"type": "text", "text": "ok"}]}
-FAILED = {"content": [{"type": "text", "text": "bad fund code"}], "isError": True}
+FAILED = {"content": [{"type": "text", "text": "bad fund code: é€ü"}], "isError": True}
 SAMPLES = ["b", "B", "a", "é", "a_1", "a%"]  # byte order: B a a% a_1 b é
 
 COVERED: set[str] = set()
@@ -133,6 +133,22 @@ def test_the_tables(both: tuple[TraceStore, ...]) -> None:
     raw = same(both, "calls", "r1", turn=1, parse_json=False)
     assert raw and isinstance(raw[0]["arguments"], str)
     assert same(both, "calls", "absent") == []
+    cut = same(both, "calls", "r1", result_chars=40)  # read cut: SQL substr/length, characters on both
+    whole = {c["id"]: c for c in calls}
+    texts = {c["id"]: c["result"] for c in same(both, "calls", "r1", parse_json=False)}
+    for call in cut:
+        text = texts[call["id"]]
+        assert call["result_length"] == (None if text is None else len(text))
+        if text is not None and len(text) > 40:
+            assert call["result"] == text[:40] and call["arguments"] == whole[call["id"]]["arguments"]
+        else:
+            assert call["result"] == whole[call["id"]]["result"]
+    assert any(c["result_length"] and c["result_length"] > 40 for c in cut)
+    assert any(
+        "é€ü" in text
+        for c in same(both, "calls", "r1", result_chars=60)
+        if isinstance(text := c["result"], str)
+    )
     after = same(both, "calls_after", 40, 5)
     assert [c.call["id"] for c in after] == [41, 42, 43, 44, 45]
     assert after[0].jsonrpc_id_text == "41"
@@ -188,6 +204,16 @@ def test_the_viewers_pages(both: tuple[TraceStore, ...]) -> None:
     pending = [row[0] for row in calls if row[PAGE_COLUMNS.index("status")] == "pending"]
     new = same(both, "new_calls", "r1", "a", calls[-2][0], pending)
     assert {row[0] for row in new} == {calls[-1][0], *pending}
+    result = PAGE_COLUMNS.index("result")
+    cut = same(both, "sample_calls", "r1", "a", 12)  # the result cut to 12 characters, its length last
+    assert [r[:result] + r[result + 1 : -1] for r in cut] == [r[:result] + r[result + 1 :] for r in calls]
+    assert [(r[result], r[-1]) for r in cut] == [
+        (None, None) if r[result] is None else (r[result][:12], len(r[result])) for r in calls
+    ]
+    cut_new = same(both, "new_calls", "r1", "a", calls[-2][0], pending, 12)
+    assert {len(r) for r in cut_new} == {len(PAGE_COLUMNS) + 1} and {r[0] for r in cut_new} == {
+        r[0] for r in new
+    }
 
 
 def test_set_aside_moves_the_same_calls(engines: tuple[Path, str], tmp_path: Path, postgres_url: str) -> None:
