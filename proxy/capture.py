@@ -35,6 +35,7 @@ from finmcp.proxy.tags import TagError, Tags
 from finmcp.proxy.writer import TraceWriter
 from finmcp.recordings.errors import InvalidValueError
 from finmcp.recordings.plumbing.protocol import HANDSHAKE_ERA_LABEL, era_label
+from finmcp.recordings.redact import redact_value
 from finmcp.recordings.store import RecordingStore
 from finmcp.recordings.trace_rows import CallRow, MessageRow, call_row, message_row, prepare_outcome
 from finmcp.recordings.trace_store import SqliteTraceStore
@@ -536,9 +537,11 @@ class Recorder:
         stored: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
         if result is not None and rpc_error is None:
-            stored = {k: result[k] for k in ("content", "structuredContent", "isError") if k in result}
+            stored = redact_value(
+                {k: result[k] for k in ("content", "structuredContent", "isError") if k in result}
+            )
         elif isinstance(rpc_error, dict):
-            error = rpc_error
+            error = redact_value(rpc_error)
         else:
             return
         arguments = {} if arguments is None else arguments
@@ -563,9 +566,9 @@ class Recorder:
             return
         if arguments is None:
             arguments = {}
-        stored: dict[str, Any] = {
-            k: result[k] for k in ("content", "structuredContent", "isError") if k in result
-        }
+        stored: dict[str, Any] = redact_value(  # secrets the upstream reflected: as in the call row
+            {k: result[k] for k in ("content", "structuredContent", "isError") if k in result}
+        )
         schema = self._schema(tool)
 
         def op(_trace_store: SqliteTraceStore) -> None:

@@ -31,6 +31,7 @@ from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
 from finmcp.proxy.jsonrpc import parse_body
+from finmcp.proxy.routing import ENDPOINT_PATHS, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 from finmcp.proxy.upstream_conn import ConnectionPool
 from finmcp.proxy.upstream_http import UpstreamError
@@ -83,6 +84,7 @@ class ProxyServer:
         self._sweeper: asyncio.TimerHandle | None = None
         self._refused = 0  # over --max-connections since the last log line
         self._refusal_logged = 0.0
+        self.upstream_path = settings.target.path.partition("?")[0]  # its MCP endpoint (proxy/routing.py)
 
     def path_tags(self, path: str) -> tuple[Tags, str]:
         """``split_path`` of a request path, remembered (clients send the same tagged path again and again)."""
@@ -468,6 +470,7 @@ class ClientProtocol(asyncio.Protocol):
         cors = policy.cors_headers(request.lookup) if policy.cors_origins else None
         denied = policy.check(request.lookup, path)
         if denied is not None:
+            log.warning("refused %s %r: %s", request.method.decode("latin-1"), path[:200], denied[1])
             self._write_error(denied[0], denied[1], request_ids(request.body), cors=cors)
             return True
         if path in PUBLIC_PATHS:  # the proxy's own endpoint, open without the token: never forwarded
@@ -482,8 +485,15 @@ class ClientProtocol(asyncio.Protocol):
         except TagError as exc:
             self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
+        refusal = route(request.method, rest, request.lookup, self.server.upstream_path)
+        if refusal is not None:  # not what an MCP client sends: never forwarded (proxy/routing.py)
+            log.warning("refused %s %r: %s", request.method.decode("latin-1"), path[:200], refusal.reason)
+            extra = [*refusal.headers, *(cors or ())]
+            head_only = request.method == b"HEAD"  # an answer to HEAD has no body: close after it
+            self._write_error(refusal.status, refusal.reason, request_ids(request.body), head_only, extra)
+            return True
         try:
-            if rest in ("", "/", "/mcp"):
+            if rest in ENDPOINT_PATHS:
                 target = settings.target
                 if query:
                     sep = "&" if "?" in target.path else "?"

@@ -42,7 +42,7 @@ from finmcp.recordings.plumbing import eventloop
 from finmcp.recordings.plumbing.launch import announce_ready
 from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY, ListenError, bind_listener
 from finmcp.recordings.plumbing.tls import server_context
-from finmcp.recordings.redact import redact_url
+from finmcp.recordings.redact import MIN_SECRET_VALUE, redact_url, set_secret_values
 from finmcp.recordings.schema import BUSY_TIMEOUT_MS
 from finmcp.recordings.store import RecordingStore
 from finmcp.recordings.trace_store import SqliteTraceStore
@@ -116,6 +116,7 @@ class ProxyRuntime:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
+        forget_upstream_headers(config.upstream_headers)
         self.store = SqliteTraceStore.open(config.db)
         if config.ship_to:  # before the short busy timeout: another proxy may be writing the file
             install_outbox(self.store.db.conn)
@@ -181,6 +182,21 @@ class ProxyRuntime:
         if self.record_store is not None:
             self.record_store.close()
         self.store.close()
+
+
+def forget_upstream_headers(headers: list[tuple[bytes, bytes]]) -> None:
+    """Redact the ``--upstream-header`` values from every stored text, wherever an upstream reflects
+    them (:func:`recordings.redact.set_secret_values`); warn about values too short to look for."""
+    pairs = [(name.decode("latin-1"), value.decode("latin-1").strip()) for name, value in headers]
+    short = set(set_secret_values(value for _, value in pairs))
+    names = sorted({n for n, v in pairs if v in short or v.partition(" ")[2].strip() in short})
+    if names:
+        log.warning(
+            "--upstream-header %s: a value shorter than %d characters is not redacted where an upstream"
+            " reflects it into its answers",
+            ", ".join(names),
+            MIN_SECRET_VALUE,
+        )
 
 
 def bind(config: ProxyConfig) -> socket.socket:

@@ -110,14 +110,20 @@ _ASCII_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]")
 
 
 def redact_text(text: str) -> str:
-    """The JSON text with secret string values and bearer tokens replaced by ``[REDACTED]``.
+    """The JSON text with secret string values, bearer tokens and configured values replaced by ``[REDACTED]``.
 
-    Patched in place on the raw text; a body whose secrets hide behind ``\\u`` escapes is judged on
-    its parsed form (see the module docstring) and, when it holds one, stored re-encoded.
+    Patched in place on the raw text; a body whose secrets hide behind ``\\u`` escapes, or that holds
+    a configured secret value (:func:`set_secret_values`), is judged on its parsed form (see the module
+    docstring) and, when it holds one, stored re-encoded. Text that is not JSON has configured values
+    replaced where they appear.
     """
-    if _ASCII_ESCAPE.search(text) is not None:
+    literal = bool(_literal_forms) and (_holds_literal(text) or "\\/" in text)
+    if literal or _ASCII_ESCAPE.search(text) is not None:
         parsed = _redact_parsed(text)
-        if parsed is not None:
+        if parsed == _NOT_JSON:
+            if literal:
+                text = _replace_literals(text, _literal_forms)
+        elif parsed is not None:
             return parsed
     if not might_hold_secrets(text):
         return text
@@ -125,22 +131,27 @@ def redact_text(text: str) -> str:
     return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
 
 
+_NOT_JSON = ""  # _redact_parsed's answer for text it cannot parse (a str, so the signature stays simple)
+
+
 def _redact_parsed(text: str) -> str | None:
-    """The redacted message re-encoded when its decoded form holds a secret, else None (patch the text)."""
+    """The redacted message re-encoded when its decoded form holds a secret, else None (patch the text).
+
+    :data:`_NOT_JSON` when the text is not JSON (never the answer for JSON text).
+    """
     try:
         message = json.loads(text)
     except (ValueError, RecursionError):
-        return None
+        return _NOT_JSON
     changed = False
 
     def clean(value: Any) -> Any:
         nonlocal changed
         if isinstance(value, str):
-            if "bearer" in value.lower():
-                redacted = _BEARER.sub(lambda m: m.group(1) + REDACTED, value)
-                changed = changed or redacted != value
-                return redacted
-            return value
+            redacted = _redact_string(value)
+            if redacted is not value:
+                changed = True
+            return redacted
         if isinstance(value, list):
             return [clean(item) for item in value]
         if isinstance(value, dict):
@@ -183,16 +194,21 @@ def redact_headers(headers: Mapping[str, Any] | Iterable[tuple[Any, Any]]) -> li
 
 
 def secret_header_value(name: str, value: str) -> str:
-    """``value`` as stored for header ``name``: ``[REDACTED]`` for a credential."""
-    return REDACTED if is_secret_header(name) else value
+    """``value`` as stored for header ``name``: ``[REDACTED]`` for a credential or a configured secret value."""
+    if is_secret_header(name) or (_literal_values and _replace_literals(value, _literal_values) is not value):
+        return REDACTED
+    return value
 
 
 def redact_value(value: Any) -> Any:
-    """A copy of a JSON value with every secret-named key's value replaced (for stored arguments).
+    """A copy of a JSON value with every secret-named key's value, bearer token and configured secret
+    value replaced (for stored arguments and recorded answers): what :func:`redact_text` does to text.
 
     Iterative, so arguments nested as deep as a JSON parser accepts are redacted, never a
     ``RecursionError`` (which would cost the call its trace row).
     """
+    if isinstance(value, str):
+        return _redact_string(value)
     if not isinstance(value, Mapping | list | tuple):
         return value
     root: list[Any] = [None]
@@ -202,16 +218,91 @@ def redact_value(value: Any) -> Any:
         if isinstance(source, Mapping):
             copy: Any = {}
             for key, item in source.items():
-                if isinstance(key, str) and key.lower() in SECRET_KEYS:
-                    copy[key] = REDACTED
-                else:
-                    copy[key] = item
-                    if isinstance(item, Mapping | list | tuple):
-                        stack.append((item, copy, key))
+                if isinstance(key, str):
+                    secret = key.lower() in SECRET_KEYS
+                    key = _redact_string(key)
+                    if secret:
+                        copy[key] = REDACTED
+                        continue
+                copy[key] = _redact_string(item) if isinstance(item, str) else item
+                if isinstance(item, Mapping | list | tuple):
+                    stack.append((item, copy, key))
         else:
-            copy = list(source)
+            copy = [_redact_string(item) if isinstance(item, str) else item for item in source]
             for index, item in enumerate(copy):
                 if isinstance(item, Mapping | list | tuple):
                     stack.append((item, copy, index))
         parent[slot] = copy
     return root[0]
+
+
+def _redact_string(value: str) -> str:
+    """One decoded string with bearer tokens and configured secret values replaced (``value`` itself
+    when there is nothing to replace)."""
+    out = value
+    if "bearer" in value.lower():
+        redacted = _BEARER.sub(lambda m: m.group(1) + REDACTED, value)
+        if redacted != value:
+            out = redacted
+    if _literal_values:
+        out = _replace_literals(out, _literal_values)
+    return out
+
+
+# ---------------------------------------------------------------- configured secret values
+
+MIN_SECRET_VALUE = 8
+"""Configured secret values shorter than this are not looked for in stored text (they would match
+ordinary words and numbers); :func:`set_secret_values` returns them so the caller can warn."""
+
+_literal_values: tuple[str, ...] = ()
+"""The configured values as decoded text (longest first)."""
+_literal_forms: tuple[str, ...] = ()
+"""The values and their JSON-escaped spellings, as they appear in JSON text (longest first)."""
+
+
+def set_secret_values(values: Iterable[str]) -> list[str]:
+    """Redact these literal values from every stored text from now on (the proxy's ``--upstream-header``
+    values), even where they look like nothing secret; replaces any earlier set.
+
+    A value ``SCHEME CREDENTIAL`` (``Bearer sk-…``) counts with its credential alone too. Returns the
+    values (or credentials) shorter than :data:`MIN_SECRET_VALUE`, which are not looked for.
+    """
+    global _literal_values, _literal_forms
+    wanted: set[str] = set()
+    short: list[str] = []
+    for value in values:
+        value = value.strip()
+        candidates = [value]
+        scheme, _, credential = value.partition(" ")
+        if credential.strip() and scheme.isalpha():
+            candidates.append(credential.strip())
+        for candidate in candidates:
+            if len(candidate) >= MIN_SECRET_VALUE:
+                wanted.add(candidate)
+            elif candidate:
+                short.append(candidate)
+    forms = set(wanted)
+    for value in wanted:
+        forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
+        forms.add(json.dumps(value)[1:-1])
+    _literal_values = tuple(sorted(wanted, key=len, reverse=True))
+    _literal_forms = tuple(sorted(forms, key=len, reverse=True))
+    return short
+
+
+def has_secret_values() -> bool:
+    """True when :func:`set_secret_values` configured any value to look for."""
+    return bool(_literal_values)
+
+
+def _holds_literal(text: str) -> bool:
+    return any(form in text for form in _literal_forms)
+
+
+def _replace_literals(text: str, forms: tuple[str, ...]) -> str:
+    """``text`` with each of ``forms`` replaced by ``[REDACTED]`` (``text`` itself when none occurs)."""
+    for form in forms:
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text

@@ -17,7 +17,13 @@ from typing import Any
 
 from finmcp.recordings.clock import utc_now_iso
 from finmcp.recordings.errors import InvalidValueError
-from finmcp.recordings.redact import redact_headers, redact_text, redact_value, secret_header_value
+from finmcp.recordings.redact import (
+    has_secret_values,
+    redact_headers,
+    redact_text,
+    redact_value,
+    secret_header_value,
+)
 from finmcp.recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
@@ -82,7 +88,7 @@ def _header_json(name: bytes | str, value: bytes | str) -> str:
 
 def headers_json(headers: Mapping[str, Any] | Iterable[tuple[Any, Any]]) -> str:
     """Headers as stored: ``[[name, value], ...]`` JSON in their order, secret values redacted."""
-    if isinstance(headers, Mapping):
+    if isinstance(headers, Mapping) or has_secret_values():  # configured values: not in the pair cache
         return dumps(redact_headers(headers))
     try:
         return "[" + ",".join([_header_json(name, value) for name, value in headers]) + "]"
@@ -204,7 +210,7 @@ def prepare_outcome(
     latency_ms: float | None = None,
     where: str = "call",
 ) -> CallOutcome:
-    """A checked outcome; ``status`` defaults from ``rpc_error`` or ``result["isError"]``.
+    """A checked outcome, result and error redacted; ``status`` defaults from ``rpc_error`` or ``result["isError"]``.
 
     ``ok``/``tool_error`` need a result, ``rpc_error`` needs the error object;
     ``transport_error``/``cancelled`` may carry either or neither.
@@ -225,10 +231,10 @@ def prepare_outcome(
         raise InvalidValueError(f"{where}: status 'rpc_error' needs the rpc_error object")
     if latency_ms is not None and (isinstance(latency_ms, bool) or not isinstance(latency_ms, int | float)):
         raise InvalidValueError(f"{where}: latency_ms must be a number, got {latency_ms!r}")
-    return CallOutcome(
+    return CallOutcome(  # redacted as message bodies are: an upstream may reflect a secret into its answer
         status,
-        None if stored_result is None else dumps(stored_result),
-        None if rpc_error is None else dumps(rpc_error),
+        None if stored_result is None else redact_text(dumps(stored_result)),
+        None if rpc_error is None else redact_text(dumps(rpc_error)),
         time.time_ns() if t_resp_ns is None else t_resp_ns,
         latency_ms,
     )

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -131,6 +132,12 @@ def _int(request: Request, name: str, default: int) -> int:
         raise BadRequest(f"{name}: expected an integer, got {text!r}") from None
 
 
+def _path_param(request: Request, name: str) -> str:
+    """A path parameter decoded: routes match the path as sent (:class:`RawPath`), so ``%2F`` in an id
+    stays inside its segment until here."""
+    return unquote(request.path_params[name])
+
+
 def _viewer(request: Request) -> Viewer:
     return request.app.state.viewer
 
@@ -158,7 +165,7 @@ def api_cursor(request: Request) -> JSONResponse:
 
 def api_samples(request: Request) -> JSONResponse:
     viewer = _viewer(request)
-    run_id = request.path_params["run"]
+    run_id = _path_param(request, "run")
     _check_run(viewer, run_id)
     params = request.query_params
     limit = _int(request, "limit", 50)
@@ -222,7 +229,7 @@ def _scored_page(
 
 def api_sample(request: Request) -> JSONResponse:
     viewer = _viewer(request)
-    run_id, sample_id = request.path_params["run"], request.path_params["sample"]
+    run_id, sample_id = _path_param(request, "run"), _path_param(request, "sample")
     _check_run(viewer, run_id)
     cursor = viewer.store.change_cursor()
     calls = queries.sample_calls(viewer.store, run_id, sample_id)
@@ -269,7 +276,7 @@ def api_sample(request: Request) -> JSONResponse:
 
 def api_new_calls(request: Request) -> JSONResponse:
     viewer = _viewer(request)
-    run_id, sample_id = request.path_params["run"], request.path_params["sample"]
+    run_id, sample_id = _path_param(request, "run"), _path_param(request, "sample")
     since = _int(request, "since", 0)
     text = request.query_params.get("pending", "")
     try:
@@ -343,6 +350,24 @@ class Guard:
         await self.app(scope, receive, send_with_cookie)
 
 
+class RawPath:
+    """Routes on the path as the client sent it (``raw_path``), percent-escapes kept.
+
+    The page builds its URLs with ``encodeURIComponent``, so a run id ``team/a`` arrives as
+    ``/runs/team%2Fa``; the server's decoded ``path`` (``/runs/team/a``) would match no route. Route
+    parameters are decoded by the handlers (:func:`_path_param`), one segment at a time.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path") if scope["type"] == "http" else None
+        if raw:
+            scope = {**scope, "path": raw.partition(b"?")[0].decode("latin-1")}
+        await self.app(scope, receive, send)
+
+
 class Headers:
     """Adds the content security policy (the page loads only its own assets) to every response."""
 
@@ -385,4 +410,4 @@ def build_app(viewer: Viewer, policy: ListenerPolicy | None = None) -> ASGIApp:
         exception_handlers={NotFound: not_found, BadRequest: bad_request},
     )
     app.state.viewer = viewer
-    return Guard(Headers(app), policy or ListenerPolicy())
+    return RawPath(Guard(Headers(app), policy or ListenerPolicy()))

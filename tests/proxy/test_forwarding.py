@@ -221,7 +221,7 @@ def test_a_client_that_reads_slowly_holds_the_upstream_back(proxied):
     Upstream.flood_sent = 0
     with socket.create_connection(("127.0.0.1", proxied.port)) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-        sock.sendall(raw_request("GET", "/mcp", {"host": "127.0.0.1", "accept": "application/octet-stream"}))
+        sock.sendall(raw_request("GET", "/mcp", {"host": "127.0.0.1", "accept": "text/event-stream"}))
         held_back_at = wait_for(_flood_stalled, what="the upstream held back")  # the client reads nothing
         rss_kb = _rss_kb(proxied.process.pid)
         received = bytearray()
