@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import hashlib
 import json
 import logging
 import time
 from typing import Any, Protocol
 
+from finmcp.proxy.answer_overflow import Overflow
 from finmcp.proxy.capture import PendingCall, Session
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import chunk, error_response, with_cors
@@ -68,30 +68,6 @@ NEXT: dict[Phase, frozenset[Phase]] = {
 """Phase -> the phases it may move to."""
 _OVER = frozenset({Phase.FINISHING, Phase.DONE})
 _WAITING = frozenset({Phase.CONNECTING, Phase.SENT, Phase.RECONNECTING, Phase.RESENT})
-
-
-class Overflow:
-    """An answer past ``--max-answer``: its first ``limit`` bytes, its length so far and the SHA-256 of all of it."""
-
-    __slots__ = ("prefix", "total", "limit", "_hash")
-
-    def __init__(self, limit: int) -> None:
-        self.prefix = bytearray()
-        self.total = 0
-        self.limit = limit
-        self._hash = hashlib.sha256()
-
-    def add(self, payload: bytes) -> None:
-        """Count and hash one more piece; keep what of it fits in the first ``limit`` bytes."""
-        room = self.limit - len(self.prefix)
-        if room > 0:
-            self.prefix += payload[:room]
-        self.total += len(payload)
-        self._hash.update(payload)
-
-    def digest(self) -> str:
-        """The SHA-256 of the whole answer, hex."""
-        return self._hash.hexdigest()
 
 
 class IllegalTransition(RuntimeError):
