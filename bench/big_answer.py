@@ -11,86 +11,42 @@ started, ``.sent_bytes`` the big bodies' bytes written so far.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
-import threading
-from typing import Any, Self
+from typing import Any
+
+from bench.socket_http import SocketPeer, read_json_request, send_json
 
 PIECE = 1024 * 1024
 
 
-class BigAnswerUpstream:
+class BigAnswerUpstream(SocketPeer):
     """See the module docstring."""
 
     def __init__(self, answer_bytes: int, *, big_tool: str = "big", chunked: bool = False) -> None:
+        super().__init__()
         self.answer_bytes = answer_bytes
         self.big_tool = big_tool
         self.chunked = chunked
         self.big_calls = 0
         self.sent_bytes = 0
-        self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._open: set[socket.socket] = set()
-        self._stopping = False
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def __enter__(self) -> Self:
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop accepting and shut every open connection."""
-        self._stopping = True
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        with self._lock:
-            for conn in self._open:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-
-    def _accept(self) -> None:
-        while not self._stopping:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                self._open.add(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket, index: int) -> None:
+        """Answer requests on one connection until the client closes it."""
         buffer = bytearray()
-        try:
-            while True:
-                message = _read_request(conn, buffer)
-                if message is None:
-                    return
-                found = message.get("params")
-                params: dict[str, Any] = found if isinstance(found, dict) else {}
-                method = message.get("method")
-                if (
-                    method == "tools/call" and params.get("name") == self.big_tool
-                ) or method == "resources/read":
-                    self._big(conn, message.get("id"))
-                elif "id" in message:
-                    _send_json(conn, _small_answer(message))
-                else:
-                    conn.sendall(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
-        except OSError:
-            return
-        finally:
-            with self._lock:
-                self._open.discard(conn)
-            conn.close()
+        while True:
+            message = read_json_request(conn, buffer)
+            if message is None:
+                return
+            found = message.get("params")
+            params: dict[str, Any] = found if isinstance(found, dict) else {}
+            method = message.get("method")
+            if (method == "tools/call" and params.get("name") == self.big_tool) or method == "resources/read":
+                self._big(conn, message.get("id"))
+            elif "id" in message:
+                send_json(conn, _small_answer(message))
+            else:
+                conn.sendall(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
 
     def _big(self, conn: socket.socket, rid: Any) -> None:
         with self._lock:
@@ -136,38 +92,3 @@ def _small_answer(message: dict[str, Any]) -> dict[str, Any]:
     else:
         result = {}
     return {"jsonrpc": "2.0", "id": rid, "result": result}
-
-
-def _send_json(conn: socket.socket, obj: dict[str, Any]) -> None:
-    body = json.dumps(obj).encode()
-    conn.sendall(
-        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
-        % (len(body), body)
-    )
-
-
-def _read_request(conn: socket.socket, buffer: bytearray) -> dict[str, Any] | None:
-    """The next request's JSON body (``{}`` for a body that is not a JSON object); None at EOF."""
-    while b"\r\n\r\n" not in buffer:
-        data = conn.recv(65536)
-        if not data:
-            return None
-        buffer += data
-    end = buffer.index(b"\r\n\r\n") + 4
-    length = 0
-    for line in bytes(buffer[:end]).split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    while len(buffer) < end + length:
-        data = conn.recv(65536)
-        if not data:
-            return None
-        buffer += data
-    body = bytes(buffer[end : end + length])
-    del buffer[: end + length]
-    try:
-        message = json.loads(body) if body else {}
-    except ValueError:
-        return {}
-    return message if isinstance(message, dict) else {}

@@ -20,20 +20,20 @@ by ``mode``:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
-import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Self
+from typing import Any, Literal
+
+from bench.socket_http import SocketPeer, read_json_request
 
 Mode = Literal["oversized", "unterminated", "progress"]
 MODES: tuple[Mode, ...] = ("oversized", "unterminated", "progress")
 MiB = 1024 * 1024
 
 
-class HostileSseUpstream:
+class HostileSseUpstream(SocketPeer):
     """See the module docstring; ``sent_bytes`` counts the hostile bodies' bytes written so far."""
 
     def __init__(
@@ -48,6 +48,7 @@ class HostileSseUpstream:
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+        super().__init__()
         self.mode = mode
         self.hostile_tool = hostile_tool
         self.event_bytes = event_bytes
@@ -56,79 +57,22 @@ class HostileSseUpstream:
         self.total_bytes = total_bytes
         self.sent_bytes = 0
         self.hostile_calls = 0
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self._listener.getsockname()[1]
-        self._threads: list[threading.Thread] = []
-        self._open: set[socket.socket] = set()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> Self:
-        """Start accepting connections (``__enter__`` does it)."""
-        thread = threading.Thread(target=self._accept, name="hostile-sse-accept", daemon=True)
-        thread.start()
-        self._threads.append(thread)
-        return self
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop: close the listener and every open connection; join the threads (bounded)."""
-        self._stopping.set()
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        with self._lock:
-            for conn in self._open:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-        for thread in self._threads:
-            thread.join(5)
-
-    # ---------------------------------------------------------------- connections
-
-    def _accept(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                self._open.add(conn)
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket, index: int) -> None:
+        """Answer requests on one connection; a call of the hostile tool ends it after its stream."""
         buffer = bytearray()
-        try:
-            while not self._stopping.is_set():
-                message = _read_request(conn, buffer)
-                if message is None:
-                    return
-                params = message.get("params")
-                name = params.get("name") if isinstance(params, dict) else None
-                if message.get("method") == "tools/call" and name == self.hostile_tool:
-                    with self._lock:
-                        self.hostile_calls += 1
-                    self._hostile(conn, message)
-                    return  # the stream ended (or the peer left): this connection is done
-                conn.sendall(_json_answer(message))
-        except OSError:
-            pass
-        finally:
-            with self._lock:
-                self._open.discard(conn)
-            with contextlib.suppress(OSError):
-                conn.close()
+        while not self._stopping.is_set():
+            message = read_json_request(conn, buffer)
+            if message is None:
+                return
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if message.get("method") == "tools/call" and name == self.hostile_tool:
+                with self._lock:
+                    self.hostile_calls += 1
+                self._hostile(conn, message)
+                return  # the stream ended (or the peer left): this connection is done
+            conn.sendall(_json_answer(message))
 
     def _hostile(self, conn: socket.socket, message: dict[str, Any]) -> None:
         head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -190,33 +134,6 @@ def start_hostile_sse_upstream(mode: Mode, **params: Any) -> tuple[str, Callable
     """A started :class:`HostileSseUpstream`: its URL and the callable that stops it."""
     upstream = HostileSseUpstream(mode, **params).start()
     return upstream.url, upstream.close
-
-
-def _read_request(conn: socket.socket, buffer: bytearray) -> dict[str, Any] | None:
-    """The next request's JSON body (``{}`` when it has none), or None when the peer closed."""
-    while b"\r\n\r\n" not in buffer:
-        data = conn.recv(65536)
-        if not data:
-            return None
-        buffer += data
-    end = buffer.index(b"\r\n\r\n") + 4
-    length = 0
-    for line in bytes(buffer[:end]).split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    while len(buffer) < end + length:
-        data = conn.recv(65536)
-        if not data:
-            return None
-        buffer += data
-    body = bytes(buffer[end : end + length])
-    del buffer[: end + length]
-    try:
-        message = json.loads(body) if body else {}
-    except ValueError:
-        message = {}
-    return message if isinstance(message, dict) else {}
 
 
 def _json_answer(message: dict[str, Any]) -> bytes:

@@ -500,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     except TagError as exc:
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
         return 2
+    from finmcp.proxy.http_types import ClientLimits
     from finmcp.proxy.serve import ProxyConfig, main_serve
 
     host, port = args.host, args.port
@@ -517,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         upstream_headers=args.upstream_header,
         defaults=defaults,
         otlp_headers=args.otlp_header,
+        limits=options_from(ClientLimits, args),
     )
     from finmcp.proxy.upstream_http import Target
     from finmcp.proxy.upstream_tls import client_context

@@ -17,13 +17,7 @@ from urllib.parse import urlsplit
 from finmcp.proxy.capture import Recorder, Tracer
 from finmcp.proxy.defaults import (
     DEFAULT_BATCH_ROWS,
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_HEAD_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_INTERVAL,
-    DEFAULT_MAX_ANSWER,
-    DEFAULT_MAX_BUFFERED,
-    DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_STREAM_MESSAGES,
     DEFAULT_PORT,
@@ -71,12 +65,7 @@ class ProxyConfig:
     group_sequence: bool = True
     timeout: float = 120.0
     max_body: int = DEFAULT_MAX_BODY
-    max_answer: int = DEFAULT_MAX_ANSWER
-    head_timeout: float = DEFAULT_HEAD_TIMEOUT
-    body_timeout: float = DEFAULT_BODY_TIMEOUT
-    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
-    max_buffered: int = DEFAULT_MAX_BUFFERED
+    limits: ClientLimits = field(default_factory=ClientLimits)
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
     max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES
     token: str | None = None
@@ -224,14 +213,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock: socket.sock
         defaults=config.defaults,
         timeout=config.timeout,
         max_body=config.max_body,
-        limits=ClientLimits(
-            config.max_answer,
-            config.head_timeout,
-            config.body_timeout,
-            config.idle_timeout,
-            config.max_connections,
-            config.max_buffered,
-        ),
+        limits=config.limits,
         max_event_bytes=config.max_event_bytes,
         max_stream_messages=config.max_stream_messages,
         upstream_headers=config.upstream_headers,
