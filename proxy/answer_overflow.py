@@ -1,4 +1,4 @@
-"""What the proxy keeps of an answer past ``--max-answer``: a prefix, the length and a SHA-256 of the whole."""
+"""An answer past ``--max-answer``: what the proxy keeps of it, and the reason it gives when it refuses one."""
 
 from __future__ import annotations
 
@@ -27,3 +27,8 @@ class Overflow:
     def digest(self) -> str:
         """The SHA-256 of the whole answer, hex."""
         return self._hash.hexdigest()
+
+
+def too_large(size: str, limit: int) -> str:
+    """The error a refused answer gets: ``size`` as known ("N bytes", "more than N bytes")."""
+    return f"upstream answer too large ({size}; over the proxy's limit of {limit} bytes, --max-answer)"

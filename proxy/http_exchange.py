@@ -23,7 +23,7 @@ import logging
 import time
 from typing import Any, Protocol
 
-from finmcp.proxy.answer_overflow import Overflow
+from finmcp.proxy.answer_overflow import Overflow, too_large
 from finmcp.proxy.capture import PendingCall, Session
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import chunk, error_response, with_cors
@@ -361,9 +361,7 @@ class Exchange:
 
     def _too_large(self, size: str) -> None:
         """Refuse a ``tools/call`` answer over the limit (nothing of it was forwarded): 502, logged, traced."""
-        limit = self.settings.limits.max_answer
-        reason = f"upstream answer too large ({size}; over the proxy's limit of {limit} bytes, --max-answer)"
-        self._upstream_failed(reason, 502)
+        self._upstream_failed(too_large(size, self.settings.limits.max_answer), 502)
 
     @property
     def response_is_json(self) -> bool:

@@ -18,11 +18,12 @@ import json
 import logging
 import shlex
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from finmcp.proxy.defaults import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_MESSAGES
+from finmcp.proxy.answer_overflow import too_large
+from finmcp.proxy.defaults import DEFAULT_MAX_ANSWER, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_STREAM_MESSAGES
 from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, safe_to_repeat
 from finmcp.proxy.upstream_conn import ConnectionPool, StreamedResponse
 from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
@@ -71,6 +72,7 @@ def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> 
         )
     upstream.max_event_bytes = config.max_event_bytes
     upstream.max_stream_messages = config.max_stream_messages
+    upstream.max_answer = config.limits.max_answer
     return upstream
 
 
@@ -161,6 +163,7 @@ class _HttpBase(Upstream):
         self.timeout = timeout
         self.max_event_bytes = DEFAULT_MAX_EVENT_BYTES  # --max-event-bytes
         self.max_stream_messages = DEFAULT_MAX_STREAM_MESSAGES  # --max-stream-messages (a request's stream)
+        self.max_answer = DEFAULT_MAX_ANSWER  # --max-answer (a JSON answer, held whole)
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -310,11 +313,7 @@ class HttpUpstream(_HttpBase):
             if response.content_type.startswith(b"text/event-stream"):
                 await self._stream_events(stream, self.timeout, deliver)
             else:
-                chunks = []
-                async with asyncio.timeout(self.timeout):
-                    async for _raw, payload in stream.body():
-                        chunks.append(payload)
-                body = b"".join(chunks)
+                body = await self._whole_answer(stream, response)
                 if response.status >= 400 and id_text is not None:
                     await self._deliver_error(body, response.status, msg)
                 elif body.strip():
@@ -334,6 +333,28 @@ class HttpUpstream(_HttpBase):
         finally:
             if stream is not None:
                 stream.conn.close()
+
+    async def _whole_answer(self, stream: StreamedResponse, response: Response) -> bytes:
+        """A JSON answer's body, refused (an :class:`UpstreamError`, logged) past ``max_answer``.
+
+        The stdio side writes each message as one line, so it holds an answer whole: past the limit it
+        refuses any answer, a call's or not (the HTTP side streams those; docs/reliability.md).
+        """
+        limit = self.max_answer
+        if response.body_mode == "length" and response.length > limit:
+            self._refuse_answer(too_large(f"{response.length} bytes", limit))
+        chunks, size = [], 0
+        async with asyncio.timeout(self.timeout):
+            async for _raw, payload in stream.body():
+                size += len(payload)
+                if size > limit:
+                    self._refuse_answer(too_large(f"more than {limit} bytes", limit))
+                chunks.append(payload)
+        return b"".join(chunks)
+
+    def _refuse_answer(self, reason: str) -> NoReturn:
+        log.warning("%s: %s; answer dropped", self.target.url, reason)
+        raise UpstreamError(reason)
 
     def _learn_version(self, body: bytes) -> None:
         with contextlib.suppress(ValueError, AttributeError):

@@ -19,6 +19,7 @@ from bench.big_answer import BigAnswerUpstream
 from finmcp.recordings import SqliteTraceStore
 from tests.support.polling import wait_for
 from tests.support.rpc import JSON_HEADERS
+from tests.support.stdio_lines import StdioLines
 from tests.support.traces import wait_calls
 
 LIMIT = 1024 * 1024
@@ -90,6 +91,28 @@ def test_another_answer_over_the_limit_streams_whole_and_its_row_is_bounded(chil
         stderr = children.stop(proxy)
     lines = [line for line in stderr.splitlines() if "--max-answer" in line]
     assert len(lines) == 1 and "WARNING" in lines[0], stderr
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["length", "chunked"])
+def test_the_stdio_side_refuses_any_answer_over_the_limit_and_the_trace_agrees(tmp_path, chunked):
+    """A stdio line is one whole message: the stdio side refuses a call's and a read's answer alike."""
+    db = tmp_path / "stdio.sqlite"
+    read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "big://1"}}
+    with BigAnswerUpstream(ANSWER, chunked=chunked) as upstream:
+        flags = ("--run", "stdio", "--max-answer", str(LIMIT))
+        with StdioLines(["--upstream", upstream.url], db, *flags) as proxy:
+            big = proxy.ask(_call(1, "big"))
+            whole = proxy.ask(read)
+            small = proxy.ask(_call(3, "echo"))
+    size = f"{ANSWER} bytes" if not chunked else f"more than {LIMIT} bytes"
+    for answer, rid in ((big, 1), (whole, 2)):
+        assert answer["id"] == rid and f"upstream answer too large ({size}" in answer["error"]["message"]
+        assert "--max-answer" in answer["error"]["message"]
+    assert small["result"]["content"][0]["text"] == "ok 3"
+    assert proxy.stderr.count("over the proxy's limit") == 2
+    calls = wait_calls(db, "stdio", 2, settled=True)
+    assert [c["status"] for c in calls] == ["transport_error", "ok"]
+    assert calls[0]["rpc_error"]["message"] == big["error"]["message"].removeprefix("finmcp-proxy: ")
 
 
 def test_readers_take_a_huge_stored_result_cut(tmp_path):
