@@ -4,7 +4,8 @@ An :class:`UpstreamConnection` is an ``asyncio.Protocol``. :meth:`UpstreamConnec
 request and names a :class:`ResponseSink`; the connection then calls, from its ``data_received``,
 ``on_head`` once (``1xx`` interim responses are skipped), ``on_body`` for every piece of the body
 exactly as framed on the wire (a whole chunk of a chunked body, or whatever bytes arrived of a
-``Content-Length`` or read-until-close body), ``on_end`` when the body is complete (with the final
+``Content-Length`` or read-until-close body; a chunk over :data:`SPLIT_CHUNK` is delivered as it
+arrives, each piece framed as a chunk of its own), ``on_end`` when the body is complete (with the final
 chunk and trailers of a chunked body), or ``on_failure`` when the upstream closes or sends garbage.
 ``on_batch_end`` follows every batch of bytes, so a sink can write what one batch produced at once.
 
@@ -52,6 +53,10 @@ on it leaves the request's fate unknown."""
 NOT_RESENT = "not sent again, since the upstream may have run it"
 """Why a request whose connection failed after it was written gets an error rather than a retry."""
 _POLL_IN = getattr(select, "POLLIN", 0) | getattr(select, "POLLPRI", 0)
+SPLIT_CHUNK = 1024 * 1024
+"""A chunk larger than this is not held whole: its data is delivered as it arrives, each piece framed
+as a chunk of its own (the same payload; a hostile upstream's one 1 GiB chunk holds no more than a
+read's worth of it in the proxy)."""
 
 
 class ResponseSink(Protocol):
@@ -80,6 +85,7 @@ class UpstreamConnection(asyncio.Protocol):
         self.method = b"POST"
         self.state = _IDLE
         self.remaining = 0
+        self.split_left: int | None = None  # data bytes still to come of a chunk over SPLIT_CHUNK
         self.reused = False  # taken from the pool (it may have been closed by the upstream meanwhile)
         self.received = False  # a byte of the current response arrived
         self.closed = False
@@ -237,9 +243,17 @@ class UpstreamConnection(asyncio.Protocol):
                 return
 
     def _chunk(self) -> bool:
-        """Deliver one complete chunk (or the final one and its trailers); False when more bytes are needed."""
+        """Deliver one complete chunk (or the final one and its trailers), or what arrived of a chunk over
+        :data:`SPLIT_CHUNK` as a chunk of its own; False when more bytes are needed."""
         buffer = self.buffer
+        if self.split_left is not None:
+            return self._split_piece()
         try:
+            head = http1.chunk_head(buffer)
+            if head is not None and head[0] > SPLIT_CHUNK:
+                self.split_left = head[0]
+                del buffer[: head[1]]
+                return True
             found = http1.next_chunk(buffer)
         except http1.FramingError as exc:
             raise UpstreamError(f"upstream sent a malformed chunked body: {exc.reason}") from None
@@ -254,10 +268,30 @@ class UpstreamConnection(asyncio.Protocol):
         self.sink.on_body(raw, raw[found.start : found.stop])
         return True
 
+    def _split_piece(self) -> bool:
+        """The next arrived piece of a chunk over :data:`SPLIT_CHUNK`, delivered framed as a chunk."""
+        buffer = self.buffer
+        left = self.split_left
+        assert left is not None and self.sink is not None
+        if left:
+            piece = bytes(buffer[:left])
+            del buffer[: len(piece)]
+            self.split_left = left - len(piece)
+            self.sink.on_body(b"%x\r\n%s\r\n" % (len(piece), piece), piece)
+            return True
+        if len(buffer) < 2:
+            return False
+        if buffer[:2] != b"\r\n":
+            raise UpstreamError("upstream sent a malformed chunked body: chunk data not followed by CRLF")
+        del buffer[:2]
+        self.split_left = None
+        return True
+
     def _end(self, raw: bytes) -> None:
         sink = self.sink
         self.sink = None
         self.state = _IDLE
+        self.split_left = None
         if self.buffer:  # bytes after the response: the framing is off, never reuse this connection
             self.reusable = False
             self.buffer.clear()

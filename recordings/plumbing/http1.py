@@ -226,6 +226,20 @@ def keep_alive(minor: int, headers: Headers) -> bool:
     return persist
 
 
+def chunk_head(buffer: bytes | bytearray, pos: int = 0) -> tuple[int, int] | None:
+    """The size of the chunk starting at ``buffer[pos]`` and where its data starts; None until its
+    size line has arrived. Raises :class:`FramingError` for a bad or overlong size line."""
+    eol = buffer.find(b"\r\n", pos, pos + MAX_CHUNK_LINE + 2)
+    if eol < 0:
+        if len(buffer) - pos > MAX_CHUNK_LINE:
+            raise FramingError(f"chunk size line too long {_show(buffer[pos : pos + 40])}")
+        return None
+    match = _CHUNK_LINE.fullmatch(buffer, pos, eol)
+    if match is None:
+        raise FramingError(f"bad chunk size line {_show(buffer[pos:eol])}")
+    return int(match[1], 16), eol + 2
+
+
 def next_chunk(
     buffer: bytes | bytearray, pos: int = 0, max_size: int | None = None, trailer_limit: int = MAX_HEAD
 ) -> Chunk | None:
@@ -235,18 +249,12 @@ def next_chunk(
     the last chunk, each trailer line; raises :class:`FramingError` otherwise. A chunk larger than
     ``max_size`` is refused (413) as soon as its size line arrives, before its data is awaited.
     """
-    eol = buffer.find(b"\r\n", pos, pos + MAX_CHUNK_LINE + 2)
-    if eol < 0:
-        if len(buffer) - pos > MAX_CHUNK_LINE:
-            raise FramingError(f"chunk size line too long {_show(buffer[pos : pos + 40])}")
+    head = chunk_head(buffer, pos)
+    if head is None:
         return None
-    match = _CHUNK_LINE.fullmatch(buffer, pos, eol)
-    if match is None:
-        raise FramingError(f"bad chunk size line {_show(buffer[pos:eol])}")
-    size = int(match[1], 16)
+    size, start = head
     if max_size is not None and size > max_size:
         raise FramingError(f"chunk of {size} bytes over the limit", 413)
-    start = eol + 2
     if size:
         stop = start + size
         if len(buffer) < stop + 2:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
+import threading
 
 import httpx2
 import pytest
 
 from bench.big_answer import BigAnswerUpstream
+from bench.socket_http import SocketPeer, read_json_request
 from finmcp.recordings import SqliteTraceStore
 from tests.support.polling import wait_for
 from tests.support.rpc import JSON_HEADERS
@@ -113,6 +116,52 @@ def test_the_stdio_side_refuses_any_answer_over_the_limit_and_the_trace_agrees(t
     calls = wait_calls(db, "stdio", 2, settled=True)
     assert [c["status"] for c in calls] == ["transport_error", "ok"]
     assert calls[0]["rpc_error"]["message"] == big["error"]["message"].removeprefix("finmcp-proxy: ")
+
+
+class OneHugeChunk(SocketPeer):
+    """Answers a request with a chunked body whose one chunk claims ``claimed`` bytes, sends ``sent`` of
+    them, then waits (until :attr:`release` is set or the test ends): a hostile upstream that would
+    have the proxy hold a giant chunk whole before anything of it moves."""
+
+    def __init__(self, claimed: int, sent: int) -> None:
+        super().__init__()
+        self.claimed, self.sent = claimed, sent
+        self.release = threading.Event()
+
+    def serve(self, conn: socket.socket, index: int) -> None:
+        if read_json_request(conn, bytearray()) is None:
+            return
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+        conn.sendall(head + b"%x\r\n" % self.claimed + b"x" * self.sent)
+        self.release.wait(30)
+
+    def close(self) -> None:
+        self.release.set()
+        super().close()
+
+
+def test_one_giant_chunk_is_not_held_whole(children, tmp_path):
+    """A call's answer is refused once its bytes pass the limit, a read's starts reaching the client, though
+    the upstream's one chunk (64 MiB claimed) never ends."""
+    db = tmp_path / "trace.sqlite"
+    headers = {**JSON_HEADERS, **STATELESS}
+    read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "x://big"}}
+    with OneHugeChunk(claimed=64 * LIMIT, sent=2 * LIMIT) as upstream:
+        proxy = children.proxy(["--upstream", upstream.url, "--db", str(db), "--max-answer", str(LIMIT)])
+        url = f"{proxy.url.removesuffix('/mcp')}/r/chunk/mcp"
+        with httpx2.Client(timeout=10) as client:
+            refused = client.post(url, json=_call(1, "big"), headers=headers)
+            assert refused.status_code == 502 and "--max-answer" in refused.json()["error"]["message"]
+            received = 0
+            with client.stream("POST", url, json=read, headers=headers) as answer:
+                assert answer.status_code == 200
+                for piece in answer.iter_raw():
+                    received += len(piece)
+                    if received >= LIMIT:
+                        break
+        assert received >= LIMIT
+        upstream.release.set()
+        children.stop(proxy)
 
 
 def test_readers_take_a_huge_stored_result_cut(tmp_path):
