@@ -6,12 +6,13 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx2
 import pytest
 
 from finmcp.recordings import SqliteTraceStore
+from tests.support.net import serving
 from tests.support.polling import wait_for
 from tests.support.rpc import JSON_HEADERS, raw_request
 
@@ -104,11 +105,8 @@ class Upstream(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def fake_upstream():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/deep/mcp?fixed=1"
-    server.shutdown()
+    with serving(Upstream) as base:
+        yield f"{base}/deep/mcp?fixed=1"
 
 
 @pytest.fixture

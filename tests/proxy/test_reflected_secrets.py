@@ -9,9 +9,8 @@ store's files (calls, messages, recordings), ``finmcp-proxy show`` or any export
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx2
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from finmcp.proxy.cli import main as proxy_main
 from finmcp.recordings import redact
 from finmcp.recordings.redact import REDACTED, redact_text, redact_value
+from tests.support.net import serving
 from tests.support.rpc import JSON_HEADERS
 from tests.support.traces import wait_calls
 
@@ -63,12 +63,8 @@ class Reflector(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def reflector() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Reflector)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    server.shutdown()
-    server.server_close()
+    with serving(Reflector) as base:
+        yield f"{base}/mcp"
 
 
 def test_a_reflected_secret_is_in_no_stored_or_shown_form(reflector, children, tmp_path, capsys):

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from finmcp.proxy.routing import accepts_event_stream, is_mcp_path
+from tests.support.net import serving
 from tests.support.rpc import raw_request
 
 UPSTREAM_SECRET = "sk-upstream-0123456789abcdef"
@@ -55,12 +55,8 @@ class Recorder(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    server.shutdown()
-    server.server_close()
+    with serving(Recorder) as base:
+        yield f"{base}/mcp"
 
 
 @pytest.fixture
