@@ -199,6 +199,10 @@ def _positive(kind: type[int] | type[float]) -> Any:
     return parse
 
 
+PositiveFlag = tuple[str, type[int] | type[float], float, str, str]
+"""A flag taking a positive number: (flag, int or float, default, metavar, what it sets)."""
+
+
 def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
     """``--ship-to URL`` and the shipper's batch size and interval."""
     p.add_argument(
@@ -208,7 +212,7 @@ def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
         required=required,
         help="also ship the --db file's rows to this PostgreSQL trace store (the file is the outbox)",
     )
-    pace: list[tuple[str, type[int] | type[float], float, str, str]] = [
+    pace: list[PositiveFlag] = [
         ("--ship-batch", int, DEFAULT_BATCH_ROWS, "ROWS", "most outbox entries per shipment"),
         (
             "--ship-interval",
@@ -218,15 +222,12 @@ def add_shipping(p: argparse.ArgumentParser, *, required: bool) -> None:
             "seconds between shipments while the outbox is not full",
         ),
     ]
-    for flag, kind, default, metavar, what in pace:
-        p.add_argument(
-            flag, type=_positive(kind), default=default, metavar=metavar, help=f"{what} (default {default})"
-        )
+    _add_positive(p, pace)
 
 
 def add_client_limits(p: argparse.ArgumentParser) -> None:
     """What one client or one answer may hold of the proxy (docs/reliability.md, "Limits")."""
-    limits: list[tuple[str, type[int] | type[float], float, str, str]] = [
+    limits: list[PositiveFlag] = [
         (
             "--max-answer",
             int,
@@ -271,7 +272,11 @@ def add_client_limits(p: argparse.ArgumentParser) -> None:
             "request bytes buffered across all client connections (503 beyond)",
         ),
     ]
-    for flag, kind, default, metavar, what in limits:
+    _add_positive(p, limits)
+
+
+def _add_positive(p: argparse.ArgumentParser, flags: list[PositiveFlag]) -> None:
+    for flag, kind, default, metavar, what in flags:
         p.add_argument(
             flag, type=_positive(kind), default=default, metavar=metavar, help=f"{what} (default {default})"
         )
