@@ -108,9 +108,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"jsonrpc": "2.0", "id": rid, "result": {}})
 
     def do_GET(self) -> None:
+        last_event_id = self.headers.get("Last-Event-ID")
         with self.server.lock:
-            self.server.last_event_ids.append(self.headers.get("Last-Event-ID"))
-            rid, self.server.pending = self.server.pending, None
+            self.server.last_event_ids.append(last_event_id)
+            rid = None
+            if last_event_id == "e1":  # only the resumed tools/call stream carries its answer (the spec:
+                rid, self.server.pending = self.server.pending, None  # no responses on a standalone GET)
         self._sse_head()
         self._chunk(b"id: g1\nretry: 50\ndata: \n\n")
         if rid is not None and self.server.answer_on_get:
