@@ -20,7 +20,7 @@ from finmcp.recordings import redact
 from finmcp.recordings.redact import REDACTED, redact_text, redact_value
 from tests.support.net import serving
 from tests.support.rpc import JSON_HEADERS
-from tests.support.traces import wait_calls
+from tests.support.traces import export_formats, wait_calls
 
 BEARER = "sk-live-4f9a2b7c1d0e8f3a"  # sent as "Authorization: Bearer <it>"
 TENANT = "tenant-7731-blue-harbor"  # a plain value of a header whose name says nothing secret
@@ -97,14 +97,7 @@ def test_a_reflected_secret_is_in_no_stored_or_shown_form(reflector, children, t
         assert proxy_main([args[0], "--db", str(db), *args[1:]]) == 0
         shown.append(capsys.readouterr().out)
     assert "REDACTED" in shown[0]
-    outputs = []
-    for fmt in FORMATS:
-        out = tmp_path / f"export.{fmt}"
-        assert (
-            proxy_main(["export", "--db", str(db), "--run", "refl", "--format", fmt, "--output", str(out)])
-            == 0
-        )
-        outputs.append(out.read_bytes())
+    outputs = [path.read_bytes() for path in export_formats(db, "refl", tmp_path, FORMATS)]
     capsys.readouterr()
     stored = [p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("runs.sqlite")]
     for secret in SECRETS:

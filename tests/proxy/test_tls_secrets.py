@@ -14,12 +14,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from finmcp.proxy.cli import main as proxy_main
 from finmcp.recordings import RecordingStore
 from tests.support.processes import Children, health
 from tests.support.rpc import modern_headers, tool_call
 from tests.support.tls import mint
-from tests.support.traces import wait_calls
+from tests.support.traces import export_formats, wait_calls
 
 UPSTREAM_TOKEN = "upstream-bearer-7f3a9c21d4e5"
 API_KEY = "qieman-api-key-99b1c2d3"
@@ -71,14 +70,7 @@ def test_no_secret_lands_in_any_stored_or_exported_file(tmp_path, capsys):
         assert secret not in stderr
     stored = [p for p in tmp_path.iterdir() if p.name.startswith(("runs.sqlite", "rec.sqlite"))]
     assert any(p.name == "rec.sqlite" for p in stored)
-    outputs = []
-    for fmt in FORMATS:
-        out = tmp_path / f"export.{fmt}"
-        assert (
-            proxy_main(["export", "--db", str(db), "--run", "sec", "--format", fmt, "--output", str(out)])
-            == 0
-        )
-        outputs.append(out)
+    outputs = export_formats(db, "sec", tmp_path, FORMATS)
     capsys.readouterr()
     for path in [*stored, *outputs]:
         data = Path(path).read_bytes()

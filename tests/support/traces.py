@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +86,16 @@ def stored_bytes(db: str | Path) -> bytes:
     """Every byte of a database and its ``-wal``/``-shm`` companions."""
     path = Path(db)
     return b"".join(p.read_bytes() for p in sorted(path.parent.glob(path.name + "*")))
+
+
+def export_formats(db: str | Path, run: str, folder: Path, formats: Iterable[str]) -> list[Path]:
+    """``finmcp-proxy export`` of ``run`` in each format (in process), to ``folder/export.FORMAT``."""
+    from finmcp.proxy.cli import main as proxy_main
+
+    paths = []
+    for fmt in formats:
+        out = folder / f"export.{fmt}"
+        argv = ["export", "--db", str(db), "--run", run, "--format", fmt, "--output", str(out)]
+        assert proxy_main(argv) == 0, argv
+        paths.append(out)
+    return paths
