@@ -1,4 +1,5 @@
-"""Provision the third-party MCP clients of the client matrix, each in its own cached environment.
+"""Provision the third-party MCP clients of the client matrix, and the third-party MCP servers the
+record/replay/audit tests run, each in its own cached environment.
 
 Run by ``.ci/run`` before ``make test`` (and by hand): ``python3 tests/clients/provision.py [NAME...]``.
 Each client gets a folder ``~/.cache/finmcp/clients/<name>`` (``FINMCP_CLIENTS_DIR`` overrides the
@@ -71,6 +72,21 @@ CLIENTS: dict[str, ClientEnv] = {
             "node",
             ("@modelcontextprotocol/inspector@0.15.0",),
             "@modelcontextprotocol/inspector@0.15.0",
+        ),
+        # third-party MCP servers (tests/thirdparty): recorded, replayed and audited as users run them
+        ClientEnv("server-time", "python", ("mcp-server-time==2026.10.19",), "mcp-server-time==2026.10.19"),
+        ClientEnv("server-git", "python", ("mcp-server-git==2026.10.19",), "mcp-server-git==2026.10.19"),
+        ClientEnv(
+            "server-memory",
+            "node",
+            ("@modelcontextprotocol/server-memory@2026.8.31",),
+            "@modelcontextprotocol/server-memory@2026.8.31",
+        ),
+        ClientEnv(
+            "server-filesystem",
+            "node",
+            ("@modelcontextprotocol/server-filesystem@2026.8.31",),
+            "@modelcontextprotocol/server-filesystem@2026.8.31",
         ),
     )
 }
