@@ -8,7 +8,7 @@ clients pin different ``mcp`` versions (langchain-mcp-adapters still needs mcp 1
 share the project's venv. A stamp file holds the pins the folder was built from: a second run with the
 same pins does nothing; changed pins rebuild that client's folder from scratch.
 
-Standard library only, so it runs before the project's venv exists. Tests import :data:`CLIENTS`,
+Standard library only, so it runs before the project's venv exists. Tests import :data:`CLIENTS` (:data:`SERVERS` for the servers),
 :func:`ready` and :func:`python_of` / :func:`node_bin` to find the environments; nothing is fetched at
 test time.
 """
@@ -73,7 +73,12 @@ CLIENTS: dict[str, ClientEnv] = {
             ("@modelcontextprotocol/inspector@0.15.0",),
             "@modelcontextprotocol/inspector@0.15.0",
         ),
-        # third-party MCP servers (tests/thirdparty): recorded, replayed and audited as users run them
+    )
+}
+
+SERVERS: dict[str, ClientEnv] = {
+    env.name: env
+    for env in (
         ClientEnv("server-time", "python", ("mcp-server-time==2026.10.19",), "mcp-server-time==2026.10.19"),
         ClientEnv("server-git", "python", ("mcp-server-git==2026.10.19",), "mcp-server-git==2026.10.19"),
         ClientEnv(
@@ -90,6 +95,10 @@ CLIENTS: dict[str, ClientEnv] = {
         ),
     )
 }
+"""The third-party MCP servers tests/thirdparty records, replays and audits, as users run them."""
+
+ENVIRONMENTS: dict[str, ClientEnv] = {**CLIENTS, **SERVERS}
+"""Every environment this script provisions, by name."""
 
 
 def root() -> Path:
@@ -129,7 +138,7 @@ def ready(name: str) -> bool:
     """Whether client ``name``'s folder was built, completely, from today's pins."""
     stamp = folder(name) / STAMP
     try:
-        return bool(json.loads(stamp.read_text()) == CLIENTS[name].stamp())
+        return bool(json.loads(stamp.read_text()) == ENVIRONMENTS[name].stamp())
     except (OSError, ValueError):
         return False
 
@@ -148,7 +157,7 @@ def _run(cmd: list[str], attempts: int = 2) -> None:
 
 def provision(name: str) -> str:
     """Build client ``name``'s folder unless its stamp matches; returns what was done."""
-    env = CLIENTS[name]
+    env = ENVIRONMENTS[name]
     if ready(name):
         return f"{name}: up to date"
     start = time.monotonic()
@@ -189,13 +198,13 @@ def provision(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Provision the named clients (default: all), two at a time; print one line per client."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=", ".join(CLIENTS))
+    parser.add_argument("names", nargs="*", metavar="NAME", help=", ".join(ENVIRONMENTS))
     parser.add_argument("--check", action="store_true", help="only report which clients are ready")
     args = parser.parse_args(argv)
-    unknown = [name for name in args.names if name not in CLIENTS]
+    unknown = [name for name in args.names if name not in ENVIRONMENTS]
     if unknown:
-        parser.error(f"unknown client {', '.join(unknown)} (the clients: {', '.join(CLIENTS)})")
-    names = args.names or list(CLIENTS)
+        parser.error(f"unknown client {', '.join(unknown)} (known: {', '.join(ENVIRONMENTS)})")
+    names = args.names or list(ENVIRONMENTS)
     if args.check:
         for name in names:
             print(f"{name}: {'ready' if ready(name) else 'missing'} ({folder(name)})")

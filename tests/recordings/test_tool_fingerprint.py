@@ -4,6 +4,7 @@ to every field a client sees."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from finmcp.recordings.tool_fingerprint import (
     tools_fingerprint,
 )
 
-TOOL = {
+TOOL: dict[str, Any] = {
     "name": "get_current_time",
     "description": "Current time in a time zone.",
     "inputSchema": {
