@@ -165,6 +165,8 @@ def test_the_tables(both: tuple[TraceStore, ...]) -> None:
 
 def test_runs_and_counts(both: tuple[TraceStore, ...]) -> None:
     assert same(both, "run_ids") == ["r1", "r2"]
+    assert same(both, "run_meta", "r1") == {"agent": "oracle", "seed": 1}
+    assert same(both, "run_meta", "r2") is None and same(both, "run_meta", "absent") is None
     assert same(both, "run_ids", 1) == ["r1"]
     assert same(both, "has_calls", "r2") is True and same(both, "has_calls", "absent") is False
     assert same(both, "count_calls", "r1") == 49
