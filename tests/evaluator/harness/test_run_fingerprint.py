@@ -153,3 +153,17 @@ def test_the_recordings_digest_ignores_storage_and_sees_answers(tmp_path: Path) 
         assert store.content_digest() != first
     with RecordingStore.open(path) as store:
         assert store.content_digest() == first
+
+
+def test_a_model_agent_records_its_model_and_decoding_settings() -> None:
+    from finmcp.evaluator.harness.fingerprint import agent_fingerprint
+    from finmcp.evaluator.harness.options import AgentOptions
+
+    seen = agent_fingerprint(AgentOptions(kind="openai", llm_model="m-1", temperature=0.2, max_tokens=300))
+    assert seen["model"] == "m-1" and seen["temperature"] == 0.2 and seen["max_tokens"] == 300
+    assert seen["top_p"] is None  # never sent: the endpoint's default
+    assert agent_fingerprint(AgentOptions(kind="noisy", noise="0.2", seed=4)) == {
+        "kind": "noisy",
+        "noise": "0.2",
+        "seed": 4,
+    }
