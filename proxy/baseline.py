@@ -202,9 +202,14 @@ def write_baseline_entry(path: str | Path, upstream: str, entry: Mapping[str, An
         raise BaselineError(f"tool baseline {path}: cannot write it ({exc.strerror or exc})") from exc
 
 
+SESSIONS_KEPT = 1024
+"""Sessions whose unfinished listing and told findings are kept (the oldest is forgotten past it)."""
+
+
 @dataclass
 class _Listing:
-    """The pages of one session's ``tools/list`` listing seen so far (a page with ``nextCursor`` continues it)."""
+    """One session's state: the pages of its ``tools/list`` listing seen so far (a page with
+    ``nextCursor`` continues it) and the findings already told to it."""
 
     tools: list[Mapping[str, Any]] = field(default_factory=list)
     told: set[BaselineFinding] = field(default_factory=set)
@@ -233,12 +238,16 @@ class BaselineWatch:
         if not isinstance(tools, list):
             return []
         tools = [t for t in tools if isinstance(t, Mapping)]
-        listing = self.listings.setdefault(session_key, _Listing())
+        listing = self.listings.get(session_key)
+        if listing is None:
+            listing = self.listings[session_key] = _Listing()
+            if len(self.listings) > SESSIONS_KEPT:
+                del self.listings[next(iter(self.listings))]
         listing.tools.extend(tools)
         complete = not result.get("nextCursor")
         everything = listing.tools
         if complete:
-            del self.listings[session_key]
+            listing.tools = []  # the next listing of this session starts afresh
         if self.entry is None or self.update:
             if complete:
                 self._accept(everything)
