@@ -276,7 +276,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from finmcp.evaluator.metrics.compare import compare_runs
     from finmcp.evaluator.reports.compare_html import render_compare_html
     from finmcp.evaluator.reports.files import write_files
-    from finmcp.evaluator.reports.markdown import render_compare_markdown
+    from finmcp.evaluator.reports.markdown import not_comparable, render_compare_markdown
     from finmcp.evaluator.reports.model import SampleCounts
     from finmcp.evaluator.reports.pipeline import compare_sample_counts, dumps, print_warnings
 
@@ -299,6 +299,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     result["samples"] = compare_sample_counts(refs, pa, pb, opts.missing)
     print_warnings(result.get("warnings") or [], "finmcp-eval compare")
     md = render_compare_markdown(result)
+    flag = not_comparable(result)
+    if flag:  # the deltas are still written, marked so
+        print(f"finmcp-eval compare: {flag}: A and B were measured on different things", file=sys.stderr)
     for side in ("a", "b"):
         print(
             f"finmcp-eval compare: {side.upper()} ({visible(result[side])}):"

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from finmcp.proxy.baseline import NOTE_METHOD, BaselineWatch
 from finmcp.proxy.grouping import GroupAssigner, Placement
 from finmcp.proxy.jsonrpc import (
     CLIENT_INFO_META,
@@ -109,6 +110,7 @@ class Tracer:
         self.pending: dict[tuple[str, str], PendingCall] = {}
         self.calls_seen = 0
         self.calls_done = 0
+        self.baseline: BaselineWatch | None = None  # --tool-baseline (proxy/baseline.py)
 
     # ---------------------------------------------------------------- sessions
 
@@ -205,8 +207,13 @@ class Tracer:
                 session.protocol_version = version
                 key = session.key
                 self.writer.submit(lambda store: store.update_session(key, protocol_version=version))
-        elif request_method == "tools/list" and self.recorder is not None:
-            self.recorder.learn_tools(result.get("tools"))
+        elif request_method == "tools/list":
+            if self.recorder is not None:
+                self.recorder.learn_tools(result.get("tools"))
+            if self.baseline is not None and (found := self.baseline.observe(session.key, result)):
+                body = json.dumps({"finmcp_tool_drift": self.baseline.note(found)}).encode()
+                row = Message(body, None, "note", method=NOTE_METHOD)
+                self.log(session, Tags(run=session.run), "s2c", row)
 
     # ---------------------------------------------------------------- messages
 

@@ -390,6 +390,17 @@ def build_serve_parser() -> argparse.ArgumentParser:
         metavar="'NAME: VALUE'",
         help="header added to every OTLP request (repeatable; $VAR from the environment, as --upstream-header)",
     )
+    p.add_argument(
+        "--tool-baseline",
+        metavar="FILE",
+        help="tool-definition baseline (JSON, created on first contact): a tools/list answer whose tools "
+        "differ from it is a WARNING, a trace note and /healthz tool_drift; never updated silently",
+    )
+    p.add_argument(
+        "--tool-baseline-update",
+        action="store_true",
+        help="accept the upstream's current tool definitions into --tool-baseline (instead of warning)",
+    )
     p.add_argument("--run", help="default run tag (URL/header tags override it)")
     p.add_argument("--sample", help="default sample tag")
     p.add_argument("--turn", help="default turn tag (integer, stored as given)")
@@ -536,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
                 Target.parse(url, tls)
     except (ValueError, TlsConfigError) as exc:
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
+        return 2
+    if config.tool_baseline_update and not config.tool_baseline:
+        print("finmcp-proxy: --tool-baseline-update needs --tool-baseline FILE", file=sys.stderr)
         return 2
     if config.cors_origins and config.transport != "http":
         print("finmcp-proxy: --cors-origin needs --transport http (stdio has no listener)", file=sys.stderr)

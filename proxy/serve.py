@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from finmcp.proxy.baseline import BaselineError, BaselineWatch
 from finmcp.proxy.capture import Recorder, Tracer
 from finmcp.proxy.defaults import (
     DEFAULT_BATCH_ROWS,
@@ -83,6 +84,8 @@ class ProxyConfig:
     tls_key: str | None = None
     otlp_endpoint: str | None = None
     otlp_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    tool_baseline: str | None = None
+    tool_baseline_update: bool = False
 
     @property
     def upstream_label(self) -> str:
@@ -105,6 +108,9 @@ class ProxyRuntime:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
+        baseline = None  # read first: a bad baseline file stops the start before anything is opened
+        if config.tool_baseline:
+            baseline = BaselineWatch(config.tool_baseline, config.upstream_label, config.tool_baseline_update)
         forget_upstream_headers(config.upstream_headers)
         self.store = SqliteTraceStore.open(config.db)
         if config.ship_to:  # before the short busy timeout: another proxy may be writing the file
@@ -126,6 +132,7 @@ class ProxyRuntime:
         self.tracer = Tracer(
             self.writer, config.upstream_label, config.group_gap_ms, recorder, config.group_sequence
         )
+        self.tracer.baseline = baseline
         self.otlp: LiveOtlp | None = None
         if config.otlp_endpoint:
             self.otlp = LiveOtlp(config.db, config.otlp_endpoint, headers=config.otlp_headers)
@@ -155,8 +162,11 @@ class ProxyRuntime:
             self.shipper.start()
 
     def health(self) -> dict[str, Any]:
-        """Extra ``/healthz`` fields: the shipper's state (``--ship-to``), the OTLP sender's (``--otlp-endpoint``)."""
+        """Extra ``/healthz`` fields: the shipper's state (``--ship-to``), the OTLP sender's (``--otlp-endpoint``),
+        the tools that differ from ``--tool-baseline`` (``tool_drift``)."""
         out: dict[str, Any] = {} if self.shipper is None else {"shipping": self.shipper.status()}
+        if self.tracer.baseline is not None:
+            out["tool_drift"] = self.tracer.baseline.health()
         if self.otlp is not None:
             out["otlp"] = self.otlp.status()
         return out
@@ -259,6 +269,11 @@ def main_serve(config: ProxyConfig) -> int:
             return 2
     try:
         runtime = ProxyRuntime(config)
+    except BaselineError as exc:
+        if sock is not None:
+            sock.close()
+        print(f"finmcp-proxy: {exc}", file=sys.stderr)
+        return 2
     except BaseException:
         if sock is not None:
             sock.close()

@@ -8,6 +8,7 @@ writes answers into its trace file through :meth:`RecordingStore.sharing`).
 
 from __future__ import annotations
 
+from finmcp.recordings.digest import recordings_digest
 from finmcp.recordings.responses import ResponsesMixin
 
 
@@ -19,5 +20,11 @@ class RecordingStore(ResponsesMixin):
     process; writes commit immediately unless grouped with :meth:`transaction`.
 
     :meth:`put_response`, :meth:`get_response`, :meth:`get_response_by_key`,
-    :meth:`append_response_step`, :meth:`response_steps`, :meth:`iter_responses`, :meth:`count`.
+    :meth:`append_response_step`, :meth:`response_steps`, :meth:`iter_responses`, :meth:`count`,
+    :meth:`content_digest`.
     """
+
+    def content_digest(self) -> str:
+        """``sha256:<hex>`` of what the recordings serve (:mod:`recordings.digest`): unchanged by a
+        checkpoint or a re-import of the same answers, changed by any answer added, removed or altered."""
+        return recordings_digest(self._conn, self._locked)

@@ -159,7 +159,8 @@ class TraceWrites(StoreConnection):
         """Store one raw JSON-RPC message (``body`` exactly as sent, secrets redacted); returns its id.
 
         Fields as :func:`recordings.trace_rows.prepare_message`: ``direction`` is ``c2s`` | ``s2c``;
-        ``kind`` is ``request`` | ``notification`` | ``response`` | ``error`` | ``invalid``; ``seq``
+        ``kind`` is ``request`` | ``notification`` | ``response`` | ``error`` | ``invalid`` | ``note``
+        (a row the proxy wrote itself, e.g. a ``--tool-baseline`` drift); ``seq``
         defaults to the next number within the session. Headers are stored as
         ``[[name, value], ...]`` with secret values redacted.
         """

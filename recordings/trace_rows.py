@@ -29,7 +29,9 @@ from finmcp.recordings.results import dumps, loose_result
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
 GROUP_SOURCES = frozenset({"explicit", "overlap", "sequence", "gap"})
 DIRECTIONS = frozenset({"c2s", "s2c"})
-MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid"})
+MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid", "note"})
+"""``note``: a row the proxy wrote itself, never on the wire (its ``method`` says what, e.g.
+``finmcp/tool_drift``: a tool definition differs from the ``--tool-baseline``; docs/proxy.md)."""
 
 
 def check_choice(value: Any, allowed: frozenset[str], field: str, optional: bool = False) -> Any:

@@ -76,6 +76,12 @@ class TraceStore(TracePages, Closing):
         )
         return [run_from_row(row) for row in self._rows(sql)]
 
+    def run_meta(self, run_id: str) -> Any:
+        """One run's ``meta`` (decoded JSON; the harness keeps its run fingerprint there), or None
+        when the run is absent or has no meta."""
+        rows = self._rows("SELECT meta FROM runs WHERE run_id = ?", [run_id])
+        return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
+
     def sessions(self, run_id: str | None = None) -> list[SessionDict]:
         """Session rows (all, or one run's), ordered by start time."""
         where, params = where_equal(run_id=run_id)

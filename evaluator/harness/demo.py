@@ -7,6 +7,7 @@ agent, ``leaderboard.md`` and ``leaderboard.html`` (with each agent's paired com
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -43,6 +44,12 @@ def _agent(name: str, noise: str | None, seed: int) -> Any:
     return OracleAgent() if noise is None else NoisyAgent(NoiseRates.parse(noise), seed, name=name)
 
 
+def _store_fingerprint(db: Path, run_id: str, base: Any, agent: Any, tools: list[dict[str, Any]]) -> None:
+    from finmcp.evaluator.harness.fingerprint import store_fingerprint
+
+    store_fingerprint(db, run_id, base.complete(tools, agent))
+
+
 def process_cpu_seconds(pid: int) -> float | None:
     """CPU seconds (user + system) a live process has used, from ``/proc/PID/stat`` (None elsewhere)."""
     try:
@@ -63,6 +70,8 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
     ``harness_cpu_s`` (``bench/bench_demo.py`` reports them beside the demo's calls/s).
     """
     from finmcp.evaluator.agents.history import RecordedOutputs
+    from finmcp.evaluator.harness.fingerprint import RunFingerprint
+    from finmcp.evaluator.harness.options import AgentOptions
     from finmcp.evaluator.harness.reporting import write_report
     from finmcp.evaluator.harness.runner import RunConfig, run_agent
     from finmcp.evaluator.harness.scoring import leaderboard
@@ -92,6 +101,11 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
         wait_warm=warm_first,
     )
     cpu: dict[str, float | None] = {}
+    base = RunFingerprint("finmcp-sim", bench.recordings, options.seed)  # the same for every demo run
+    agents = {
+        name: AgentOptions(kind="oracle") if noise is None else AgentOptions("noisy", noise, options.seed)
+        for name, noise in DEMO_AGENTS
+    }
     try:
         with Stack(spawn) as stack:
             print(f"server {stack.server_url}  proxy {stack.proxy_base}/mcp  trace DB {db}")
@@ -113,6 +127,7 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
                         db_path=db,
                         concurrency=options.concurrency,
                         progress=progress,
+                        on_tools=functools.partial(_store_fingerprint, db, name, base, agents[name]),
                     )
                     summaries.append(
                         await run_agent(bench.refs, _agent(name, noise, options.seed), config, outputs)

@@ -105,10 +105,11 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None
     stack = None
     outbox = outbox_path(workdir, options.run, shard.label if shard else "all") if postgres else None
+    meta_db: Path | None = None if db is None or postgres else Path(db)  # where runs.meta is written
     try:
         if options.spawn:
             assert db is not None
-            proxy_db = outbox if outbox is not None else Path(db)
+            proxy_db = meta_db = outbox if outbox is not None else Path(db)
             proxy_db.parent.mkdir(parents=True, exist_ok=True)
             spawn = SpawnConfig(
                 db=proxy_db,
@@ -139,6 +140,7 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
             group_tags=options.group_tags,
             progress=not quiet and options.progress,
             own_samples=set(samples) if shard is not None else None,
+            on_tools=fingerprint_writer(options, bench, meta_db),
         )
         summary = run_loop(_drive(refs, agent, config, outputs), options.loop)
         if outbox is not None and db is not None:
@@ -149,6 +151,18 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
         if outputs is not None:
             outputs.close()
     return PassResult(summary, state, samples, shard, bench)
+
+
+def fingerprint_writer(options: RunOptions, bench: Any, db: Path | None) -> Any:
+    """The runner's ``on_tools``: stores the run fingerprint in ``db``'s ``runs.meta`` (None: no SQLite
+    store to write it in). The world seed is known only of a server this pass started (``--spawn``)."""
+    from finmcp.evaluator.harness.fingerprint import RunFingerprint, store_fingerprint
+
+    if db is None:
+        return None
+    seed = options.seed if options.spawn else None
+    base = RunFingerprint(options.bench, bench.recordings, seed)
+    return lambda tools: store_fingerprint(db, options.run, base.complete(tools, options.agent))
 
 
 async def _drive(refs: list[Any], agent: Any, config: Any, outputs: Any) -> Any:

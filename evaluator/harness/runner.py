@@ -48,6 +48,8 @@ class RunConfig:
     progress: bool = True
     own_samples: set[str] | None = None
     """A shard's sample ids: the new-run check and --resume's set-aside look at these only (None: all)."""
+    on_tools: Callable[[list[dict[str, Any]]], None] | None = None
+    """Called with the run's ``tools/list`` before the first sample (the run fingerprint is stored there)."""
 
 
 @dataclass
@@ -126,6 +128,8 @@ async def run_agent(
     start = time.monotonic()
     try:
         tools = await client.list_tools(untagged_url(config.proxy_url, config.run_id))
+        if config.on_tools is not None:
+            config.on_tools(tools)
         limiter = asyncio.Semaphore(max(1, config.concurrency))
         with Progress(config.run_id, len(jobs), enabled=config.progress, unit="samples") as bar:
 

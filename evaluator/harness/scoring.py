@@ -9,7 +9,7 @@ from finmcp.evaluator.errors import EvalInputError
 from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
 from finmcp.evaluator.inputs.trace_db import load_predictions_db
 from finmcp.evaluator.reports.markdown import SAMPLE_COLUMNS, estimate_text, sample_cells
-from finmcp.evaluator.reports.model import Report
+from finmcp.evaluator.reports.model import Report, flag_lines, leaderboard_flags
 
 LEADERBOARD = (
     ("TF1", "official.macro_F1"),
@@ -87,8 +87,11 @@ def leaderboard(rows: list[tuple[str, Report]]) -> str:
     with 95% bootstrap CIs."""
     header = ["agent", *SAMPLE_COLUMNS, *(label for label, _ in LEADERBOARD)]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    flags = leaderboard_flags(rows)
     for agent, report in rows:
-        cells = [agent, *sample_cells(report)]
+        cells = [agent + (" ⚠" if agent in flags else ""), *sample_cells(report)]
         cells += [estimate_text(report.headline_entry(metric)) for _, metric in LEADERBOARD]
         lines.append("| " + " | ".join(cells) + " |")
+    if flags:  # only then: a leaderboard of runs measured alike is unchanged
+        lines += ["", *(f"⚠ {line}" for line in flag_lines(rows, flags))]
     return "\n".join(lines) + "\n"

@@ -140,6 +140,8 @@ class PredictionSet:
     warnings: list[str] = field(default_factory=list)
     records: list[Any] | None = None
     """Raw records of an official FinMCP prediction file (they embed the references)."""
+    fingerprint: dict[str, Any] | None = None
+    """What the run was measured on (a trace store's ``runs.meta``; :mod:`evaluator.inputs.fingerprint`)."""
 
     def first_trial(self) -> dict[str, Prediction]:
         """The lowest-numbered trial of every sample."""

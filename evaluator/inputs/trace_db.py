@@ -56,7 +56,9 @@ def collect_predictions(
     for trials in stream:
         for pred in trials:
             add_trial(by_sample, pred)
-    return PredictionSet(by_sample, "trace_db", rows.source, rows.run_id, warnings)
+    preds = PredictionSet(by_sample, "trace_db", rows.source, rows.run_id, warnings)
+    preds.fingerprint = rows.fingerprint()
+    return preds
 
 
 def iter_sample_predictions(

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.fingerprint import fingerprint_of_meta
 from finmcp.recordings.connection import Closing
 from finmcp.recordings.errors import RecordingsError
 from finmcp.recordings.trace_store import TraceStore, open_trace_store
@@ -38,6 +40,14 @@ class TraceRows(Closing):
         stream = _input_errors(rows)
         self._streams.append(stream)
         return stream
+
+    def fingerprint(self) -> dict[str, Any] | None:
+        """The run's fingerprint from its ``runs.meta`` (None for a run recorded without one, or a store
+        with no ``runs`` table: a hand-made trace of calls alone)."""
+        try:
+            return fingerprint_of_meta(self.store.run_meta(self.run_id))
+        except RecordingsError:
+            return None
 
     def close(self) -> None:
         """Stop every stream handed out, then close the store."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from finmcp.evaluator.inputs.fingerprint import comparability
 from finmcp.evaluator.inputs.model import PredictionSet, ReferenceSet
 from finmcp.evaluator.inputs.pairing import pair_up, require_matches, unmatched_warning
 from finmcp.evaluator.metrics.argnorm import Canonicalizer
@@ -77,4 +78,13 @@ def compare_runs(
         "mcnemar": {name: mcnemar(sub_a[col], sub_b[col]) for name, col in MCNEMAR_METRICS},
         "by_group": by_group,
         "warnings": [w for w in (unmatched_warning(pa, preds_a), unmatched_warning(pb, preds_b)) if w],
+        **fingerprints_block(preds_a, preds_b),
     }
+
+
+def fingerprints_block(preds_a: PredictionSet, preds_b: PredictionSet) -> dict[str, Any]:
+    """``{"fingerprints": comparability}`` when either run has a fingerprint (else nothing: an older
+    run's comparison is unchanged); its ``differ`` lists what makes the deltas not comparable."""
+    if preds_a.fingerprint is None and preds_b.fingerprint is None:
+        return {}
+    return {"fingerprints": comparability(preds_a.fingerprint, preds_b.fingerprint)}

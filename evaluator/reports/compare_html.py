@@ -13,12 +13,14 @@ from finmcp.evaluator.reports.markdown import (
     SAMPLE_COLUMNS,
     compare_sample_lines,
     estimate_text,
+    fingerprint_rows,
     fmt,
     mcnemar_rows,
+    not_comparable,
     paired_rows,
     sample_cells,
 )
-from finmcp.evaluator.reports.model import Report
+from finmcp.evaluator.reports.model import Report, flag_lines, leaderboard_flags
 
 GROUP_TITLES = {"level1": "scenario", "type": "sample type"}
 FOREST_METRIC = "official.macro_F1"
@@ -98,8 +100,17 @@ def forest_rows(by_group: dict[str, Any], metric: str = FOREST_METRIC) -> list[d
 
 
 def comparison_body(result: dict[str, Any], heading: str = "h2") -> str:
-    """The tables and forest plots of one comparison (no page frame)."""
-    parts = [
+    """The tables and forest plots of one comparison (no page frame); first, when the runs'
+    fingerprints differ, what differs (the deltas are marked not comparable)."""
+    flag = not_comparable(result)
+    parts = []
+    if flag:
+        parts += [
+            f'<p class="not-comparable"><strong>{escape(flag.capitalize())}.</strong> A and B were measured'
+            " on different things: the deltas below are shown, but they are not a like-for-like comparison.</p>",
+            html_table(["fingerprint", "A", "B", ""], fingerprint_rows(result)),
+        ]
+    parts += [
         f"<p>Paired samples: {result['paired_samples']}"
         + (
             f" (only in A: {result['only_a']}, only in B: {result['only_b']})"
@@ -109,7 +120,9 @@ def comparison_body(result: dict[str, Any], heading: str = "h2") -> str:
         + f"; bootstrap {result['bootstrap']} (seed {result['seed']}), stratified by sample type.</p>",
         *(f"<p>{escape(line.removeprefix('- '))}</p>" for line in compare_sample_lines(result) if line),
         f"<{heading}>Paired bootstrap (B − A)</{heading}>",
-        html_table(["metric", "A", "B", "B − A", "95% CI", "p"], paired_rows(result)),
+        html_table(
+            ["metric", "A", "B", f"B − A ({flag})" if flag else "B − A", "95% CI", "p"], paired_rows(result)
+        ),
         f"<{heading}>McNemar (exact-match metrics)</{heading}>",
         html_table(["metric", "A only", "B only", "p", "method"], mcnemar_rows(result)),
     ]
@@ -155,15 +168,17 @@ def render_leaderboard_html(
 ) -> str:
     """A leaderboard page: one row per agent (headline metrics with 95% CIs), then each paired comparison
     (tables and per-scenario forest plots) of ``comparisons`` (results of ``compare_runs``)."""
+    flags = leaderboard_flags(rows)
     table = html_table(
         ["agent", *SAMPLE_COLUMNS, *(label for label, _ in columns)],
         [
-            [agent, *sample_cells(report)]
+            [agent + (" ⚠" if agent in flags else ""), *sample_cells(report)]
             + [estimate_text(report.headline_entry(metric)) for _, metric in columns]
             for agent, report in rows
         ],
     )
     body = [table]
+    body += [f'<p class="not-comparable">⚠ {escape(line)}</p>' for line in flag_lines(rows, flags)]
     for result in comparisons:
         body.append(
             f'<section class="comparison" data-a="{escape(str(result["a"]))}" data-b="{escape(str(result["b"]))}">'

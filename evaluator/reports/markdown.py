@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from finmcp.evaluator.inputs.fingerprint import COMPARED, not_comparable_text
 from finmcp.evaluator.metrics.finmcp import OFFICIAL_KEYS
 from finmcp.evaluator.reports.behaviour import summary_markdown
 from finmcp.evaluator.reports.markdown_text import md_code, md_text
@@ -283,18 +284,54 @@ def compare_sample_lines(result: dict[str, Any]) -> list[str]:
     return lines + [""] if lines else []
 
 
+def not_comparable(result: dict[str, Any]) -> str | None:
+    """``not comparable: tools differ`` when the two runs' fingerprints differ (else None)."""
+    differ = (result.get("fingerprints") or {}).get("differ")
+    return not_comparable_text(differ) if differ else None
+
+
+def fingerprint_rows(result: dict[str, Any]) -> list[list[str]]:
+    """One row per compared fingerprint part: ``part, A, B, same?`` (the table shown when they differ)."""
+    block = result.get("fingerprints") or {}
+    a, b = block.get("a") or {}, block.get("b") or {}
+    rows = []
+    for key, label in COMPARED.items():
+        va, vb = a.get(key), b.get(key)
+        same = "unknown" if va is None or vb is None else "same" if va == vb else "DIFFERENT"
+        rows.append([label, _short(va), _short(vb), same])
+    return rows
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("sha256") or value
+    text = "-" if value is None else str(value)
+    return text[:19] + "…" if text.startswith("sha256:") else text[:12] + "…" if len(text) > 40 else text
+
+
 def render_compare_markdown(result: dict[str, Any]) -> str:
-    """Markdown of a paired comparison of two runs."""
+    """Markdown of a paired comparison of two runs (marked *not comparable* when their fingerprints differ)."""
+    flag = not_comparable(result)
     lines = [
         f"# finmcp-eval compare: A = {md_code(result['a'])} vs B = {md_code(result['b'])}",
         "",
+    ]
+    if flag:
+        lines += [
+            f"**{flag.capitalize()}.** A and B were measured on different things: the deltas below are"
+            " shown, but they are not a like-for-like comparison.",
+            "",
+        ]
+        lines += _table(["fingerprint", "A", "B", ""], fingerprint_rows(result)) + [""]
+    lines += [
         f"Paired samples: {result['paired_samples']}; bootstrap {result['bootstrap']} (seed {result['seed']}).",
         "",
         *compare_sample_lines(result),
         "## Paired bootstrap (B - A)",
         "",
     ]
-    lines += _table(["metric", "A", "B", "B - A", "95% CI", "p"], paired_rows(result)) + [
+    delta = f"B - A ({flag})" if flag else "B - A"
+    lines += _table(["metric", "A", "B", delta, "95% CI", "p"], paired_rows(result)) + [
         "",
         "## McNemar",
         "",

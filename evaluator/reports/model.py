@@ -14,10 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
+from finmcp.evaluator.inputs.fingerprint import fingerprint_differences, not_comparable_text
+
 Number = StrictInt | StrictFloat
 """A JSON number as computed: an int stays an int, a float a float (no coercion either way)."""
 
-OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench")
+OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint")
 """Top-level keys a report has only when they apply (absent from the JSON, not null)."""
 
 
@@ -134,6 +136,9 @@ class Report(_Frozen):
     fintoolbench: FintoolbenchBlock | None = None
     samples: list[dict[str, Any]]
     agent_behaviour: dict[str, Any]
+    fingerprint: dict[str, Any] | None = None
+    """What the run was measured on (``runs.meta``; docs/harness.md "Run fingerprints"); last, and
+    absent from report.json for a run recorded without one."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
@@ -222,3 +227,27 @@ def headline(report: Report) -> dict[str, Any]:
         "overall": report.official_numbers.overall.model_dump(),
         "samples": SampleCounts.of_report(report).model_dump(),
     }
+
+
+def leaderboard_flags(rows: list[tuple[str, Report]]) -> dict[str, list[str]]:
+    """The rows of a leaderboard not comparable with its first: agent -> the fingerprint parts that differ
+    (:func:`evaluator.inputs.fingerprint.fingerprint_differences`; rows whose fingerprints agree, or
+    that have none, are left out, so such a leaderboard is unchanged)."""
+    if not rows:
+        return {}
+    first = rows[0][1].fingerprint
+    out = {}
+    for agent, report in rows[1:]:
+        differ = fingerprint_differences(first, report.fingerprint)
+        if differ:
+            out[agent] = differ
+    return out
+
+
+def flag_lines(rows: list[tuple[str, Report]], flags: dict[str, list[str]]) -> list[str]:
+    """One sentence per flagged row: ``noisy: not comparable with oracle: seed differ``."""
+    base = rows[0][0] if rows else ""
+    return [
+        f"{agent}: {not_comparable_text(differ).replace(':', f' with {base}:', 1)}"
+        for agent, differ in flags.items()
+    ]

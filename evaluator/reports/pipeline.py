@@ -227,6 +227,8 @@ def report_dict(
         report["warnings"] += compliance_warnings(report["fintoolbench"])
     report["samples"] = sample_rows(table, pairing.pairs, report.get("fintoolbench"), evidence)
     report["agent_behaviour"] = behaviour_summary(report["samples"])
+    if preds.fingerprint is not None:  # absent for runs without one: their report.json is unchanged
+        report["fingerprint"] = preds.fingerprint
     return report
 
 

@@ -85,6 +85,7 @@ def evaluate_trace(
             official = (ref.level1, ref.difficulty, ref.task, tp, fp, fn, int(pred_names == gold_names))
             by_trial.setdefault(pred.trial, []).append(official)
     preds = PredictionSet(first, "trace_db", rows.source, rows.run_id, warnings)
+    preds.fingerprint = rows.fingerprint()
     pairing = pair_up(refs, preds, opts.missing)
     require_matches(pairing, refs, preds)
     for gold_ref, paired in pairing.pairs:

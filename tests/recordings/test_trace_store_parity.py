@@ -74,6 +74,14 @@ def write_trace(path: Path) -> None:
                             continue  # pending
                         result = FAILED if seq % 5 == 0 else OK
                         store.finish_call(call, result=result, t_resp_ns=seq * 1000)
+        store.log_message(  # a row the proxy wrote itself (a --tool-baseline drift note)
+            direction="s2c",
+            kind="note",
+            method="finmcp/tool_drift",
+            body='{"finmcp_tool_drift": {"findings": [{"tool": "T0", "change": "changed"}]}}',
+            session_key="s-a",
+            run_id="r1",
+        )
         store.begin_call(tool="T0", arguments={}, run_id="r1", turn=0)  # no sample tag
         store.begin_call(tool="T0", arguments={}, sample_id="x")  # no run
         rpc = store.begin_call(tool="T1", arguments={"x": 1}, run_id="r2", sample_id="a")
@@ -122,8 +130,9 @@ def test_the_tables(both: tuple[TraceStore, ...]) -> None:
     assert same(both, "session", "s-none")["transport"] == "stdio"
     assert same(both, "session", "absent") is None
     messages = same(both, "messages")
-    assert len(messages) == 48 and messages[0]["headers"][1] != ["authorization", "Bearer x"]
-    assert len(same(both, "messages", "s-a")) == 24
+    assert len(messages) == 49 and messages[0]["headers"][1] != ["authorization", "Bearer x"]
+    assert len(same(both, "messages", "s-a")) == 25
+    assert [m["method"] for m in messages if m["kind"] == "note"] == ["finmcp/tool_drift"]
     assert same(both, "messages", run_id="r2") == []
     assert same(both, "tools_call_request", "s-b", "1")["jsonrpc_id"] == 1
     assert same(both, "tools_call_request", "s-b", "2") is None
@@ -156,6 +165,8 @@ def test_the_tables(both: tuple[TraceStore, ...]) -> None:
 
 def test_runs_and_counts(both: tuple[TraceStore, ...]) -> None:
     assert same(both, "run_ids") == ["r1", "r2"]
+    assert same(both, "run_meta", "r1") == {"agent": "oracle", "seed": 1}
+    assert same(both, "run_meta", "r2") is None and same(both, "run_meta", "absent") is None
     assert same(both, "run_ids", 1) == ["r1"]
     assert same(both, "has_calls", "r2") is True and same(both, "has_calls", "absent") is False
     assert same(both, "count_calls", "r1") == 49
