@@ -106,6 +106,23 @@ class ClientChannel(Protocol):
         ...
 
 
+def request_session_key(lookup: dict[bytes, bytes], meta: dict[str, Any], tags: Tags) -> str | None:
+    """The trace session of an HTTP request: its ``Mcp-Session-Id``, a 2026 client key, or None (not yet known).
+
+    ``meta`` is the request's ``params._meta`` (the 2026 era's client info and protocol version).
+    """
+    raw_sid, raw_version = lookup.get(b"mcp-session-id"), lookup.get(b"mcp-protocol-version")
+    if raw_sid:
+        return raw_sid.decode("latin-1")
+    version = raw_version.decode("latin-1") if raw_version is not None else None
+    if is_stateless(version) or is_stateless(meta.get(PROTOCOL_VERSION_META)):
+        info = meta.get("io.modelcontextprotocol/clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        cversion = info.get("version") if isinstance(info, dict) else None
+        return f"2026:{name or '?'}/{cversion or '?'}@{tags.run or '-'}/{tags.sample or '-'}/{tags.trial}"
+    return None
+
+
 class Exchange:
     """One forwarded request/response pair and its trace bookkeeping."""
 
@@ -217,23 +234,11 @@ class Exchange:
 
     def _session_for_request(self) -> None:
         """Pick the session key: ``Mcp-Session-Id``, a 2026 client key, or defer until the response."""
-        lookup = self.request.lookup
-        raw_sid, raw_version = lookup.get(b"mcp-session-id"), lookup.get(b"mcp-protocol-version")
-        sid = raw_sid.decode("latin-1") if raw_sid is not None else None
-        version = raw_version.decode("latin-1") if raw_version is not None else None
-        if sid:
-            self.session = self.tracer.session(sid, "http", self.tags)
-            return
         meta = self.messages[0].meta if self.messages else {}
-        if is_stateless(version) or is_stateless(meta.get(PROTOCOL_VERSION_META)):
-            info = meta.get("io.modelcontextprotocol/clientInfo")
-            name = info.get("name") if isinstance(info, dict) else None
-            cversion = info.get("version") if isinstance(info, dict) else None
-            t = self.tags
-            key = f"2026:{name or '?'}/{cversion or '?'}@{t.run or '-'}/{t.sample or '-'}/{t.trial}"
+        key = request_session_key(self.request.lookup, meta, self.tags)
+        if key is not None:
             self.session = self.tracer.session(key, "http", self.tags)
-            return
-        # initialize (or something without a session): the session stays None until the response names it
+        # else initialize (or something without a session): the session stays None until the response names it
 
     def _log_client(self) -> None:
         session = self.session
