@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from finmcp.proxy.capture import Tracer
-from finmcp.proxy.http_exchange import request_session_key
+from finmcp.proxy.http_sessions import request_session_key
 from finmcp.proxy.http_wire import error_response
 from finmcp.proxy.jsonrpc import Message, parse_body
 from finmcp.proxy.tags import Tags

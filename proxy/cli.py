@@ -495,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "serve":
         argv = argv[1:]
     args = build_serve_parser().parse_args(argv)
+    if _is_postgres(args.db):
+        return 2
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.WARNING),
         stream=sys.stderr,
@@ -547,6 +549,21 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     return main_serve(config)
+
+
+def _is_postgres(db: str) -> bool:
+    """A serving proxy's ``--db`` is a SQLite file: a PostgreSQL URL gets one line pointing to ``--ship-to``."""
+    from finmcp.recordings.postgres.connection import is_postgres_url, redacted_url
+
+    if not is_postgres_url(db):
+        return False
+    print(
+        f"finmcp-proxy: --db {redacted_url(db)}: the proxy writes its trace to a SQLite file"
+        " (--db runs.sqlite); to have it in PostgreSQL, add --ship-to with that URL"
+        " (the file is the outbox a shipper empties into PostgreSQL)",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _inspect(argv: list[str]) -> int:
