@@ -184,10 +184,14 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> int:
     upstream_closed = asyncio.Event()
     closing = False
     gone: list[str] = []  # why the upstream went away before stdin closed
+    ready = False
 
     async def on_closed(reason: str) -> None:
         if not closing:
             gone.append(reason)
+        if not ready:  # the start-up failure's one line says it
+            upstream_closed.set()
+            return
         (log.info if closing else log.warning)("upstream closed: %s", reason)
         await pump.fail_all(reason)
         upstream_closed.set()
@@ -200,6 +204,7 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> int:
         print(f"finmcp-proxy: the upstream could not be started: {exc}{why}", file=sys.stderr)
         runtime.tracer.end_session(pump.session.key)
         return 2
+    ready = True
     runtime.start_shipping("stdio")
     announce_ready(
         "finmcp-proxy",

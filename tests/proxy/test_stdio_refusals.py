@@ -21,6 +21,7 @@ import sys
 import pytest
 
 from finmcp.recordings import SqliteTraceStore
+from tests.support.net import free_port
 from tests.support.processes import stderr_problems
 from tests.support.rpc import tool_call
 from tests.support.scripts import proxy_stdio_command, server_stdio_command
@@ -103,6 +104,16 @@ def test_an_upstream_command_that_does_not_exist_is_a_one_line_error_before_read
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     assert missing in lines[0] and "No such file" in lines[0] and "--upstream-cmd" in lines[0], err
+
+
+def test_an_sse_upstream_that_cannot_be_reached_is_a_one_line_error_before_ready(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/sse"  # nothing listens there
+    command = proxy_stdio_command(["--upstream-sse", url, "--timeout", "5"], tmp_path / "runs.sqlite")
+    done = subprocess.run(command, input=b"", capture_output=True, timeout=60)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"", (done.returncode, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and url in lines[0] and "could not be started" in lines[0], err
 
 
 DYING = (
