@@ -92,6 +92,10 @@ tags (HTTP side; docs/proxy.md, "Point your agent at the proxy"):
             Authorization: Bearer TOKEN (not forwarded)
   defaults  --run, --sample, --turn, --trial tag what nothing else tags
 
+exit codes: 0 stopped (SIGINT/SIGTERM; stdio: stdin closed); 2 bad usage, a port
+  in use, or (stdio) an upstream that could not be started; 1 (stdio) the
+  upstream went away before stdin closed
+
 examples:
   finmcp-proxy --upstream http://127.0.0.1:8765/mcp --db runs.sqlite
       listens on 127.0.0.1:{DEFAULT_PORT}; clients use a tagged URL such as

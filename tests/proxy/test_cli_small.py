@@ -65,6 +65,7 @@ def test_help_shows_the_tag_path_and_the_tag_headers():
         "X-Finmcp-Trial",
     ):
         assert text in done.stdout, text
+    assert "exit codes:" in done.stdout
 
 
 @pytest.mark.parametrize("url", ["postgresql://u@127.0.0.1:5432/traces", "postgres://127.0.0.1/t"])
