@@ -393,9 +393,8 @@ class ClientProtocol(asyncio.Protocol):
         drain.feed(memoryview(self.buffer)[head.start :])
         self.buffer.clear()
         self._account()
-        if head.expect and self.transport is not None:  # the client waits for a go-ahead before the body
-            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        if drain.done:
+        # a client awaiting "100 Continue" sends no body: it gets the 413 instead (RFC 9110 §10.1.1)
+        if drain.done or (head.expect and not drain.prefix):
             self._answer_drained()
 
     def _answer_drained(self) -> None:

@@ -81,3 +81,17 @@ def test_raw_post_over_max_body_gets_413_with_the_request_id(proxy):
     assert [(c["tool"], c["jsonrpc_id"], c["status"]) for c in calls] == [
         ("GetCurrentTime", "big-1", "rpc_error")
     ]
+
+
+def test_a_client_awaiting_100_continue_gets_the_413_without_sending_the_body(proxy):
+    head = (
+        b"POST /r/expect/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (LIMIT + 1)
+    )
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as sock:
+        sock.sendall(head)  # and waits, as curl does for a body over 1 MiB
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert b"request body too large" in answer
