@@ -92,6 +92,10 @@ tags (HTTP side; docs/proxy.md, "Point your agent at the proxy"):
             Authorization: Bearer TOKEN (not forwarded)
   defaults  --run, --sample, --turn, --trial tag what nothing else tags
 
+exit codes: 0 stopped (SIGINT/SIGTERM; stdio: stdin closed); 2 bad usage, a port
+  in use, or (stdio) an upstream that could not be started; 1 (stdio) the
+  upstream went away before stdin closed
+
 examples:
   finmcp-proxy --upstream http://127.0.0.1:8765/mcp --db runs.sqlite
       listens on 127.0.0.1:{DEFAULT_PORT}; clients use a tagged URL such as
@@ -506,6 +510,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "serve":
         argv = argv[1:]
     args = build_serve_parser().parse_args(argv)
+    if _is_postgres(args.db):
+        return 2
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.WARNING),
         stream=sys.stderr,
@@ -561,6 +567,21 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     return main_serve(config)
+
+
+def _is_postgres(db: str) -> bool:
+    """A serving proxy's ``--db`` is a SQLite file: a PostgreSQL URL gets one line pointing to ``--ship-to``."""
+    from finmcp.recordings.postgres.connection import is_postgres_url, redacted_url
+
+    if not is_postgres_url(db):
+        return False
+    print(
+        f"finmcp-proxy: --db {redacted_url(db)}: the proxy writes its trace to a SQLite file"
+        " (--db runs.sqlite); to have it in PostgreSQL, add --ship-to with that URL"
+        " (the file is the outbox a shipper empties into PostgreSQL)",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _inspect(argv: list[str]) -> int:

@@ -25,14 +25,14 @@ from typing import Any, Protocol
 
 from finmcp.proxy.answer_overflow import Overflow, too_large
 from finmcp.proxy.capture import PendingCall, Session
+from finmcp.proxy.http_sessions import is_probe, request_session_key
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import chunk, error_response, with_cors
-from finmcp.proxy.jsonrpc import PROTOCOL_VERSION_META, Message, error_message, parse_body, safe_to_repeat
+from finmcp.proxy.jsonrpc import Message, error_message, parse_body, safe_to_repeat
 from finmcp.proxy.ordered_output import OrderedOutput
 from finmcp.proxy.tags import Tags
 from finmcp.proxy.upstream_conn import ConnectionPool, UpstreamConnection
 from finmcp.proxy.upstream_http import Response, Target, UpstreamError, build_request
-from finmcp.recordings.plumbing.protocol import is_stateless
 from finmcp.recordings.plumbing.sse import Event, EventTooLarge, SSEParser, encode_event
 from finmcp.recordings.redact import redact_url
 
@@ -144,6 +144,7 @@ class Exchange:
         self.connecting: asyncio.Task[None] | None = None
         self.arrived_ns = conn.arrived_ns
         self.cors: list[tuple[bytes, bytes]] = []  # a --cors-origin page's request: headers for its response
+        self.probe = False  # a lone server/discover that opened its session (see _session_for_request)
 
     # ---------------------------------------------------------------- phases
 
@@ -217,23 +218,14 @@ class Exchange:
 
     def _session_for_request(self) -> None:
         """Pick the session key: ``Mcp-Session-Id``, a 2026 client key, or defer until the response."""
-        lookup = self.request.lookup
-        raw_sid, raw_version = lookup.get(b"mcp-session-id"), lookup.get(b"mcp-protocol-version")
-        sid = raw_sid.decode("latin-1") if raw_sid is not None else None
-        version = raw_version.decode("latin-1") if raw_version is not None else None
-        if sid:
-            self.session = self.tracer.session(sid, "http", self.tags)
-            return
         meta = self.messages[0].meta if self.messages else {}
-        if is_stateless(version) or is_stateless(meta.get(PROTOCOL_VERSION_META)):
-            info = meta.get("io.modelcontextprotocol/clientInfo")
-            name = info.get("name") if isinstance(info, dict) else None
-            cversion = info.get("version") if isinstance(info, dict) else None
-            t = self.tags
-            key = f"2026:{name or '?'}/{cversion or '?'}@{t.run or '-'}/{t.sample or '-'}/{t.trial}"
+        key = request_session_key(self.request.lookup, meta, self.tags)
+        if key is not None:
+            # a 2026 client's first request may be its server/discover probe: a session it opens ends
+            # with the probe when the upstream refuses it (the client falls back to the handshake)
+            self.probe = key not in self.tracer.sessions and is_probe(self.messages)
             self.session = self.tracer.session(key, "http", self.tags)
-            return
-        # initialize (or something without a session): the session stays None until the response names it
+        # else initialize (or something without a session): the session stays None until the response names it
 
     def _log_client(self) -> None:
         session = self.session
@@ -467,7 +459,18 @@ class Exchange:
             else:
                 self.output.emit(raw)  # the last chunk (and trailers) of a chunked body
         self.output.after(self._fail_calls("transport_error", NO_ANSWER))
+        if self.probe and self.session is not None and (response.status >= 400 or self._answered_error()):
+            log.info(
+                "server/discover refused by the upstream: session %s ends with the probe", self.session.key
+            )
+            self.tracer.end_session(self.session.key)
         self._finish(response.keep_alive)
+
+    def _answered_error(self) -> bool:
+        """Whether a JSON answer (the copy kept for the trace) is a JSON-RPC error."""
+        if not self.copy:
+            return False
+        return any(msg.kind == "error" for msg in parse_body(b"".join(self.copy)))
 
     def _parse_whole(self, body: bytes, response: Response) -> list[asyncio.Future[Any]]:
         """Log a non-SSE response body; futures of the calls it completes."""

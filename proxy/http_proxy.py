@@ -20,6 +20,7 @@ whole budget; see ``docs/proxy.md`` for the measurements.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
@@ -27,6 +28,7 @@ import ssl
 import time
 from dataclasses import dataclass
 
+from finmcp.proxy.body_refusal import DRAIN_LIMIT, Drain, refuse
 from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
@@ -169,6 +171,7 @@ class ClientProtocol(asyncio.Protocol):
         self._head: _Head | None = None  # parsed once, however many reads its body takes
         self._chunks: _Dechunked | None = None  # a chunked body decoded so far
         self._continue_sent = False
+        self._drain: Drain | None = None  # a body over --max-body being read to its end (then a 413)
         # When the client started the next request: its connection's accept for the first request, else
         # the arrival of its first byte (a pipelined one: earlier). The sequence group rule compares it
         # with when earlier answers left; a parallel burst on fresh connections started before them.
@@ -224,6 +227,11 @@ class ClientProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.refused:
             return
+        if self._drain is not None:  # a refused body: counted, never held
+            self._drain.feed(data)
+            if self._drain.done:
+                self._answer_drained()
+            return
         if not self.buffer and self.served:
             self.arrived_ns = time.monotonic_ns()
         self.buffer += data
@@ -255,7 +263,7 @@ class ClientProtocol(asyncio.Protocol):
         if self.exchange is not None or self.closed or self.refused:
             self.phase, self.deadline = "", 0.0
             return
-        if self._head is not None:
+        if self._head is not None or self._drain is not None:
             phase = "body"
         elif self.buffer or not self.served:
             phase = "head"
@@ -339,6 +347,9 @@ class ClientProtocol(asyncio.Protocol):
             head = _parse_head(buffer, self.settings.max_body)
             if head is None:
                 return None
+            if not head.chunked and head.length > self.settings.max_body:
+                self._start_drain(head)
+                return None
             self._head = head
         start = head.start
         if head.chunked:
@@ -372,12 +383,45 @@ class ClientProtocol(asyncio.Protocol):
             head.lookup,
         )
 
+    def _start_drain(self, head: _Head) -> None:
+        """A body over ``--max-body`` (within ``DRAIN_LIMIT``): read it to its end, then answer 413.
+
+        Answering before the client has sent it all would reset the connection under the client
+        (proxy/body_refusal.py); its bytes are counted and dropped, never buffered.
+        """
+        drain = self._drain = Drain(head.target, head.lookup, head.length, head.length)
+        drain.feed(memoryview(self.buffer)[head.start :])
+        self.buffer.clear()
+        self._account()
+        # a client awaiting "100 Continue" sends no body: it gets the 413 instead (RFC 9110 §10.1.1)
+        if drain.done or (head.expect and not drain.prefix):
+            self._answer_drained()
+
+    def _answer_drained(self) -> None:
+        """The refused body has been read: answer 413 (a JSON-RPC error), log the refusal, end the connection."""
+        drain, self._drain = self._drain, None
+        assert drain is not None
+        self.served = True
+        max_body = self.settings.max_body
+        log.warning("refused a request body of %d bytes (over --max-body %d)", drain.total, max_body)
+        tags = self._tags_of(drain.target)
+        with contextlib.suppress(TagError):
+            tags = header_tags(tags, drain.lookup)
+        no_session = f"http:nosession:{time.monotonic_ns()}:{self.next_provisional()}"
+        self.write(refuse(self.settings.tracer, tags, drain, max_body, no_session))
+        if self.transport is not None:
+            self.server.linger(self.transport)
+        self.refused = True
+        self.phase, self.deadline = "", 0.0
+        self.server.connections.discard(self)
+
     def _reject_now(self, reject: _Reject, linger: bool = False) -> None:
         """Refuse a malformed request (nothing is forwarded): answer, trace the answer, close.
 
         ``linger``: shut only our side and let the client read the answer before the connection ends.
         """
         target = reject.target or (self._head.target if self._head is not None else None)
+        self._drain = None
         self.buffer.clear()
         self._head = None
         self._chunks = None
@@ -575,7 +619,7 @@ def _parse_head(buffer: bytearray, max_body: int) -> _Head | None:
             forward.append(pair)
         elif key == b"expect" and pair[1].lower() == b"100-continue":
             expect = True
-    if body.length > max_body:
+    if body.length > max(max_body, DRAIN_LIMIT):  # too long to read through: refused at once, closed
         raise _Reject(413, f"request body too large ({body.length} bytes; limit {max_body})", head.target)
     return _Head(
         head.method,

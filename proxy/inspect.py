@@ -44,6 +44,12 @@ def _field(value: object, absent: str = "?") -> str:
     return visible(value) if value not in (None, "") else absent
 
 
+SESSIONS_HEADER = (
+    "  SESSION  RUN TRANSPORT ERA PROTOCOL CLIENT(name/version) STARTED → ENDED (open: not ended yet)"
+)
+"""The header row of ``sessions``'s session lines (their fields in this order)."""
+
+
 def cmd_sessions(db: str, run_id: str | None = None) -> int:
     """Runs (with call/sample counts) and their sessions: of every run, or of ``run_id``."""
     with open_trace_store(db) as store:
@@ -61,6 +67,8 @@ def cmd_sessions(db: str, run_id: str | None = None) -> int:
     untagged = [s for s in sessions if s["run_id"] is None]
     if untagged and run_id is None:
         print(f"(no run tag): {len(untagged)} sessions")
+    if sessions:
+        print(SESSIONS_HEADER)
     for s in sessions:
         client = f"{_field(s['client_name'])}/{_field(s['client_version'])}"
         print(

@@ -279,7 +279,7 @@ def main_serve(config: ProxyConfig) -> int:
             sock.close()
         raise
 
-    async def main() -> None:
+    async def main() -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -287,15 +287,16 @@ def main_serve(config: ProxyConfig) -> int:
                 loop.add_signal_handler(sig, stop.set)
         if config.transport == "http":
             await run_http(runtime, stop, sock)
-        else:
-            from finmcp.proxy.stdio_side import run_stdio
+            return 0
+        from finmcp.proxy.stdio_side import run_stdio
 
-            await run_stdio(runtime, stop)
+        return await run_stdio(runtime, stop)  # 1: the upstream went away; 2: it could not start
 
+    code = 0
     try:
-        eventloop.run(main(), config.loop)
+        code = eventloop.run(main(), config.loop)
     except KeyboardInterrupt:
         pass
     finally:
         runtime.close()
-    return 0
+    return code

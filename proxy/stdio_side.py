@@ -1,9 +1,14 @@
 """The stdio side: the host launches ``finmcp-proxy --transport stdio``; messages are pumped as raw lines.
 
 Each line from stdin is one JSON-RPC message; it is logged and passed unchanged to the upstream
-(see :mod:`proxy.upstreams`). Every message from the upstream is written to stdout as one line;
-the response to a ``tools/call`` only after its row is committed. When the upstream fails, every
-request still waiting gets a JSON-RPC error (``-32000``) instead of silence.
+(see :mod:`proxy.upstreams`). A line that is not one (not UTF-8 JSON, or not a JSON-RPC message) is
+answered by the proxy and not forwarded (:mod:`proxy.stdio_refusals`). Every message from the
+upstream is written to stdout as one line; the response to a ``tools/call`` only after its row is
+committed. When the upstream fails, every request still waiting gets a JSON-RPC error (``-32000``)
+saying why instead of silence.
+
+Exit codes: 0 when stdin closed (or a signal stopped the proxy); 1 when the upstream went away
+first; 2 when the upstream could not be started (one line on stderr, before any ready line).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import time
 from typing import Any
 
 from finmcp.proxy.capture import PendingCall, Session, Tracer
-from finmcp.proxy.jsonrpc import error_message, parse_body
+from finmcp.proxy.jsonrpc import Message, error_message, parse_body
+from finmcp.proxy.stdio_refusals import refusal
 from finmcp.proxy.tags import Tags
 from finmcp.proxy.upstreams import Upstream, make_upstream
 from finmcp.recordings.plumbing import eventloop
@@ -46,6 +52,8 @@ class StdioPump:
         """One line from the host: log it, remember requests, pass it on unchanged."""
         arrived = time.monotonic_ns()
         messages = parse_body(raw)
+        if await self.refuse(raw, messages):
+            return
         for msg in messages:  # logged before it leaves: an HTTP upstream answers inside send()
             self.tracer.client_message(self.session, self.tags, msg, None, arrived)
             if msg.kind == "request":
@@ -87,6 +95,23 @@ class StdioPump:
             self.write_line(raw if b"\n" not in raw else _one_line(raw))
             if answered:  # the host has these answers: its next call comes after them
                 self.tracer.delivered(answered)
+
+    async def refuse(self, raw: bytes, messages: list[Message]) -> bool:
+        """Answer a line that is not a JSON-RPC message (not forwarded); False when it is one.
+
+        The trace has the line as one ``invalid`` message row (its bytes escaped) and the answer.
+        """
+        answer = refusal(raw, messages)
+        if answer is None:
+            return False
+        line = messages[0] if len(messages) == 1 else Message(raw, None, "invalid")
+        self.tracer.log(self.session, self.tags, "c2s", Message(raw, None, "invalid", line.id))
+        async with self._order:
+            for msg in parse_body(answer):
+                self.tracer.log(self.session, self.tags, "s2c", msg)
+            self.write_line(answer)
+        log.info("answered a stdin line that is not a JSON-RPC message: %r", raw[:200])
+        return True
 
     async def fail_request(self, id_text: str, reason: str) -> None:
         """Answer one outstanding request with a proxy error (and log the failure)."""
@@ -145,8 +170,8 @@ async def _stdin_lines(limit: int = LINE_LIMIT) -> asyncio.StreamReader:
     return reader
 
 
-async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
-    """Pump stdin/stdout to the configured upstream until stdin closes or ``stop`` is set."""
+async def run_stdio(runtime: Any, stop: asyncio.Event) -> int:
+    """Pump stdin/stdout to the configured upstream until stdin closes or ``stop`` is set; the exit code."""
     config = runtime.config
     runtime.writer.bind(asyncio.get_running_loop())
     out = sys.stdout.buffer
@@ -158,24 +183,34 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
     pump = StdioPump(runtime.tracer, config.defaults, write_line)
     upstream_closed = asyncio.Event()
     closing = False
+    gone: list[str] = []  # why the upstream went away before stdin closed
+    ready = False
 
     async def on_closed(reason: str) -> None:
+        if not closing:
+            gone.append(reason)
+        if not ready:  # the start-up failure's one line says it
+            upstream_closed.set()
+            return
         (log.info if closing else log.warning)("upstream closed: %s", reason)
         await pump.fail_all(reason)
         upstream_closed.set()
 
     pump.upstream = make_upstream(config, pump.from_upstream, on_closed, pump.fail_request)
+    try:  # before the ready line: an upstream that cannot start is one line on stderr and exit code 2
+        await pump.upstream.start()
+    except Exception as exc:
+        why = f" ({gone[0]})" if gone else ""
+        print(f"finmcp-proxy: the upstream could not be started: {exc}{why}", file=sys.stderr)
+        runtime.tracer.end_session(pump.session.key)
+        return 2
+    ready = True
     runtime.start_shipping("stdio")
     announce_ready(
         "finmcp-proxy",
         "stdio",
         f"upstream {config.upstream_label}, db {config.db}, loop {eventloop.loop_name()}",
     )
-    try:
-        await pump.upstream.start()
-    except Exception as exc:
-        log.error("upstream %s could not be started: %s", config.upstream_label, exc)
-        upstream_closed.set()
     reader = await _stdin_lines()
     stopper = asyncio.ensure_future(stop.wait())
     try:
@@ -196,11 +231,14 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
             if not line.strip():
                 continue
             if upstream_closed.is_set():
-                for msg in parse_body(line):
+                messages = parse_body(line)
+                if await pump.refuse(line, messages):
+                    continue
+                for msg in messages:
                     pump.tracer.client_message(pump.session, pump.tags, msg)
                     if msg.kind == "request":
                         pump.outstanding[msg.id_text or "null"] = (msg.id, msg.method or "")
-                await pump.fail_all("upstream is not running")
+                await pump.fail_all(f"upstream is not running ({gone[0] if gone else 'it went away'})")
                 continue
             await pump.from_client(line)
     finally:
@@ -212,3 +250,7 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> None:
         for call in list(runtime.tracer.pending.values()):
             runtime.tracer.fail(call, "transport_error", "the proxy stopped before the response")
         runtime.tracer.end_session(pump.session.key)
+    if gone:
+        print(f"finmcp-proxy: exiting with code 1: {gone[0]}", file=sys.stderr)
+        return 1
+    return 0

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import shlex
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
@@ -33,6 +34,8 @@ from finmcp.recordings.plumbing.sse import Event, EventTooLarge, SSEParser
 from finmcp.recordings.results import utf8
 
 log = logging.getLogger("finmcp.proxy.upstream")
+STDERR_KEEP = 500
+"""Characters of a stdio upstream's last stderr line kept for the reason its requests are answered with."""
 
 Deliver = Callable[[bytes], Awaitable[None]]
 Closed = Callable[[str], Awaitable[None]]
@@ -77,9 +80,14 @@ def make_upstream(config: Any, deliver: Deliver, closed: Closed, fail: Fail) -> 
 
 
 class StdioUpstream(Upstream):
-    """A child process speaking newline-delimited JSON-RPC; its stderr goes to the proxy's stderr."""
+    """A child process speaking newline-delimited JSON-RPC; its stderr goes on to the proxy's stderr.
+
+    Its last stderr line is kept: when it exits, the reason every waiting request gets names its exit
+    status and that line (``upstream process exited with code 3; its last stderr line: ...``).
+    """
 
     def __init__(self, command: str, deliver: Deliver, closed: Closed) -> None:
+        self.command = command
         self.argv = shlex.split(command)
         if not self.argv:
             raise ValueError("--upstream-cmd is empty")
@@ -87,15 +95,45 @@ class StdioUpstream(Upstream):
         self.closed = closed
         self.process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._stderr: asyncio.Task[None] | None = None
+        self.last_stderr = ""
 
     async def start(self) -> None:
-        self.process = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=256 * 1024 * 1024,
-        )
+        """Launch the command; an :class:`UpstreamError` naming it and the reason when it cannot run."""
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                limit=256 * 1024 * 1024,
+            )
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise UpstreamError(
+                f"--upstream-cmd {self.command!r}: cannot run {self.argv[0]!r}: {reason}"
+            ) from None
+        self._stderr = asyncio.ensure_future(self._relay_stderr())
         self._reader = asyncio.ensure_future(self._read())
+
+    async def _relay_stderr(self) -> None:
+        """Copy the child's stderr to ours, line by line, remembering the last non-blank line."""
+        assert self.process is not None and self.process.stderr is not None
+        stderr = self.process.stderr
+        while True:
+            try:
+                line = await stderr.readline()
+            except (ValueError, asyncio.LimitOverrunError):  # a line over the limit: keep its start
+                line = await stderr.read(STDERR_KEEP)
+            if not line:
+                return
+            text = line.decode("utf-8", errors="backslashreplace")
+            with contextlib.suppress(OSError, ValueError):  # sys.stderr as it is now (a test may swap it)
+                sys.stderr.write(text if text.endswith("\n") else text + "\n")
+                sys.stderr.flush()
+            text = text.strip()
+            if text:
+                self.last_stderr = text[:STDERR_KEEP]
 
     async def _read(self) -> None:
         assert self.process is not None and self.process.stdout is not None
@@ -112,7 +150,16 @@ class StdioUpstream(Upstream):
             if line.strip():
                 await self.deliver(line)
         code = await self.process.wait()
-        await self.closed(f"upstream process exited with code {code}")
+        if self._stderr is not None:  # its last lines, written just before it exited
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._stderr), 2)
+        await self.closed(self.exit_reason(code))
+
+    def exit_reason(self, code: int) -> str:
+        """Why the child is gone, for the answers and the log: its exit status and last stderr line."""
+        status = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        last = f"; its last stderr line: {self.last_stderr}" if self.last_stderr else ""
+        return f"upstream process {status}{last}"
 
     async def send(self, raw: bytes, msg: Message | None) -> None:
         process = self.process
@@ -142,6 +189,9 @@ class StdioUpstream(Upstream):
         if self._reader is not None:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._reader, 3)
+        if self._stderr is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._stderr, 3)
 
 
 class _HttpBase(Upstream):

@@ -53,6 +53,13 @@ class StdioLines:
         stdin.write(json.dumps(message).encode() + b"\n")
         stdin.flush()
 
+    def send_raw(self, line: bytes) -> None:
+        """Write ``line`` (any bytes, not necessarily JSON) and a newline."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(line + b"\n")
+        stdin.flush()
+
     def read(self) -> Any:
         """The next stdout line, parsed."""
         return json.loads(self._lines.get(timeout=self.hang_guard))
