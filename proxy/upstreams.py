@@ -16,8 +16,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import shlex
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
@@ -36,6 +38,8 @@ from finmcp.recordings.results import utf8
 log = logging.getLogger("finmcp.proxy.upstream")
 STDERR_KEEP = 500
 """Characters of a stdio upstream's last stderr line kept for the reason its requests are answered with."""
+STDERR_LINE_MAX = 1024 * 1024
+"""Bytes of a stdio upstream's stderr relayed as one line at most (a longer line is relayed in pieces)."""
 
 Deliver = Callable[[bytes], Awaitable[None]]
 Closed = Callable[[str], Awaitable[None]]
@@ -95,45 +99,50 @@ class StdioUpstream(Upstream):
         self.closed = closed
         self.process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._stderr: asyncio.Task[None] | None = None
+        self._stderr: threading.Thread | None = None
         self.last_stderr = ""
 
     async def start(self) -> None:
         """Launch the command; an :class:`UpstreamError` naming it and the reason when it cannot run."""
+        read_end, write_end = os.pipe()
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stderr=write_end,
                 limit=256 * 1024 * 1024,
             )
         except OSError as exc:
+            os.close(read_end)
             reason = exc.strerror or str(exc)
             raise UpstreamError(
                 f"--upstream-cmd {self.command!r}: cannot run {self.argv[0]!r}: {reason}"
             ) from None
-        self._stderr = asyncio.ensure_future(self._relay_stderr())
+        finally:
+            os.close(write_end)  # the child holds its copy; EOF comes when the child's is closed
+        self._stderr = threading.Thread(
+            target=self._relay_stderr, args=(read_end,), name="upstream-stderr", daemon=True
+        )
+        self._stderr.start()
         self._reader = asyncio.ensure_future(self._read())
 
-    async def _relay_stderr(self) -> None:
-        """Copy the child's stderr to ours, line by line, remembering the last non-blank line."""
-        assert self.process is not None and self.process.stderr is not None
-        stderr = self.process.stderr
-        while True:
-            try:
-                line = await stderr.readline()
-            except (ValueError, asyncio.LimitOverrunError):  # a line over the limit: keep its start
-                line = await stderr.read(STDERR_KEEP)
-            if not line:
-                return
-            text = line.decode("utf-8", errors="backslashreplace")
-            with contextlib.suppress(OSError, ValueError):  # sys.stderr as it is now (a test may swap it)
-                sys.stderr.write(text if text.endswith("\n") else text + "\n")
-                sys.stderr.flush()
-            text = text.strip()
-            if text:
-                self.last_stderr = text[:STDERR_KEEP]
+    def _relay_stderr(self, fd: int) -> None:
+        """Copy the child's stderr to ours, line by line, remembering the last non-blank line.
+
+        A thread of its own, with blocking writes: a host that never reads the proxy's stderr then
+        stalls this thread and the child, as it would stall the child without the proxy, and never
+        the proxy's event loop.
+        """
+        with open(fd, "rb") as pipe:
+            while line := pipe.readline(STDERR_LINE_MAX):
+                text = line.decode("utf-8", errors="backslashreplace")
+                with contextlib.suppress(OSError, ValueError):  # sys.stderr as it is now (a test may swap it)
+                    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+                    sys.stderr.flush()
+                text = text.strip()
+                if text:
+                    self.last_stderr = text[:STDERR_KEEP]
 
     async def _read(self) -> None:
         assert self.process is not None and self.process.stdout is not None
@@ -151,8 +160,7 @@ class StdioUpstream(Upstream):
                 await self.deliver(line)
         code = await self.process.wait()
         if self._stderr is not None:  # its last lines, written just before it exited
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(self._stderr), 2)
+            await asyncio.to_thread(self._stderr.join, 2)
         await self.closed(self.exit_reason(code))
 
     def exit_reason(self, code: int) -> str:
@@ -190,8 +198,7 @@ class StdioUpstream(Upstream):
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self._reader, 3)
         if self._stderr is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._stderr, 3)
+            await asyncio.to_thread(self._stderr.join, 3)
 
 
 class _HttpBase(Upstream):
