@@ -180,3 +180,108 @@ def test_mcp_method_and_name_headers_forwarded_and_logged(proxy):
     headers = {name.lower(): value for name, value in request["headers"]}
     assert headers["mcp-method"] == "tools/call"
     assert headers["mcp-name"] == "plain"
+
+
+def test_subscriptions_listen_passes_through_and_its_notifications_are_logged(proxy):
+    run = "listen"
+    url = proxy.tagged(run, "s1", 0)
+
+    async def main() -> int:
+        async with Client(url, mode="auto") as client, client.listen(tools_list_changed=True) as sub:
+            assert sub.honored.tools_list_changed
+            await client.call_tool("touch_tools", {})
+            with anyio.fail_after(10):
+                async for _event in sub:
+                    return 1
+        return 0
+
+    assert anyio.run(main) == 1
+    _settled(proxy.db, run, 1)
+    rows = wait_messages(
+        proxy.db, run, lambda m: m["direction"] == "s2c" and m["kind"] == "notification", count=2
+    )
+    methods = [m["method"] for m in rows]
+    assert "notifications/subscriptions/acknowledged" in methods
+    assert "notifications/tools/list_changed" in methods
+    (listen,) = [m for m in _messages(proxy.db, run, 1) if m["method"] == "subscriptions/listen"]
+    assert listen["direction"] == "c2s"
+    session = listen["session_key"]
+    assert {m["session_key"] for m in rows} == {session}
+
+
+# ---------------------------------------------------------------- EMR through the proxy = direct
+
+GOLD: dict[str, list[list[str]]] = {  # per sample, one turn: its call groups in order
+    "s1": [["ask_twice"]],
+    "s2": [["plain"], ["ask_twice"]],
+    "s3": [["ask_twice"], ["ask_twice"]],  # the same logical call twice: tokens keep them apart
+    "s4": [["slow_task"], ["plain"]],
+}
+
+
+def _drive(base: str, tagged: Any) -> dict[str, list[list[tuple[str, str]]]]:
+    """Issue every sample's gold calls (one at a time, as an oracle agent would); what came back."""
+
+    async def sdk(url: str, groups: list[list[str]]) -> list[list[tuple[str, str]]]:
+        out = []
+        async with Client(url, mode="auto", elicitation_callback=_elicit) as client:
+            for group in groups:
+                out.append([(tool, first_text(await client.call_tool(tool, {"x": 5}))) for tool in group])
+        return out
+
+    def task(url: str) -> str:
+        with httpx2.Client() as client:
+            handle = _post(client, url, 1, "tools/call", {"name": "slow_task", "arguments": {"x": 5}})
+            task_id = handle["result"]["task"]["taskId"]
+            rid = 1
+            while True:
+                rid += 1
+                if (
+                    _post(client, url, rid, "tasks/get", {"taskId": task_id})["result"]["status"]
+                    == "completed"
+                ):
+                    break
+            return _post(client, url, rid + 1, "tasks/result", {"taskId": task_id})["result"]["content"][0][
+                "text"
+            ]
+
+    seen: dict[str, list[list[tuple[str, str]]]] = {}
+    for sample, groups in GOLD.items():
+        url = tagged(sample) if tagged else base
+        if groups[0] == ["slow_task"]:
+            first = [("slow_task", task(url))]
+            seen[sample] = [first, *anyio.run(sdk, url, groups[1:])]
+        else:
+            seen[sample] = anyio.run(sdk, url, groups)
+    return seen
+
+
+def test_emr_through_the_proxy_equals_the_direct_run(upstream, proxy):
+    from finmcp.evaluator.inputs.model import Call
+    from finmcp.evaluator.inputs.trace_db import load_predictions_db
+    from finmcp.evaluator.metrics.finmcp import paper_emr
+
+    run = "emr"
+    direct = _drive(upstream, None)
+    proxied = _drive(proxy.base, lambda sample: proxy.tagged(run, sample, 0))
+    assert proxied == direct  # the client got the same final outputs either way
+
+    def gold(sample: str) -> list[list[list[Call]]]:
+        return [[[Call(name) for name in group] for group in GOLD[sample]]]
+
+    direct_emr = {  # the direct run: the calls the client made, as it made them
+        s: paper_emr([[[Call(tool) for tool, _ in g] for g in groups]], gold(s))
+        for s, groups in direct.items()
+    }
+    _settled(proxy.db, run, sum(len(g) for groups in GOLD.values() for g in groups))
+    preds = load_predictions_db(proxy.db, run).by_sample
+    traced_emr = {s: paper_emr(preds[s][0].turns, gold(s)) for s in GOLD}
+    assert direct_emr == {s: 1 for s in GOLD}
+    assert traced_emr == direct_emr
+    # each traced call carries the output the client got
+    for sample, groups in direct.items():
+        traced = preds[sample][0].turns[0]
+        assert [[c.tool for c in g] for g in traced] == [[tool for tool, _ in g] for g in groups]
+        for traced_group, group in zip(traced, groups, strict=True):
+            for call, (_tool, text) in zip(traced_group, group, strict=True):
+                assert call.status == "ok" and text in json.dumps(call.output), (call, text)

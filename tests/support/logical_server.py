@@ -11,6 +11,7 @@
   says ``completed``; each poll sleeps :data:`POLL_S`; ``tasks/result`` answers ``"done x"``;
   ``tasks/cancel`` cancels it.
 - ``plain(x)``: answers ``"plain x"`` at once (one wire request).
+- ``touch_tools()``: publishes a tools-list-changed event (``subscriptions/listen`` streams get it).
 
 Built-in delays make a logical call's end-to-end latency at least :data:`ASK_MIN_MS` /
 :data:`TASK_MIN_MS`, whatever the client does between hops.
@@ -153,6 +154,12 @@ def build() -> MCPServer:
     async def slow_task(x: int) -> str:
         """Run as a task (the extension answers instead)."""
         return f"done {x}"
+
+    @server.tool()
+    async def touch_tools(ctx: Context) -> str:
+        """Publish a tools-list-changed event to ``subscriptions/listen`` streams."""
+        await ctx.notify_tools_changed()
+        return "touched"
 
     @server.tool()
     async def plain(x: int) -> str:
