@@ -29,6 +29,7 @@ from finmcp.recordings import SqliteTraceStore
 from tests.support import logical_server
 from tests.support.net import free_port
 from tests.support.polling import wait_for
+from tests.support.scripts import proxy_stdio
 from tests.support.sdk import first_text
 from tests.support.traces import wait_calls, wait_messages
 
@@ -115,6 +116,24 @@ def test_input_required_two_rounds_is_one_call(proxy):
     hops = link_hops(m for m in messages if m["session_key"] == ask["session_key"])
     assert hops[ask["jsonrpc_id"]] == [wire[1]["jsonrpc_id"], wire[2]["jsonrpc_id"]]
     assert hops[calls[1]["jsonrpc_id"]] == []
+
+
+def test_input_required_over_stdio_is_one_call(tmp_path):
+    db = tmp_path / "runs.sqlite"
+    upstream = f"{sys.executable} -m tests.support.logical_server stdio"
+    params = proxy_stdio(["--upstream-cmd", upstream], db, "--run", "stdio", "--sample", "s1")
+    params.cwd = ROOT
+
+    async def main() -> str:
+        async with Client(params, mode="auto", elicitation_callback=_elicit) as client:
+            return first_text(await client.call_tool("ask_twice", {"x": 9}))
+
+    assert anyio.run(main) == "9:A:B"
+    (call,) = _settled(db, "stdio", 1)
+    assert call["status"] == "ok" and call["result"]["content"][0]["text"] == "9:A:B"
+    assert call["latency_ms"] >= logical_server.ASK_MIN_MS
+    hops = link_hops(_messages(db, "stdio", 6))
+    assert len(hops[call["jsonrpc_id"]]) == 2
 
 
 def _post(client: httpx2.Client, url: str, rid: int, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """A small SDK server (``MCPServer``, Streamable HTTP) whose tools span several wire requests.
 
-``python -m tests.support.logical_server PORT`` serves, on 127.0.0.1:PORT/mcp:
+``python -m tests.support.logical_server PORT`` serves, on 127.0.0.1:PORT/mcp (``... stdio``: on
+stdin/stdout):
 
 - ``ask_twice(x)``: asks for input in two rounds (2026-07-28 ``input_required``, the SDK seals its
   ``requestState``); each round sleeps :data:`ROUND_S` first; the final text is ``"x:a:b"`` with the
@@ -170,4 +171,7 @@ def build() -> MCPServer:
 
 
 if __name__ == "__main__":
-    build().run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    if sys.argv[1] == "stdio":
+        build().run("stdio")
+    else:
+        build().run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
