@@ -26,8 +26,8 @@ from mcp_types import ElicitRequestParams, ElicitResult, ErrorData
 
 from finmcp.proxy.logical_calls import link_hops
 from finmcp.recordings import SqliteTraceStore
-from tests.support import logical_server
-from tests.support.net import free_port
+from tests.support import logical_server, tasks_2025
+from tests.support.net import free_port, serving
 from tests.support.polling import wait_for
 from tests.support.scripts import proxy_stdio
 from tests.support.sdk import first_text
@@ -175,6 +175,51 @@ def test_task_with_five_polls_is_one_call(proxy):
     messages = _messages(proxy.db, run, 14)
     hops = link_hops(messages)
     assert hops == {1: [*range(2, 2 + polls), 100]}
+
+
+def test_2025_11_25_task_through_the_proxy_is_one_call(proxy_process, tmp_path):
+    # the SDK serves no 2025-11-25 tasks: a spec-shaped stdlib server answers them (raw HTTP client)
+    db = tmp_path / "runs.sqlite"
+    with serving(tasks_2025.TasksHandler) as base:
+        proxy = proxy_process(["--upstream", f"{base}/mcp", "--db", str(db)])
+        url = proxy.tagged("t2025", "s1", 0)
+        headers = {"Accept": "application/json, text/event-stream"}
+
+        def rpc(client: httpx2.Client, rid: int | None, method: str, params: dict[str, Any]) -> Any:
+            body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+            if rid is not None:
+                body["id"] = rid
+            response = client.post(url, json=body, headers=headers, timeout=10)
+            assert response.status_code in (200, 202), response.text
+            return response.json()["result"] if rid is not None else None
+
+        with httpx2.Client() as client:
+            init = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            }
+            rpc(client, 0, "initialize", init)
+            headers |= {"Mcp-Session-Id": "s-1", "MCP-Protocol-Version": "2025-11-25"}
+            rpc(client, None, "notifications/initialized", {})
+            handle = rpc(
+                client, 1, "tools/call", {"name": "slow", "arguments": {"x": 8}, "task": {"ttl": 60000}}
+            )
+            task_id = handle["task"]["taskId"]
+            rid = 1
+            while rpc(client, rid + 1, "tasks/get", {"taskId": task_id})["status"] != "completed":
+                rid += 1
+            final = rpc(client, 50, "tasks/result", {"taskId": task_id})
+            assert final["content"][0]["text"] == "done 8"
+            plain = rpc(client, 51, "tools/call", {"name": "plain", "arguments": {"x": 1}})
+            assert plain["content"][0]["text"] == "plain 1"
+    calls = _settled(db, "t2025", 2)
+    assert [(c["tool"], c["status"]) for c in calls] == [("slow", "ok"), ("plain", "ok")]
+    assert calls[0]["result"]["content"][0]["text"] == "done 8"
+    assert calls[0]["latency_ms"] >= tasks_2025.POLLS * tasks_2025.POLL_S * 1000
+    assert calls[0]["protocol_version"] == "2025-11-25"
+    hops = link_hops(_messages(db, "t2025", 19))
+    assert hops == {1: [*range(2, 2 + tasks_2025.POLLS), 50], 51: []}
 
 
 def test_task_cancelled_is_one_cancelled_call(proxy):
