@@ -202,11 +202,18 @@ def link_hops(messages: Iterable[Mapping[str, Any]]) -> dict[Any, list[Any]]:
     ``messages`` are rows as the trace store reads them (``direction``, ``kind``, ``method``,
     ``jsonrpc_id``, ``body``); the answer maps each ``tools/call``'s first request id to the ids of
     its later wire requests, in order (``[]`` for a call of one request). The same rules as the live
-    proxy: the protocol's own tokens (``requestState``, ``taskId``) link them.
+    proxy: the protocol's own tokens (``requestState``, ``taskId``) link them. Request ids are only
+    unique within a session: rows of more than one session raise ``ValueError``.
     """
     correlator: Correlator[Any] = Correlator()
     out: dict[Any, list[Any]] = {}
+    sessions: set[Any] = set()
     for row in messages:
+        sessions.add(row.get("session_key"))
+        if len(sessions) > 1:
+            raise ValueError(
+                f"link_hops takes one session's messages, got sessions {sorted(map(str, sessions))}"
+            )
         rid = row.get("jsonrpc_id")
         body = row.get("body")
         if rid is None or not isinstance(body, str | bytes):
@@ -218,8 +225,9 @@ def link_hops(messages: Iterable[Mapping[str, Any]]) -> dict[Any, list[Any]]:
         if not isinstance(obj, dict):
             continue
         id_text = json.dumps(rid, ensure_ascii=False)
+        session = ""
         if row.get("direction") == "c2s" and row.get("kind") == "request":
-            first = correlator.hop("s", id_text, row.get("method"), obj.get("params"))
+            first = correlator.hop(session, id_text, row.get("method"), obj.get("params"))
             if first is not None:
                 out[first].append(rid)
             elif row.get("method") == "tools/call":
@@ -227,8 +235,8 @@ def link_hops(messages: Iterable[Mapping[str, Any]]) -> dict[Any, list[Any]]:
                 params = params if isinstance(params, dict) else {}
                 tool = params.get("name")
                 tool = tool if isinstance(tool, str) else json.dumps(tool)
-                correlator.first("s", id_text, rid, tool, params.get("arguments"))
+                correlator.first(session, id_text, rid, tool, params.get("arguments"))
                 out[rid] = []
         elif row.get("direction") == "s2c" and row.get("kind") in ("response", "error"):
-            correlator.answer("s", id_text, obj)
+            correlator.answer(session, id_text, obj)
     return out

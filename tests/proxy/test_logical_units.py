@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from finmcp.proxy.logical_calls import Correlator, link_hops, task_handle
 
 TASK = {"taskId": "t1", "status": "working", "createdAt": "x", "lastUpdatedAt": "x", "ttl": None}
@@ -109,3 +111,10 @@ def test_unfollowed_answers_and_odd_params():
     assert correlator.hop("s", "1", "tasks/get", None) is None
     assert correlator.hop("s", "1", "tools/call", {"name": {"odd": 1}, "inputResponses": {}}) is None
     assert correlator.hop("s", "1", "tasks/get", {"taskId": 5}) is None
+
+
+def test_link_hops_takes_one_session():
+    rows = _rows(_req(1, "tools/call", {"name": "t", "arguments": {}}), _req(1, "tools/call", {"name": "t"}))
+    rows[0]["session_key"], rows[1]["session_key"] = "a", "b"
+    with pytest.raises(ValueError, match="one session"):
+        link_hops(rows)
