@@ -31,7 +31,7 @@ from tests.support.net import free_port, serving
 from tests.support.polling import wait_for
 from tests.support.scripts import proxy_stdio
 from tests.support.sdk import first_text
-from tests.support.traces import wait_calls, wait_messages
+from tests.support.traces import read_calls, wait_calls, wait_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 V2026 = "2026-07-28"
@@ -116,6 +116,32 @@ def test_input_required_two_rounds_is_one_call(proxy):
     hops = link_hops(m for m in messages if m["session_key"] == ask["session_key"])
     assert hops[ask["jsonrpc_id"]] == [wire[1]["jsonrpc_id"], wire[2]["jsonrpc_id"]]
     assert hops[calls[1]["jsonrpc_id"]] == []
+
+
+def test_concurrent_input_required_calls_stay_apart_in_one_group(proxy):
+    run = "mrtr-parallel"
+
+    async def main() -> list[str]:
+        texts: list[str] = []
+        async with Client(proxy.tagged(run, "s1", 0), mode="auto", elicitation_callback=_elicit) as client:
+            await client.list_tools()  # warm: the calls leave together
+
+            async def one(x: int) -> None:
+                texts.append(first_text(await client.call_tool("ask_twice", {"x": x})))
+
+            async with anyio.create_task_group() as tg:
+                for x in (1, 2, 3):
+                    tg.start_soon(one, x)
+        return sorted(texts)
+
+    assert anyio.run(main) == ["1:A:B", "2:A:B", "3:A:B"]
+    calls = _settled(proxy.db, run, 3)
+    assert len(calls) == 3
+    assert sorted(c["result"]["content"][0]["text"] for c in calls) == ["1:A:B", "2:A:B", "3:A:B"]
+    assert {c["call_group"] for c in calls} == {0}
+    assert all(c["latency_ms"] >= logical_server.ASK_MIN_MS for c in calls)
+    for call in calls:  # each call's own arguments and answer: the tokens kept the rounds apart
+        assert call["result"]["content"][0]["text"].startswith(f"{call['arguments']['x']}:")
 
 
 def test_input_required_over_stdio_is_one_call(tmp_path):
@@ -233,6 +259,19 @@ def test_task_cancelled_is_one_cancelled_call(proxy):
     (call,) = _settled(proxy.db, run, 1)
     assert call["status"] == "cancelled"
     assert call["latency_ms"] >= logical_server.POLL_S * 1000
+
+
+def test_a_task_between_polls_when_the_proxy_stops_is_a_transport_error(upstream, children, tmp_path):
+    db = tmp_path / "runs.sqlite"
+    proxy = children.proxy(["--upstream", upstream, "--db", str(db)])
+    url = proxy.tagged("stopped", "s1", 0)
+    with httpx2.Client() as client:
+        handle = _post(client, url, 1, "tools/call", {"name": "slow_task", "arguments": {"x": 6}})
+        _post(client, url, 2, "tasks/get", {"taskId": handle["result"]["task"]["taskId"]})
+    children.stop(proxy)  # SIGTERM: the writer commits what is queued
+    (call,) = read_calls(db, "stopped")
+    assert call["status"] == "transport_error"
+    assert call["rpc_error"] == {"code": None, "message": "the proxy stopped before the response"}
 
 
 def test_mcp_method_and_name_headers_forwarded_and_logged(proxy):
