@@ -404,6 +404,9 @@ class Tracer:
         hop = self.logical.answer(session.key, msg.id_text or "null", msg.obj)
         if hop is not None and hop.verdict == "parked":  # the logical call goes on: its next hop comes
             call.parked = True
+            for old in hop.evicted:  # past the bound of open logical calls: the oldest is given up
+                old.parked = False
+                self.fail(old, "transport_error", "finmcp-proxy gave up waiting for its next request")
             self.log(session, call.tags, "s2c", msg)
             return None
         if hop is not None and msg.kind == "response":  # the last hop's answer is the call's answer

@@ -30,6 +30,9 @@ TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 Verdict = Literal["final", "parked"]
+MAX_OPEN = 10_000
+"""Logical calls a proxy keeps open between hops; past it the oldest is given up (a client that never
+came back must not grow the proxy without bound)."""
 
 
 @dataclass(slots=True)
@@ -44,6 +47,8 @@ class Answer:
     result: dict[str, Any] | None = None
     rpc_error: Any = None
     status: str | None = None
+    evicted: list[Any] = field(default_factory=list)
+    """Calls given up to keep at most ``limit`` open (the caller finishes them as failed)."""
 
 
 @dataclass(slots=True)
@@ -55,6 +60,7 @@ class _Open(Generic[T]):
     token: str | None = None  # the requestState the retry must echo
     task_id: str | None = None
     completed: bool = False  # tasks/get said completed: the answer comes with tasks/result
+    by_args: bool = False  # parked under its tool and arguments (no requestState)
     hops: list[str] = field(default_factory=list)
 
 
@@ -84,7 +90,9 @@ class Correlator(Generic[T]):
     Calls are keyed ``(session key, first request id text)``; hops by ``(session key, request id text)``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_OPEN) -> None:
+        self.limit = limit
+        self._order: dict[int, tuple[str, _Open[T]]] = {}  # open calls between hops, oldest first
         self._by_token: dict[tuple[str, str], _Open[T]] = {}
         self._by_args: dict[tuple[str, str, str], list[_Open[T]]] = {}
         self._by_task: dict[tuple[str, str], _Open[T]] = {}
@@ -93,7 +101,7 @@ class Correlator(Generic[T]):
     @property
     def open_calls(self) -> int:
         """Logical calls between hops (awaiting the client's next request)."""
-        return len(self._by_token) + len(self._by_task) + sum(len(v) for v in self._by_args.values())
+        return len(self._order)
 
     def first(self, session: str, id_text: str, call: T, tool: str, arguments: Any) -> None:
         """A ``tools/call`` that starts a (possibly logical) call: its answer is judged by :meth:`answer`."""
@@ -114,8 +122,15 @@ class Correlator(Generic[T]):
                 entry = self._by_token.pop((session, token), None)
             name = params.get("name")
             if entry is None and isinstance(name, str):
-                queue = self._by_args.get((session, name, _args_key(params.get("arguments"))))
-                entry = queue.pop(0) if queue else None
+                key = (session, name, _args_key(params.get("arguments")))
+                queue = self._by_args.get(key)
+                if queue:
+                    entry = queue.pop(0)
+                    entry.by_args = False
+                    if not queue:
+                        del self._by_args[key]
+            if entry is not None:  # in flight again: no longer waiting for the client
+                self._order.pop(id(entry), None)
         elif method in TASK_METHODS:
             task_id = params.get("taskId")
             if isinstance(task_id, str):
@@ -146,15 +161,16 @@ class Correlator(Generic[T]):
                     entry.token = token
                     self._by_token[(session, token)] = entry
                 else:
+                    entry.by_args = True
                     self._by_args.setdefault((session, entry.tool, _args_key(entry.arguments)), []).append(
                         entry
                     )
-                return Answer("parked")
+                return self._park(session, entry)
             task_id = task_handle(result)
             if task_id is not None:
                 entry.task_id = task_id
                 self._by_task[(session, task_id)] = entry
-                return Answer("parked")
+                return self._park(session, entry)
             return self._final(session, entry, result)
         if method == "tasks/result":
             return self._final(session, entry, result)
@@ -171,26 +187,45 @@ class Correlator(Generic[T]):
             inline = result.get("result") if isinstance(result, Mapping) else None
             if isinstance(inline, Mapping):  # a tasks/get that carries the answer itself
                 return self._final(session, entry, inline)
-        return Answer("parked")
+        return self._park(session, entry)  # still working: polled, so the newest open call
+
+    def _park(self, session: str, entry: _Open[T]) -> Answer:
+        """``entry`` waits for the client's next hop; the oldest open calls past ``limit`` are given up."""
+        self._order.pop(id(entry), None)
+        self._order[id(entry)] = (session, entry)
+        answer = Answer("parked")
+        while len(self._order) > self.limit:
+            oldest_session, oldest = self._order[next(iter(self._order))]
+            self._close(oldest_session, oldest)
+            answer.evicted.append(oldest.call)
+        return answer
 
     def _final(self, session: str, entry: _Open[T], result: Any) -> Answer:
         self._close(session, entry)
         return Answer("final", result=result if isinstance(result, dict) else {"content": result})
 
     def _close(self, session: str, entry: _Open[T]) -> None:
-        if entry.task_id is not None:
-            self._by_task.pop((session, entry.task_id), None)
-        if entry.token is not None:
-            self._by_token.pop((session, entry.token), None)
+        self._order.pop(id(entry), None)
+        if entry.task_id is not None and self._by_task.get((session, entry.task_id)) is entry:
+            del self._by_task[(session, entry.task_id)]
+        if entry.token is not None and self._by_token.get((session, entry.token)) is entry:
+            del self._by_token[(session, entry.token)]
+        if entry.by_args:
+            entry.by_args = False
+            key = (session, entry.tool, _args_key(entry.arguments))
+            queue = self._by_args.get(key, [])
+            if entry in queue:
+                queue.remove(entry)
+            if not queue:
+                self._by_args.pop(key, None)
 
     def drop_session(self, session: str) -> list[T]:
         """Forget a session's logical calls (it ended); the calls that were between hops."""
         out: list[T] = []
-        for table in (self._by_token, self._by_task):
-            for key in [k for k in table if k[0] == session]:
-                out.append(table.pop(key).call)
-        for args_key in [k for k in self._by_args if k[0] == session]:
-            out.extend(e.call for e in self._by_args.pop(args_key))
+        for owner, entry in list(self._order.values()):
+            if owner == session:
+                self._close(owner, entry)
+                out.append(entry.call)
         for hop_key in [k for k in self._inflight if k[0] == session]:
             del self._inflight[hop_key]
         return out

@@ -118,3 +118,20 @@ def test_link_hops_takes_one_session():
     rows[0]["session_key"], rows[1]["session_key"] = "a", "b"
     with pytest.raises(ValueError, match="one session"):
         link_hops(rows)
+
+
+def test_open_calls_are_bounded_oldest_given_up():
+    correlator: Correlator[str] = Correlator(limit=2)
+    for n in range(1, 4):
+        correlator.first("s", str(n), f"c{n}", "t", {"n": n})
+        answer = correlator.answer("s", str(n), {"result": {"task": {**TASK, "taskId": f"t{n}"}}})
+        assert answer is not None and answer.verdict == "parked"
+    assert answer.evicted == ["c1"] and correlator.open_calls == 2
+    assert correlator.hop("s", "9", "tasks/get", {"taskId": "t1"}) is None  # given up: not linked
+    # a poll makes a task the newest: the next eviction takes t3, not t2
+    assert correlator.hop("s", "10", "tasks/get", {"taskId": "t2"}) == "c2"
+    assert correlator.answer("s", "10", {"result": {**TASK, "taskId": "t2"}}) is not None
+    correlator.first("s", "11", "c11", "ask", {})
+    answer = correlator.answer("s", "11", {"result": {"resultType": "input_required", "inputRequests": {}}})
+    assert answer is not None and answer.evicted == ["c3"]
+    assert correlator.drop_session("s") == ["c2", "c11"] and correlator.open_calls == 0
