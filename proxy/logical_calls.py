@@ -61,7 +61,6 @@ class _Open(Generic[T]):
     task_id: str | None = None
     completed: bool = False  # tasks/get said completed: the answer comes with tasks/result
     by_args: bool = False  # parked under its tool and arguments (no requestState)
-    hops: list[str] = field(default_factory=list)
 
 
 def _args_key(arguments: Any) -> str:
@@ -96,7 +95,8 @@ class Correlator(Generic[T]):
         self._by_token: dict[tuple[str, str], _Open[T]] = {}
         self._by_args: dict[tuple[str, str, str], list[_Open[T]]] = {}
         self._by_task: dict[tuple[str, str], _Open[T]] = {}
-        self._inflight: dict[tuple[str, str], tuple[_Open[T], str]] = {}  # hop -> (call, method)
+        self._firsts: dict[tuple[str, str], tuple[T, str, Any]] = {}  # first request -> (call, tool, args)
+        self._inflight: dict[tuple[str, str], tuple[_Open[T], str]] = {}  # later hop -> (call, method)
 
     @property
     def open_calls(self) -> int:
@@ -105,15 +105,16 @@ class Correlator(Generic[T]):
 
     def first(self, session: str, id_text: str, call: T, tool: str, arguments: Any) -> None:
         """A ``tools/call`` that starts a (possibly logical) call: its answer is judged by :meth:`answer`."""
-        self._inflight[(session, id_text)] = (_Open(call, id_text, tool, arguments), "tools/call")
+        self._firsts[(session, id_text)] = (call, tool, arguments)
 
     def forget(self, session: str, id_text: str) -> None:
         """The request with this id will get no answer (it failed in transport): stop following it."""
+        self._firsts.pop((session, id_text), None)
         self._inflight.pop((session, id_text), None)
 
     def hop(self, session: str, id_text: str, method: str | None, params: Any) -> T | None:
         """The logical call this client request continues, if it is a hop of one (else None)."""
-        if not isinstance(params, Mapping):
+        if type(params) is not dict:  # parsed JSON: a dict or nothing to follow
             return None
         entry: _Open[T] | None = None
         if method == "tools/call" and ("inputResponses" in params or "requestState" in params):
@@ -137,19 +138,29 @@ class Correlator(Generic[T]):
                 entry = self._by_task.get((session, task_id))
         if entry is None:
             return None
-        entry.hops.append(id_text)
         self._inflight[(session, id_text)] = (entry, method or "")
         return entry.call
 
     def answer(self, session: str, id_text: str, obj: Mapping[str, Any]) -> Answer | None:
         """Judge the answer (a JSON-RPC response or error object) to a first request or a hop.
 
-        None: not a request this correlator follows (the caller finishes it as a plain call).
+        None: the caller finishes the call with this answer as it is (a call of one request, the
+        usual case, costs a dict lookup or two), or the request is not one this correlator follows.
         """
-        found = self._inflight.pop((session, id_text), None)
-        if found is None:
-            return None
-        entry, method = found
+        first = self._firsts.pop((session, id_text), None)
+        if first is not None:
+            result = obj.get("result")
+            if type(result) is not dict or (
+                "content" in result and result.get("resultType") in (None, "complete")
+            ):
+                return None
+            entry = _Open(first[0], id_text, first[1], first[2])
+            method = "tools/call"
+        else:
+            found = self._inflight.pop((session, id_text), None)
+            if found is None:
+                return None
+            entry, method = found
         if "error" in obj:
             self._close(session, entry)
             return Answer("final", rpc_error=obj.get("error"))
@@ -228,6 +239,8 @@ class Correlator(Generic[T]):
                 out.append(entry.call)
         for hop_key in [k for k in self._inflight if k[0] == session]:
             del self._inflight[hop_key]
+        for first_key in [k for k in self._firsts if k[0] == session]:
+            del self._firsts[first_key]
         return out
 
 
