@@ -13,7 +13,8 @@ One tool call of the newest protocol can take several JSON-RPC requests:
 
 :class:`Correlator` decides, message by message, which wire requests are hops of which logical
 call. It holds no clock and no trace: the proxy's tracer (:mod:`proxy.capture`) uses it live, and
-:func:`link_hops` replays it over a session's logged messages to list each call's hops. A logical
+:func:`link_hops` replays it over a session's logged messages to list each call's hops
+(:func:`hops_of`: a call row's hop message rows from a trace store). A logical
 call is keyed by its first request's id; ``T`` is whatever the caller keeps per call.
 """
 
@@ -22,7 +23,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from finmcp.recordings.trace_store_api import TraceStore
+    from finmcp.recordings.trace_types import MessageDict
 
 T = TypeVar("T")
 
@@ -288,3 +293,18 @@ def link_hops(messages: Iterable[Mapping[str, Any]]) -> dict[Any, list[Any]]:
         elif row.get("direction") == "s2c" and row.get("kind") in ("response", "error"):
             correlator.answer(session, id_text, obj)
     return out
+
+
+def hops_of(store: TraceStore, call: Mapping[str, Any]) -> list[MessageDict]:
+    """The message rows of a call row's later wire hops (requests and their answers), in order.
+
+    ``call`` is a row from ``store.calls(...)``; ``store`` any trace store (SQLite or PostgreSQL). A call
+    of one request has none. Reads the call's session's messages once.
+    """
+    messages = store.messages(session_key=call["session_key"])
+    ids = set(map(_id_key, link_hops(messages).get(call["jsonrpc_id"], [])))
+    return [m for m in messages if m["jsonrpc_id"] is not None and _id_key(m["jsonrpc_id"]) in ids]
+
+
+def _id_key(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -24,10 +24,12 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp_types import ElicitRequestParams, ElicitResult, ErrorData
 
-from finmcp.proxy.logical_calls import link_hops
+from finmcp.proxy.logical_calls import hops_of, link_hops
 from finmcp.recordings import SqliteTraceStore
+from finmcp.recordings.trace_store import open_trace_store
 from tests.support import logical_server, tasks_2025
 from tests.support.net import free_port, serving
+from tests.support.pg_trace_copy import copy_trace
 from tests.support.polling import wait_for
 from tests.support.scripts import proxy_stdio
 from tests.support.sdk import first_text
@@ -201,6 +203,13 @@ def test_task_with_five_polls_is_one_call(proxy):
     messages = _messages(proxy.db, run, 14)
     hops = link_hops(messages)
     assert hops == {1: [*range(2, 2 + polls), 100]}
+    with SqliteTraceStore.open(proxy.db) as store:
+        children = hops_of(store, call)
+    assert [(m["direction"], m["method"], m["jsonrpc_id"]) for m in children if m["direction"] == "c2s"] == [
+        *(("c2s", "tasks/get", i) for i in range(2, 2 + polls)),
+        ("c2s", "tasks/result", 100),
+    ]
+    assert len(children) == 2 * (polls + 1)  # each hop's request and its answer
 
 
 def test_2025_11_25_task_through_the_proxy_is_one_call(proxy_process, tmp_path):
@@ -246,6 +255,34 @@ def test_2025_11_25_task_through_the_proxy_is_one_call(proxy_process, tmp_path):
     assert calls[0]["protocol_version"] == "2025-11-25"
     hops = link_hops(_messages(db, "t2025", 19))
     assert hops == {1: [*range(2, 2 + tasks_2025.POLLS), 50], 51: []}
+
+
+def test_hops_read_the_same_from_postgresql(proxy, postgres_url):
+    run = "tasks-pg"
+    url = proxy.tagged(run, "s1", 0)
+    with httpx2.Client() as client:
+        task_id = _post(client, url, 1, "tools/call", {"name": "slow_task", "arguments": {"x": 2}})["result"][
+            "task"
+        ]
+        rid = 1
+        while (
+            _post(client, url, rid + 1, "tasks/get", {"taskId": task_id["taskId"]})["result"]["status"]
+            != "completed"
+        ):
+            rid += 1
+        _post(client, url, 99, "tasks/result", {"taskId": task_id["taskId"]})
+    _settled(proxy.db, run, 1)
+    _messages(proxy.db, run, 2 * (rid + 2))
+    copy_trace(proxy.db, postgres_url)
+
+    def hops(db: Any) -> list[tuple[Any, ...]]:
+        with open_trace_store(str(db)) as store:
+            (call,) = store.calls(run)
+            return [(m["direction"], m["method"], m["jsonrpc_id"], m["body"]) for m in hops_of(store, call)]
+
+    sqlite_hops = hops(proxy.db)
+    assert len(sqlite_hops) == 2 * (rid + 1)
+    assert hops(postgres_url) == sqlite_hops
 
 
 def test_task_cancelled_is_one_cancelled_call(proxy):
