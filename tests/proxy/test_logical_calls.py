@@ -120,6 +120,26 @@ def test_input_required_two_rounds_is_one_call(proxy):
     assert hops[calls[1]["jsonrpc_id"]] == []
 
 
+def test_input_required_without_request_state_is_linked_by_tool_and_arguments(proxy):
+    run = "mrtr-stateless"
+
+    async def main() -> list[str]:
+        async with Client(proxy.tagged(run, "s1", 0), mode="auto", elicitation_callback=_elicit) as client:
+            first = first_text(await client.call_tool("ask_stateless", {"x": 1}))
+            second = first_text(await client.call_tool("ask_stateless", {"x": 2}))
+            return [first, second]
+
+    assert anyio.run(main) == ["1:A", "2:A"]
+    calls = _settled(proxy.db, run, 2)
+    assert [(c["arguments"], c["status"], c["result"]["content"][0]["text"]) for c in calls] == [
+        ({"x": 1}, "ok", "1:A"),
+        ({"x": 2}, "ok", "2:A"),
+    ]
+    assert all(c["latency_ms"] >= 2 * logical_server.ROUND_S * 1000 for c in calls)
+    requests = [m for m in _messages(proxy.db, run, 10) if m["method"] == "tools/call"]
+    assert all("requestState" not in json.loads(m["body"])["params"] for m in requests)
+
+
 def test_concurrent_input_required_calls_stay_apart_in_one_group(proxy):
     run = "mrtr-parallel"
 

@@ -6,6 +6,7 @@ stdin/stdout):
 - ``ask_twice(x)``: asks for input in two rounds (2026-07-28 ``input_required``, the SDK seals its
   ``requestState``); each round sleeps :data:`ROUND_S` first; the final text is ``"x:a:b"`` with the
   two answers ``v`` the client gave.
+- ``ask_stateless(x)``: asks once with no ``requestState``; answers ``"x:a"`` (>= 2 rounds' sleep).
 - ``slow_task(x)``: run as a task (the Tasks extension, ``io.modelcontextprotocol/tasks``): the
   ``tools/call`` answers a task handle (``resultType: "task"`` from 2026-07-28, a 2025-11-25
   ``CreateTaskResult`` before), ``tasks/get`` reports ``working`` until the :data:`POLLS`-th poll
@@ -150,6 +151,14 @@ def build() -> MCPServer:
         first = state.removeprefix("round2:")
         text = f"{x}:{first}:{_answer(ctx, 'b')}"
         return CallToolResult(content=[TextContent(text=text)])
+
+    @server.tool()
+    async def ask_stateless(x: int, ctx: Context) -> CallToolResult | InputRequiredResult:
+        """Ask once with no requestState (the retry is known by its tool and arguments only)."""
+        await anyio.sleep(ROUND_S)
+        if not ctx.input_responses:
+            return InputRequiredResult(input_requests=_ask("a", "first?"))
+        return CallToolResult(content=[TextContent(text=f"{x}:{_answer(ctx, 'a')}")])
 
     @server.tool()
     async def slow_task(x: int) -> str:
