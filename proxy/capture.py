@@ -32,6 +32,7 @@ from finmcp.proxy.jsonrpc import (
     Message,
     classify,
 )
+from finmcp.proxy.logical_calls import TASK_METHODS, Correlator
 from finmcp.proxy.tags import TagError, Tags
 from finmcp.proxy.writer import TraceWriter
 from finmcp.recordings.errors import InvalidValueError
@@ -89,6 +90,7 @@ class PendingCall:
     row_id: int | None = None
     done: bool = False
     delivered: bool = False  # its answer has been written to the client
+    parked: bool = False  # a logical call between hops: its last hop was answered, the next is to come
 
 
 class Tracer:
@@ -111,6 +113,7 @@ class Tracer:
         self.calls_seen = 0
         self.calls_done = 0
         self.baseline: BaselineWatch | None = None  # --tool-baseline (proxy/baseline.py)
+        self.logical: Correlator[PendingCall] = Correlator()  # calls spanning several wire requests
 
     # ---------------------------------------------------------------- sessions
 
@@ -149,6 +152,9 @@ class Tracer:
             return
         for call in self.pending_for(key, list(session.resuming)):
             self.fail(call, "transport_error", "the session ended before the resumed stream answered")
+        for call in self.logical.drop_session(key):
+            call.parked = False
+            self.fail(call, "transport_error", "the session ended before the logical call's last hop")
         self.writer.submit(lambda store: store.end_session(key))
 
     def await_resumption(self, call: PendingCall) -> None:
@@ -166,6 +172,10 @@ class Tracer:
         """Finish every call still awaiting its answer as a transport error (the proxy is stopping)."""
         for call in list(self.pending.values()):
             self.fail(call, "transport_error", reason)
+        for key in list(self.sessions):
+            for call in self.logical.drop_session(key):
+                call.parked = False
+                self.fail(call, "transport_error", reason)
 
     def _learn_client(self, session: Session, msg: Message) -> None:
         """Client name/version, protocol version and era from ``initialize`` or 2026 ``_meta``."""
@@ -309,7 +319,16 @@ class Tracer:
             if request_id is not None:
                 session.cancelled.add(json.dumps(request_id, ensure_ascii=False))
             return None
-        if msg.kind != "request" or msg.method != "tools/call":
+        if msg.kind != "request":
+            return None
+        if msg.method == "tools/call" or msg.method in TASK_METHODS:  # a later hop of a logical call?
+            parent = self.logical.hop(session.key, msg.id_text or "null", msg.method, msg.params)
+            if parent is not None:
+                parent.id_text, parent.request_id = msg.id_text or "null", msg.id
+                parent.parked = False
+                self.pending[(session.key, parent.id_text)] = parent
+                return parent
+        if msg.method != "tools/call":
             return None
         return self._begin_call(session, tags, msg, t_ns, wall, arrived_ns)
 
@@ -344,6 +363,7 @@ class Tracer:
         if previous is not None and not previous.done:  # a reused id: the older call never got its answer
             self.fail(previous, "transport_error", "superseded by a new request with the same id")
         self.pending[(session.key, id_text)] = call
+        self.logical.first(session.key, id_text, call, tool, arguments)
         self.calls_seen += 1
         try:
             call.prepared = call_row(  # the tracer built every value itself: no checks needed
@@ -388,7 +408,17 @@ class Tracer:
         if call is None:
             self.log(session, tags, "s2c", msg)
             return None
-        if msg.kind == "response":
+        hop = self.logical.answer(session.key, msg.id_text or "null", msg.obj)
+        if hop is not None and hop.verdict == "parked":  # the logical call goes on: its next hop comes
+            call.parked = True
+            for old in hop.evicted:  # past the bound of open logical calls: the oldest is given up
+                old.parked = False
+                self.fail(old, "transport_error", "finmcp-proxy gave up waiting for its next request")
+            self.log(session, call.tags, "s2c", msg)
+            return None
+        if hop is not None and msg.kind == "response":  # the last hop's answer is the call's answer
+            future = self._finish(call, result=hop.result, rpc_error=hop.rpc_error, status=hop.status)
+        elif msg.kind == "response":
             result = msg.obj.get("result")
             future = self._finish(call, result=result if isinstance(result, dict) else {"content": result})
         else:  # an error answering a request the client cancelled is the cancellation's echo
@@ -398,9 +428,15 @@ class Tracer:
         return future
 
     def fail(self, call: PendingCall, status: str, reason: str) -> asyncio.Future[Any] | None:
-        """Finish a call that got no response (``transport_error`` or ``cancelled``)."""
+        """Finish a call that got no response (``transport_error`` or ``cancelled``).
+
+        A logical call between hops (``parked``) is not failed: the request that failed was answered.
+        """
+        if call.parked:
+            return None
         if self.pending.get((call.session.key, call.id_text)) is call:
             del self.pending[(call.session.key, call.id_text)]
+        self.logical.forget(call.session.key, call.id_text)
         if call.done:
             return None
         if status == "transport_error" and call.id_text in call.session.cancelled:
