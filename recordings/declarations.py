@@ -45,7 +45,7 @@ def check_declaration(declaration: Any, where: str) -> dict[str, Any]:
         raise InvalidValueError(
             f"{where}: unknown declaration keys {', '.join(unknown)} (known: {', '.join(DECLARATION_KEYS)})"
         )
-    kinds: dict[str, type | tuple[type, ...]] = {
+    kinds: dict[str, type] = {
         "protocolVersion": str,
         "serverInfo": dict,
         "capabilities": dict,
@@ -57,8 +57,8 @@ def check_declaration(declaration: Any, where: str) -> dict[str, Any]:
         if value is None:
             continue
         if not isinstance(value, kinds[key]):
-            raise InvalidValueError(f"{where}: {key} must be a {kinds[key].__name__}, got {value!r:.80}")  # type: ignore[union-attr]
-        if key == "tools":
+            raise InvalidValueError(f"{where}: {key} must be a {kinds[key].__name__}, got {value!r:.80}")
+        if isinstance(value, list):
             for tool in value:
                 if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                     raise InvalidValueError(f"{where}: every tool needs a string name, got {tool!r:.80}")
@@ -70,24 +70,31 @@ class DeclarationsMixin(StoreConnection):
     """The ``servers`` table API of :class:`recordings.store.RecordingStore`."""
 
     def put_declaration(
-        self, name: str, declaration: Mapping[str, Any], provenance: str = "recorded:unknown"
+        self,
+        name: str,
+        declaration: Mapping[str, Any],
+        provenance: str = "recorded:unknown",
+        *,
+        created: str | None = None,
+        updated: str | None = None,
     ) -> None:
         """Store what server ``name`` declared; keys given replace the stored ones, keys absent keep them.
 
         ``declaration``: any of ``protocolVersion, serverInfo, capabilities, instructions, tools``
-        (``tools``: the whole listing, every page, each tool as declared).
+        (``tools``: the whole listing, every page, each tool as declared). ``created`` / ``updated``
+        default to now (an import passes the exported ones).
         """
         if not isinstance(name, str) or not name:
             raise InvalidValueError(f"server name: expected a non-empty string, got {name!r}")
         checked = check_declaration(declaration, f"server {name!r}")
         check_provenance(provenance)
-        stamp = utc_now_iso()
+        stamp = updated or utc_now_iso()
         with self.transaction():
             row = self._conn.execute("SELECT created FROM servers WHERE name = ?", (name,)).fetchone()
             if row is None:
                 self._conn.execute(
                     "INSERT INTO servers (name, provenance, created, updated) VALUES (?, ?, ?, ?)",
-                    (name, provenance, stamp, stamp),
+                    (name, provenance, created or stamp, stamp),
                 )
             sets = ["provenance = ?", "updated = ?"]
             values: list[Any] = [provenance, stamp]

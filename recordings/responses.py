@@ -277,6 +277,34 @@ class ResponsesMixin(StoreConnection):
             for row in rows
         ]
 
+    def iter_steps(self, inventory: str) -> Iterator[dict[str, Any]]:
+        """Every recorded answer of one inventory, ordered by (tool, args_key, step).
+
+        Each item: ``inventory, tool, args_key, step, arguments`` (dict), ``result`` or ``rpc_error``
+        (the other None), ``notifications`` (list), ``latency_ms, provenance, created``.
+        """
+        sql = (
+            "SELECT tool, args_key, step, arguments, content, structured_content, is_error, rpc_error,"
+            " notifications, latency_ms, provenance, created FROM response_steps WHERE inventory = ?"
+            " ORDER BY tool, args_key, step"
+        )
+        with self._locked():
+            rows = self._conn.execute(sql, (inventory,)).fetchall()
+        for row in rows:
+            yield {
+                "inventory": inventory,
+                "tool": row[0],
+                "args_key": row[1],
+                "step": row[2],
+                "arguments": json.loads(row[3]),
+                "result": None if row[4] is None else result_from_columns(row[4], row[5], row[6]),
+                "rpc_error": None if row[7] is None else json.loads(row[7]),
+                "notifications": [] if row[8] is None else json.loads(row[8]),
+                "latency_ms": row[9],
+                "provenance": row[10],
+                "created": row[11],
+            }
+
     def count_steps(self, inventory: str | None = None, tool: str | None = None) -> int:
         """Number of recorded answers in sequences, optionally for one inventory and/or tool."""
         where, params = where_equal(inventory=inventory, tool=tool)

@@ -104,3 +104,40 @@ def test_a_steps_notifications_are_kept_in_order(tmp_path):
         assert first["notifications"] == notes and second["notifications"] == []
         with pytest.raises(InvalidValueError, match="string method"):
             store.append_response_step("s", "T", {}, result, "recorded:x", notifications=[{"params": {}}])
+
+
+def test_a_recorded_server_travels_whole_through_the_jsonl_export(tmp_path):
+    from finmcp.recordings.jsonl import export_jsonl_text, import_jsonl
+
+    schema = TOOLS[0]["inputSchema"]
+    progress = [{"method": "notifications/progress", "params": {"progressToken": 7, "progress": 1}}]
+    with RecordingStore.open(tmp_path / "a.sqlite") as store:
+        store.put_declaration("mcp-time", DECLARED, "recorded:cmd:mcp-server-time")
+        ok = {"content": [{"type": "text", "text": "noon"}]}
+        store.append_response_step(
+            "mcp-time",
+            "get_current_time",
+            {"timezone": "UTC"},
+            ok,
+            "recorded:x",
+            3.0,
+            schema,
+            notifications=progress,
+        )
+        error = {"code": -32602, "message": "Unknown tool: nope"}
+        store.append_response_step("mcp-time", "nope", {}, None, "recorded:x", rpc_error=error)
+        store.put_response(
+            "mcp-time", "get_current_time", {"timezone": "UTC"}, ok, "recorded:x", input_schema=schema
+        )
+        text = export_jsonl_text(store)
+    assert [line.count('"kind"') for line in text.splitlines()] == [0, 1, 1, 1]
+    (tmp_path / "a.jsonl").write_text(text, "utf-8")
+    with RecordingStore.open(tmp_path / "b.sqlite") as store:
+        counts = import_jsonl(store, tmp_path / "a.jsonl")
+        assert counts["inserted"] == 4
+        assert store.declaration("mcp-time") == DECLARED
+        key = store.canonical("get_current_time", {"timezone": "UTC"}, schema).key
+        [step] = store.response_steps("mcp-time", "get_current_time", key)
+        assert step["notifications"] == progress and step["latency_ms"] == 3.0
+        assert import_jsonl(store, tmp_path / "a.jsonl")["identical"] == 4  # importing again changes nothing
+        assert export_jsonl_text(store) == text  # export -> import -> export: the same bytes
