@@ -23,6 +23,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from finmcp.proxy.cli import main as proxy_main
 from finmcp.proxy.testing import ProxyProcess, stdio_args
 from finmcp.recordings import RecordingStore
 from finmcp.server.testing import ServerProcess
@@ -35,6 +36,7 @@ pytestmark = [
 ]
 
 Script = list[tuple[str, dict[str, Any]]]
+RUN = "live"
 REPLAY_META = "io.finmcp/replay"  # server.sequence.REPLAY_META: which sequence and step an answer came from
 MISS_CODE = -32050  # server.recorded.MISS_CODE: a call the recording has no answer for
 
@@ -125,9 +127,8 @@ def _replay_stdio(rec: Path) -> StdioServerParameters:
 def _record_stdio(
     command: list[str], tmp: Path, script: Script, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    proxy = stdio_args(
-        ["--upstream-cmd", *command], tmp / "t.sqlite", "--recordings", str(tmp / "rec.sqlite")
-    )
+    recordings = ["--recordings", str(tmp / "rec.sqlite"), "--run", RUN]
+    proxy = stdio_args(["--upstream-cmd", *command], tmp / "t.sqlite", *recordings)
     params = StdioServerParameters(command=sys.executable, args=proxy, env=env)
     return anyio.run(session, params, script)
 
@@ -145,7 +146,7 @@ def _replayed_over_both_transports(rec: Path, script: Script, live: dict[str, An
     assert 1 in steps  # a repeated key got its second recorded answer
 
 
-def test_mcp_server_time_replays_as_itself_errors_and_all(tmp_path):
+def test_mcp_server_time_replays_as_itself_errors_and_all(tmp_path, capsys):
     command = str(_server("server-time", "mcp-server-time"))
     live = _record_stdio([command], tmp_path, TIME_SCRIPT)
     assert live["serverInfo"]["name"] == "mcp-time"
@@ -162,6 +163,12 @@ def test_mcp_server_time_replays_as_itself_errors_and_all(tmp_path):
         t["name"] for t in live["tools"]
     ]
     _replayed_over_both_transports(rec, TIME_SCRIPT, live)
+
+    for named in ([], ["--recordings-inventory", "mcp-time"]):  # the audit serves the file the same way
+        audit = ["audit", "--db", str(tmp_path / "t.sqlite"), "--run", RUN, "--against", str(rec), *named]
+        assert proxy_main(audit) == 0, capsys.readouterr().out
+        shown = capsys.readouterr().out
+        assert f"audited {len(TIME_SCRIPT)} calls of run {RUN}: {len(TIME_SCRIPT)} identical" in shown
 
     unrecorded = [("get_current_time", {"timezone": "Asia/Tokyo"})]
     [miss] = anyio.run(session, _replay_stdio(rec), unrecorded)["outcomes"]
