@@ -7,12 +7,14 @@ result as recorded (``isError`` ones too), a recorded JSON-RPC error as that err
 
 Replay session (:func:`replay_session`), the cursor every key's place is counted in:
 
-- handshake era: the MCP session, ``Mcp-Session-Id`` (Streamable HTTP) or the legacy SSE connection;
+- handshake era over HTTP: the MCP session, ``Mcp-Session-Id`` (Streamable HTTP) or the legacy SSE
+  connection;
 - stdio: the connection (one process: one client);
-- stateless 2026-07-28 era, where no session exists: the one the client names in the request's
-  ``_meta["io.finmcp/replay-session"]`` (any string; several programs may share one on purpose), else
-  the HTTP connection the request came on (client address and port: an SDK client sends a program's
-  sequential calls over one kept-alive connection, and another program opens its own). Concurrent
+- any era: the session the client names in the request's ``_meta["io.finmcp/replay-session"]`` (any
+  string; several programs may share one on purpose) wins over the others;
+- stateless 2026-07-28 era over HTTP, where no session exists: the HTTP connection the request came
+  on (client address and port: an SDK client sends a program's sequential calls over one kept-alive
+  connection, and another program opens its own). Concurrent
   calls of one client may arrive on several connections, and a connection idle past the server's
   keep-alive (30 s) is closed: such a client should name its session.
 

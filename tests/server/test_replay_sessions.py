@@ -82,3 +82,27 @@ def test_the_replay_meta_is_no_difference_to_the_audit():
     logged = {"content": [{"type": "text", "text": "first"}], "isError": False}
     replayed = {**logged, "_meta": {REPLAY: {"sequence": "stdio", "step": 0}, "io.finmcp/step": 0}}
     assert comparable_result(logged) == comparable_result(replayed)
+
+
+def test_which_recorded_server_to_serve_is_asked_for_clearly(tmp_path):
+    from finmcp.server.options import ServeError, ServeOptions
+    from finmcp.server.serve import recorded_service
+
+    rec = tmp_path / "two.sqlite"
+    with RecordingStore.open(rec) as store:
+        for name in ("mcp-time", "memory-server"):
+            store.put_declaration(name, {"serverInfo": {"name": name, "version": "1"}, "tools": []})
+        store.put_declaration("finmcp65", {"tools": []})  # finmcp's own: not a foreign server
+    options = ServeOptions(recordings=rec, inventory_given=False)
+    with pytest.raises(
+        ServeError, match=r"declares 2 servers \(mcp-time, memory-server\); pick one with --server"
+    ):
+        recorded_service(options)
+    picked = recorded_service(ServeOptions(recordings=rec, inventory_given=False, server="memory-server"))
+    assert picked is not None and picked.server_info == {"name": "memory-server", "version": "1"}
+    picked.store.close()
+    with pytest.raises(
+        ServeError, match=r"--server nope: .* \(declared: finmcp65, mcp-time, memory-server\)"
+    ):
+        recorded_service(ServeOptions(recordings=rec, inventory_given=False, server="nope"))
+    assert recorded_service(ServeOptions(recordings=rec)) is None  # --inventory given: inventories, as before
