@@ -131,11 +131,23 @@ async def _reissue_and_compare(client: Client, call: dict[str, Any], timeout: fl
 
 
 def recording_server(path: str | Path, inventory: str | None = None) -> StdioServerParameters:
-    """A stdio finmcp-server serving the recordings file strictly, answers in recorded order."""
+    """A stdio finmcp-server serving the recordings file strictly, answers in recorded order.
+
+    A file that holds a recorded server (another MCP server recorded through the proxy) is served as
+    that server (``finmcp-server --recordings FILE``, docs/server.md): ``inventory`` names which one
+    when the file declares several (``--server NAME``). For finmcp's own inventories ``inventory`` is
+    the inventory the recordings are under (``--recordings-inventory``), as before.
+    """
+    from finmcp.recordings.store import RecordingStore
+    from finmcp.tool_specs.inventory import builtin_names
+
     argv = ["-m", "finmcp.server", "--transport", "stdio", "--recordings", str(path), "--miss", "strict"]
     argv += ["--replay", "sequence", "--latency", "none"]
     if inventory:
-        argv += ["--recordings-inventory", inventory]
+        with RecordingStore.open(path) as store:
+            declared = store.declared_servers()
+        recorded = inventory in declared and inventory not in builtin_names()
+        argv += ["--server" if recorded else "--recordings-inventory", inventory]
     return StdioServerParameters(command=sys.executable, args=argv)
 
 

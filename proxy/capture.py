@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from finmcp.proxy.baseline import NOTE_METHOD, BaselineWatch
+from finmcp.proxy.declare import Declared, call_notification
 from finmcp.proxy.grouping import GroupAssigner, Placement
 from finmcp.proxy.jsonrpc import (
     CLIENT_INFO_META,
@@ -91,6 +92,8 @@ class PendingCall:
     done: bool = False
     delivered: bool = False  # its answer has been written to the client
     parked: bool = False  # a logical call between hops: its last hop was answered, the next is to come
+    progress_token: Any = None  # the request's _meta.progressToken (record mode ties progress to it)
+    notifications: list[dict[str, Any]] | None = None  # record mode: progress/log sent while answering
 
 
 class Tracer:
@@ -217,13 +220,30 @@ class Tracer:
                 session.protocol_version = version
                 key = session.key
                 self.writer.submit(lambda store: store.update_session(key, protocol_version=version))
+        baseline = self.baseline if request_method == "tools/list" else None
+        if baseline is not None and (found := baseline.observe(session.key, result)):
+            body = json.dumps({"finmcp_tool_drift": baseline.note(found)}).encode()
+            self.log(session, Tags(run=session.run), "s2c", Message(body, None, "note", method=NOTE_METHOD))
+        if self.recorder is None:
+            return
+        if request_method in ("initialize", "server/discover"):
+            self.recorder.declared.learn_server(result, discover=request_method == "server/discover")
         elif request_method == "tools/list":
-            if self.recorder is not None:
-                self.recorder.learn_tools(result.get("tools"))
-            if self.baseline is not None and (found := self.baseline.observe(session.key, result)):
-                body = json.dumps({"finmcp_tool_drift": self.baseline.note(found)}).encode()
-                row = Message(body, None, "note", method=NOTE_METHOD)
-                self.log(session, Tags(run=session.run), "s2c", row)
+            self.recorder.learn_tools(result.get("tools"))
+            self.recorder.declared.learn_listing(session.key, result)
+
+    def _note_for_call(self, session: Session, msg: Message) -> None:
+        """Record mode: a progress or log notification joins the call it was sent for (see docs/proxy.md)."""
+        note = call_notification(msg.method, msg.params)
+        if note is None:
+            return
+        calls = [c for (key, _), c in self.pending.items() if key == session.key and not c.done]
+        token = msg.params.get("progressToken") if msg.method == "notifications/progress" else None
+        if token is not None:
+            calls = [c for c in calls if c.progress_token == token]
+        if len(calls) == 1:  # a log message while several calls run cannot be told apart: not recorded
+            call = calls[0]
+            call.notifications = (call.notifications or []) + [note]
 
     # ---------------------------------------------------------------- messages
 
@@ -359,6 +379,7 @@ class Tracer:
         placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META), arrived_ns)
         id_text = msg.id_text or "null"
         call = PendingCall(session, id_text, msg.id, tool, arguments, tags, t_req, placement)
+        call.progress_token = msg.meta.get("progressToken")
         previous = self.pending.get((session.key, id_text))
         if previous is not None and not previous.done:  # a reused id: the older call never got its answer
             self.fail(previous, "transport_error", "superseded by a new request with the same id")
@@ -405,6 +426,8 @@ class Tracer:
         if msg.kind in ("response", "error") and msg.id is not None:
             call = self.pending.pop((session.key, msg.id_text or "null"), None)
         self._learn_server(session, msg, "tools/call" if call else request_method)
+        if msg.kind == "notification" and self.recorder is not None:
+            self._note_for_call(session, msg)
         if call is None:
             self.log(session, tags, "s2c", msg)
             return None
@@ -489,7 +512,9 @@ class Tracer:
         if self.recorder is not None and status is None:
             if result is not None and rpc_error is None:
                 self.recorder.record(call.tool, call.arguments, result, latency)
-            self.recorder.record_step(call.tool, call.arguments, result, rpc_error, latency)
+            self.recorder.record_step(
+                call.tool, call.arguments, result, rpc_error, latency, call.notifications
+            )
         return future
 
     def delivered(self, calls: Iterable[PendingCall]) -> None:
@@ -546,17 +571,27 @@ class Recorder:
     ``response_steps`` (sequence replay).
     """
 
-    def __init__(self, writer: TraceWriter, store: RecordingStore, inventory: str, upstream: str) -> None:
+    def __init__(
+        self, writer: TraceWriter, store: RecordingStore, inventory: str | None, upstream: str
+    ) -> None:
+        """``inventory``: the name to store under; None: learned from the upstream (:mod:`proxy.declare`)."""
         self.writer = writer
         self.store = store
-        self.inventory = inventory
         self.provenance = f"recorded:{upstream}"
+        self.declared = Declared(
+            store, lambda op: writer.submit(lambda _store: op()), self.provenance, inventory
+        )
         self.schemas: dict[str, Any] = {}
         self._fallback: dict[str, Any] | None = None
         self.recorded = 0
         self.skipped = 0  # answers that cannot be stored as recordings (no canonical key)
         self.recorded_steps = 0  # answers appended to their key's sequence (errors included)
         self.skipped_steps = 0
+
+    @property
+    def inventory(self) -> str:
+        """The name answers are stored under (the declared server's)."""
+        return self.declared.name
 
     def learn_tools(self, tools: Any) -> None:
         """Remember input schemas from a ``tools/list`` result (defaults matter for the lookup key)."""
@@ -574,9 +609,16 @@ class Recorder:
         return self._fallback.get(tool)
 
     def record_step(
-        self, tool: str, arguments: Any, result: dict[str, Any] | None, rpc_error: Any, latency_ms: float
+        self,
+        tool: str,
+        arguments: Any,
+        result: dict[str, Any] | None,
+        rpc_error: Any,
+        latency_ms: float,
+        notifications: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Queue every answer (errors included) as the next step of its key's sequence (sequence replay)."""
+        """Queue every answer (errors included) as the next step of its key's sequence (sequence replay),
+        with the notifications the upstream sent while answering it."""
         stored: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
         if result is not None and rpc_error is None:
@@ -593,7 +635,15 @@ class Recorder:
         def op(_trace_store: SqliteTraceStore) -> None:
             try:
                 self.store.append_response_step(
-                    self.inventory, tool, arguments, stored, self.provenance, latency_ms, schema, error
+                    self.inventory,
+                    tool,
+                    arguments,
+                    stored,
+                    self.provenance,
+                    latency_ms,
+                    schema,
+                    error,
+                    notifications=notifications,
                 )
             except InvalidValueError as exc:  # not storable as a recording (odd result, no key): logged only
                 self.skipped_steps += 1

@@ -94,13 +94,19 @@ class ProxyConfig:
         return redact_url(url) if url else f"cmd:{self.upstream_cmd}"
 
 
-def default_record_inventory(upstream: str | None) -> str:
-    """``NAME`` for a finmcp-server URL ``.../NAME/mcp`` or ``.../NAME/sse``, else ``finmcp65``."""
+def named_record_inventory(upstream: str | None) -> str | None:
+    """``NAME`` for a finmcp-server URL ``.../NAME/mcp`` or ``.../NAME/sse``, else None (the name is then
+    learned from the upstream's ``serverInfo``, :mod:`proxy.declare`)."""
     if upstream:
         parts = [p for p in urlsplit(upstream).path.split("/") if p]
         if len(parts) >= 2 and parts[-1] in ("mcp", "sse"):
             return parts[-2]
-    return "finmcp65"
+    return None
+
+
+def default_record_inventory(upstream: str | None) -> str:
+    """``NAME`` for a finmcp-server URL ``.../NAME/mcp`` or ``.../NAME/sse``, else ``finmcp65``."""
+    return named_record_inventory(upstream) or "finmcp65"
 
 
 class ProxyRuntime:
@@ -125,7 +131,7 @@ class ProxyRuntime:
             self.record_store = (
                 RecordingStore.sharing(self.store) if same else RecordingStore.open(config.record_into)
             )
-            inventory = config.record_inventory or default_record_inventory(
+            inventory = config.record_inventory or named_record_inventory(
                 config.upstream or config.upstream_sse
             )
             recorder = Recorder(self.writer, self.record_store, inventory, config.upstream_label)

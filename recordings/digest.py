@@ -2,7 +2,7 @@
 
 ``sha256:<hex>`` over the rows of ``responses`` and ``response_steps`` (every column that changes an
 answer: inventory, tool, lookup key, step, arguments, content, structured content, error flags,
-latency), read in key order. Row ids, ``created`` times and provenance are left out, and the file's
+notifications, latency) and of ``servers`` (what a recorded server declared), read in key order. Row ids, ``created`` times and provenance are left out, and the file's
 pages are never read, so a checkpoint, a ``VACUUM`` or re-importing the same recordings keeps the
 digest; a changed, added or removed answer changes it. Run fingerprints use it (docs/harness.md).
 """
@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-FINGERPRINT_PREFIX = "sha256:"
+from finmcp.recordings.tool_fingerprint import FINGERPRINT_PREFIX
 
 DIGESTED = (
     (
@@ -26,9 +26,10 @@ DIGESTED = (
     (
         "response_steps",
         "inventory, tool, args_key, step, arguments, content, structured_content, is_error, rpc_error,"
-        " latency_ms",
+        " notifications, latency_ms",
         "inventory, tool, args_key, step",
     ),
+    ("servers", "name, protocol_version, server_info, capabilities, instructions, tools", "name"),
 )
 """(table, columns digested, order) of each table a digest covers."""
 

@@ -4,6 +4,13 @@ A line is a JSON object with the keys, in this order: ``inventory, tool, args_ke
 result`` (``{content, structuredContent, isError}``), ``latency_ms, provenance, created``. Lines are
 ordered by (inventory, tool, args_key), so exporting the same recordings always gives the same
 bytes, and export -> import -> export is byte-identical. Text is UTF-8 with non-ASCII kept as is.
+
+A recorded server (one whose declaration is stored, :mod:`recordings.declarations`) travels whole:
+after the response lines come, per declared server (by name), one ``"kind": "server"`` line (``name,
+declaration, provenance, created, updated``) and its ``"kind": "step"`` lines (every recorded answer
+in order: ``inventory, tool, args_key, step, arguments, result | rpc_error, notifications,
+latency_ms, provenance, created``), so the imported file replays it as it was. A file with no
+declaration exports as before.
 """
 
 from __future__ import annotations
@@ -21,6 +28,20 @@ from finmcp.recordings.results import dumps
 from finmcp.recordings.store import RecordingStore
 
 LINE_KEYS = ("inventory", "tool", "args_key", "arguments", "result", "latency_ms", "provenance", "created")
+SERVER_KEYS = ("name", "declaration", "provenance", "created", "updated")
+STEP_KEYS = (
+    "inventory",
+    "tool",
+    "args_key",
+    "step",
+    "arguments",
+    "result",
+    "rpc_error",
+    "notifications",
+    "latency_ms",
+    "provenance",
+    "created",
+)
 _REQUIRED = ("inventory", "tool", "arguments", "result", "provenance")
 
 
@@ -45,6 +66,18 @@ def export_jsonl(
         for record in store.iter_responses(inventory=inventory, tool=tool):
             out.write(dumps({key: record[key] for key in LINE_KEYS}) + "\n")
             lines += 1
+        for name in store.declared_servers():
+            if inventory is not None and name != inventory:
+                continue
+            stored = store.declaration_record(name)
+            assert stored is not None
+            out.write(dumps({"kind": "server", **{key: stored[key] for key in SERVER_KEYS}}) + "\n")
+            lines += 1
+            for step in store.iter_steps(name):
+                if tool is None or step["tool"] == tool:
+                    line = {"kind": "step", **{key: step[key] for key in STEP_KEYS if step[key] is not None}}
+                    out.write(dumps(line) + "\n")
+                    lines += 1
     return lines
 
 
@@ -75,7 +108,12 @@ def import_jsonl(
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            record = _parse_line(line, f"{name}:{number}")
+            where = f"{name}:{number}"
+            kind = _kind(line, where)
+            if kind != "response":
+                outcomes[_import_declared(store, kind, line, where, inventory)] += 1
+                continue
+            record = _parse_line(line, where)
             target_inventory = inventory or record["inventory"]
             if verify_keys and record.get("args_key") is not None:
                 key = store.canonical(record["tool"], record["arguments"]).key
@@ -99,6 +137,63 @@ def import_jsonl(
                 raise InvalidValueError(f"{name}:{number}: {exc}") from None
             outcomes[outcome] += 1
     return outcomes
+
+
+def _kind(line: str, where: str) -> str:
+    """``response`` (a line without ``kind``), ``server`` or ``step``."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    kind = record.get("kind", "response") if isinstance(record, dict) else "response"
+    if kind not in ("response", "server", "step"):
+        raise InvalidValueError(f"{where}: unknown line kind {kind!r} (expected server or step)")
+    return str(kind)
+
+
+def _import_declared(store: RecordingStore, kind: str, line: str, where: str, inventory: str | None) -> str:
+    """Import a ``server`` or ``step`` line; ``inserted`` or ``identical`` (a step already stored)."""
+    record = json.loads(line)
+    keys = SERVER_KEYS if kind == "server" else STEP_KEYS
+    unknown = sorted(set(record) - set(keys) - {"kind"})
+    if unknown:
+        raise InvalidValueError(f"{where}: unknown keys {unknown}")
+    try:
+        if kind == "server":
+            stored = store.declaration_record(inventory or record["name"])
+            if stored is not None and all(stored[k] == record.get(k) for k in SERVER_KEYS if k != "name"):
+                return "identical"
+            store.put_declaration(
+                inventory or record["name"],
+                record["declaration"],
+                record["provenance"],
+                created=record.get("created"),
+                updated=record.get("updated"),
+            )
+            return "inserted"
+        target = inventory or record["inventory"]
+        key = store.canonical(record["tool"], record["arguments"]).key
+        known = store.response_steps(target, record["tool"], record.get("args_key") or key)
+        if any(step["step"] == record["step"] for step in known):
+            return "identical"
+        step = store.append_response_step(
+            target,
+            record["tool"],
+            record["arguments"],
+            record.get("result"),
+            record["provenance"],
+            record.get("latency_ms"),
+            rpc_error=record.get("rpc_error"),
+            created=record.get("created"),
+            notifications=record.get("notifications"),
+        )
+    except KeyError as exc:
+        raise InvalidValueError(f"{where}: missing key {exc}") from None
+    except InvalidValueError as exc:
+        raise InvalidValueError(f"{where}: {exc}") from None
+    if step != record["step"]:
+        raise InvalidValueError(f"{where}: step {record['step']} arrived as step {step} (steps out of order)")
+    return "inserted"
 
 
 def _parse_line(line: str, where: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from finmcp.recordings.canonical import CanonicalArgs, canonicalize
@@ -44,10 +44,12 @@ _NEXT_STEP = (
 )
 _INSERT_STEP = (
     "INSERT INTO response_steps (inventory, tool, args_key, step, arguments, content, structured_content,"
-    " is_error, rpc_error, latency_ms, provenance, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " is_error, rpc_error, latency_ms, provenance, created, notifications)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SELECT_STEPS = (
-    "SELECT step, content, structured_content, is_error, rpc_error, latency_ms, provenance FROM response_steps"
+    "SELECT step, content, structured_content, is_error, rpc_error, latency_ms, provenance, notifications"
+    " FROM response_steps"
     " WHERE inventory = ? AND tool = ? AND args_key = ? ORDER BY step"
 )
 _UPDATE = (
@@ -83,6 +85,21 @@ def _check_latency(latency_ms: Any, where: str) -> float | None:
     if not math.isfinite(latency_ms) or latency_ms < 0:
         raise InvalidValueError(f"{where}: latency_ms must be finite and >= 0, got {latency_ms!r}")
     return float(latency_ms)
+
+
+def _checked_notifications(notifications: Sequence[Mapping[str, Any]] | None, where: str) -> str | None:
+    """The JSON text of a call's notifications (``{method, params?}`` each); None for none."""
+    if not notifications:
+        return None
+    out = []
+    for note in notifications:
+        if not isinstance(note, Mapping) or not isinstance(note.get("method"), str):
+            raise InvalidValueError(f"{where}: a notification needs a string method, got {note!r:.80}")
+        params = note.get("params")
+        if params is not None and not isinstance(params, Mapping):
+            raise InvalidValueError(f"{where}: notification params must be an object, got {params!r:.80}")
+        out.append({"method": note["method"], **({"params": params} if params is not None else {})})
+    return dumps(out)
 
 
 class ResponsesMixin(StoreConnection):
@@ -195,10 +212,12 @@ class ResponsesMixin(StoreConnection):
         input_schema: Mapping[str, Any] | None = None,
         rpc_error: Mapping[str, Any] | None = None,
         created: str | None = None,
+        notifications: Sequence[Mapping[str, Any]] | None = None,
     ) -> int:
         """Append one answer (a result, or a JSON-RPC ``rpc_error``) to its key's sequence; its step number.
 
         Steps count from 0 per (inventory, tool, canonical arguments), in the order appended.
+        ``notifications``: what the upstream sent while answering (``{method, params}`` each, in order).
         """
         where, latency, canon = self._checked(
             inventory, tool, arguments, provenance, latency_ms, input_schema
@@ -217,6 +236,7 @@ class ResponsesMixin(StoreConnection):
             columns: tuple[Any, ...] = (None, None, 0, dumps(error))
         else:
             columns = (*result_to_columns(normalize_result(result, where=f"{where} result")), None)
+        sent = _checked_notifications(notifications, where)
         with self.transaction():
             row = self._conn.execute(_NEXT_STEP, (inventory, tool, canon.key)).fetchone()
             step = int(row[0])
@@ -232,12 +252,17 @@ class ResponsesMixin(StoreConnection):
                     latency,
                     provenance,
                     created or utc_now_iso(),
+                    sent,
                 ),
             )
         return step
 
     def response_steps(self, inventory: str, tool: str, key: str) -> list[dict[str, Any]]:
-        """The recorded answers of one key in order: ``{step, result | None, rpc_error | None, latency_ms, provenance}``."""
+        """The recorded answers of one key in order.
+
+        Each ``{step, result | None, rpc_error | None, latency_ms, provenance, notifications}``
+        (``notifications``: a list, empty when none were recorded).
+        """
         with self._locked():
             rows = self._conn.execute(_SELECT_STEPS, (inventory, tool, key)).fetchall()
         return [
@@ -247,9 +272,38 @@ class ResponsesMixin(StoreConnection):
                 "rpc_error": None if row[4] is None else json.loads(row[4]),
                 "latency_ms": row[5],
                 "provenance": row[6],
+                "notifications": [] if row[7] is None else json.loads(row[7]),
             }
             for row in rows
         ]
+
+    def iter_steps(self, inventory: str) -> Iterator[dict[str, Any]]:
+        """Every recorded answer of one inventory, ordered by (tool, args_key, step).
+
+        Each item: ``inventory, tool, args_key, step, arguments`` (dict), ``result`` or ``rpc_error``
+        (the other None), ``notifications`` (list), ``latency_ms, provenance, created``.
+        """
+        sql = (
+            "SELECT tool, args_key, step, arguments, content, structured_content, is_error, rpc_error,"
+            " notifications, latency_ms, provenance, created FROM response_steps WHERE inventory = ?"
+            " ORDER BY tool, args_key, step"
+        )
+        with self._locked():
+            rows = self._conn.execute(sql, (inventory,)).fetchall()
+        for row in rows:
+            yield {
+                "inventory": inventory,
+                "tool": row[0],
+                "args_key": row[1],
+                "step": row[2],
+                "arguments": json.loads(row[3]),
+                "result": None if row[4] is None else result_from_columns(row[4], row[5], row[6]),
+                "rpc_error": None if row[7] is None else json.loads(row[7]),
+                "notifications": [] if row[8] is None else json.loads(row[8]),
+                "latency_ms": row[9],
+                "provenance": row[10],
+                "created": row[11],
+            }
 
     def count_steps(self, inventory: str | None = None, tool: str | None = None) -> int:
         """Number of recorded answers in sequences, optionally for one inventory and/or tool."""

@@ -29,7 +29,14 @@ Tables (enumerated values are checked by the store, not by SQL):
     every recorded answer in the order the upstream gave it, per (inventory, tool, args_key): ``step``
     counts from 0; an answer is a result (``content`` JSON list, ``structured_content``, ``is_error``)
     or a JSON-RPC error (``rpc_error`` JSON ``{code, message, data?}``, ``content`` NULL). Sequence
-    replay (``finmcp-server --replay sequence``) serves them in order.
+    replay (``finmcp-server --replay sequence``) serves them in order. ``notifications`` (schema 5) is
+    the JSON list of the notifications the upstream sent while answering that call (progress, log
+    messages), in order, each ``{method, params}``; NULL: none (or recorded before schema 5).
+``servers`` (schema 5)
+    what a recorded upstream declared, one row per server name (the name its answers are stored
+    under): ``protocol_version``, ``server_info`` / ``capabilities`` JSON, ``instructions``, ``tools``
+    (JSON, the whole ``tools/list`` as declared, every page joined), ``provenance``, ``created`` /
+    ``updated``. ``finmcp-server --recordings FILE`` serves such a server as it was (docs/server.md).
 """
 
 from __future__ import annotations
@@ -237,16 +244,39 @@ def _create_response_steps(db: Database) -> None:
         db.execute(statement)
 
 
+SERVERS_DDL = (
+    """CREATE TABLE "servers" (
+   "name" TEXT PRIMARY KEY,
+   "protocol_version" TEXT,
+   "server_info" TEXT,
+   "capabilities" TEXT,
+   "instructions" TEXT,
+   "tools" TEXT,
+   "provenance" TEXT NOT NULL,
+   "created" TEXT NOT NULL,
+   "updated" TEXT NOT NULL
+)""",
+    'ALTER TABLE "response_steps" ADD COLUMN "notifications" TEXT',
+)
+
+
+def _create_servers(db: Database) -> None:
+    """What recorded upstreams declared, and the notifications sent with each recorded answer (issue 28)."""
+    for statement in SERVERS_DDL:
+        db.execute(statement)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "recorded tool responses", _create_responses),
     Migration(2, "trace tables: runs, sessions, messages, calls", _create_traces),
     Migration(3, "drop the unused calls (session_key, jsonrpc_id) index", _drop_call_id_index),
     Migration(4, "response_steps: every recorded answer in order, errors included", _create_response_steps),
+    Migration(5, "servers: what recorded upstreams declared; response_steps.notifications", _create_servers),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema this code knows; ``PRAGMA user_version`` of a fully migrated database."""
 
-OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls", "response_steps"})
+OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls", "response_steps", "servers"})
 
 
 def user_version(db: Database) -> int:

@@ -8,12 +8,13 @@ writes answers into its trace file through :meth:`RecordingStore.sharing`).
 
 from __future__ import annotations
 
+from finmcp.recordings.declarations import DeclarationsMixin
 from finmcp.recordings.digest import recordings_digest
 from finmcp.recordings.responses import ResponsesMixin
 
 
-class RecordingStore(ResponsesMixin):
-    """A finmcp recordings file: recorded answers and their sequences.
+class RecordingStore(ResponsesMixin, DeclarationsMixin):
+    """A finmcp recordings file: recorded answers and their sequences, and what recorded servers declared.
 
     ``RecordingStore.open(path)`` creates or migrates the file (see :mod:`recordings.schema`) and
     is a context manager. One connection guarded by a re-entrant lock serves every thread of the
@@ -21,7 +22,8 @@ class RecordingStore(ResponsesMixin):
 
     :meth:`put_response`, :meth:`get_response`, :meth:`get_response_by_key`,
     :meth:`append_response_step`, :meth:`response_steps`, :meth:`iter_responses`, :meth:`count`,
-    :meth:`content_digest`.
+    :meth:`content_digest`; :meth:`put_declaration`, :meth:`declaration`, :meth:`declared_servers`
+    (:mod:`recordings.declarations`).
     """
 
     def content_digest(self) -> str:

@@ -30,6 +30,8 @@ from finmcp.recordings.plumbing.listener import DEFAULT_MAX_BODY
 from finmcp.recordings.plumbing.sse import parse_events
 from finmcp.server.fastpath import FastCalls, serves_without_waiting
 from finmcp.server.mcp_server import ToolCalls, build_mcp_server
+from finmcp.server.recorded import RecordedService
+from finmcp.server.recorded_mcp import build_recorded_server
 from finmcp.server.sdk_check import check_fast_path
 from finmcp.server.security import SecurityMiddleware, SecuritySettings
 from finmcp.server.service import ToolService
@@ -181,7 +183,7 @@ class HttpApp:
 
     def __init__(
         self,
-        services: Mapping[str, ToolService],
+        services: Mapping[str, ToolService | RecordedService],
         transport: HttpTransport = "http",
         json_response: bool = False,
         max_body: int = DEFAULT_MAX_BODY,
@@ -211,8 +213,11 @@ class HttpApp:
         single = len(self.services) == 1
         fast_path = fast_path and not json_response
         for name, service in self.services.items():
-            calls = ToolCalls(service)
-            server = build_mcp_server(service, calls=calls)
+            if isinstance(service, RecordedService):  # a recorded server: its own SDK server, no fast path
+                server, calls = build_recorded_server(service), None
+            else:
+                calls = ToolCalls(service)
+                server = build_mcp_server(service, calls=calls)
             prefixes = [f"/{name}", *([""] if single else [])]
             if transport == "http":
                 manager = StreamableHTTPSessionManager(
@@ -223,10 +228,12 @@ class HttpApp:
                 )
                 self.managers.append(manager)
                 endpoint = StreamableHTTPASGIApp(manager)
-                fast = FastCalls(server, service, calls.answer, calls.sessions, manager, max_body)
+                fast = None
+                if calls is not None and isinstance(service, ToolService):
+                    fast = FastCalls(server, service, calls.answer, calls.sessions, manager, max_body)
                 for prefix in prefixes:
                     self.routes[f"{prefix}/mcp"] = endpoint
-                    if fast_path and serves_without_waiting(service):
+                    if fast is not None and fast_path and serves_without_waiting(fast.service):
                         self.fast[f"{prefix}/mcp"] = fast
             else:
                 for prefix in prefixes:
@@ -313,7 +320,7 @@ class HttpApp:
 
 
 def build_http_app(
-    services: Mapping[str, ToolService],
+    services: Mapping[str, ToolService | RecordedService],
     transport: HttpTransport = "http",
     json_response: bool = False,
     security: SecuritySettings | None = None,

@@ -71,6 +71,12 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="inventory name(s) to look recordings up under (default: the inventory, then its base)",
     )
+    group.add_argument(
+        "--server",
+        metavar="NAME",
+        help="serve the recorded server NAME of the --recordings file as it was (its serverInfo, tools and"
+        " answers, no inventory); without --inventory a file declaring one other server is served so",
+    )
     group.add_argument("--seed", type=int, default=0, help="seed of the simulator, latency and fault draws")
     group.add_argument(
         "--miss", choices=("simulate", "strict"), default="simulate", help="what an unrecorded call gets"
@@ -134,6 +140,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         raise ServeError(str(exc)) from None
     return ServeOptions(
         inventories=tuple(args.inventories or ("finmcp65",)),
+        inventory_given=args.inventories is not None,
+        server=args.server,
         transport=args.transport,
         host=args.host,
         port=args.port,

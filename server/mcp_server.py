@@ -20,6 +20,7 @@ from finmcp.recordings.plumbing.flags import DISTRIBUTION
 from finmcp.recordings.plumbing.protocol import is_stateless
 from finmcp.server.fastpath import HandshakeSessions
 from finmcp.server.seeded import SessionOccurrences, request_attempt, session_id_of
+from finmcp.server.sequence import replay_session
 from finmcp.server.service import ProgressFn, ToolService
 
 
@@ -81,18 +82,16 @@ class ToolCalls:
         meta: Mapping[str, Any] | None,
         session_id: str | None,
         progress: ProgressFn | None = None,
+        request: Any = None,
     ) -> dict[str, Any]:
-        """The result dict of one call (``resultType`` included; the SDK drops it for older eras)."""
+        """The result dict of one call (``resultType`` included; the SDK drops it for older eras).
+
+        ``request``: the HTTP request (its connection is a stateless-era replay session, :mod:`server.sequence`).
+        """
         # draws keyed by the request (stateless: any replica answers alike) or by the session
-        if is_stateless(version):
-            occurrence: Any = request_attempt(meta)
-            info = (meta or {}).get("io.modelcontextprotocol/clientInfo")
-            replay: tuple[str, ...] = ("client",)
-            if isinstance(info, dict):
-                replay = ("client", str(info.get("name")), str(info.get("version")))
-        else:
-            occurrence = self.occurrences.counter(session_id)
-            replay = ("session", session_id) if session_id is not None else ("process",)
+        stateless = is_stateless(version)
+        occurrence: Any = request_attempt(meta) if stateless else self.occurrences.counter(session_id)
+        replay = replay_session(stateless, session_id, meta, request)
         result = await self.service.call(name, arguments, progress, occurrence, replay)
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result
@@ -119,7 +118,13 @@ def build_mcp_server(
         if session_id is not None and headers is not None and headers.get("mcp-session-id") == session_id:
             handler.sessions.served(session_id, version)  # an initialised Streamable HTTP session
         return await handler.answer(
-            version, params.name, params.arguments, params.meta, session_id, ctx.session.report_progress
+            version,
+            params.name,
+            params.arguments,
+            params.meta,
+            session_id,
+            ctx.session.report_progress,
+            ctx.request,
         )
 
     server: Server[Any] = Server(

@@ -45,6 +45,11 @@ class ServeOptions:
     """The serving options of ``finmcp-server`` (docs/server.md, Options), one field per flag."""
 
     inventories: tuple[str, ...] = ("finmcp65",)
+    inventory_given: bool = True
+    """False when ``--inventory`` was not on the command line: a recordings file that declares another
+    server (recorded through the proxy) is then served as that server (docs/server.md)."""
+    server: str | None = None
+    """``--server NAME``: the declared server of the recordings file to serve."""
     transport: Transport = "http"
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT

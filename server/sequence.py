@@ -5,10 +5,24 @@ upstream, in order, per (tool, canonical arguments) (``response_steps``). With `
 the n-th call with the same key in one *replay session* gets the n-th recorded answer: a recorded
 result as recorded (``isError`` ones too), a recorded JSON-RPC error as that error.
 
-Replay session: one MCP session of the server — an ``Mcp-Session-Id`` (Streamable HTTP, handshake
-era), one legacy SSE connection, one stdio process; in the stateless 2026-07-28 era, where every
-request stands alone, one client (``clientInfo`` name and version of the request's ``_meta``). So
-two clients replaying at once each get the whole sequence, and a client that reconnects starts over.
+Replay session (:func:`replay_session`), the cursor every key's place is counted in:
+
+- handshake era over HTTP: the MCP session, ``Mcp-Session-Id`` (Streamable HTTP) or the legacy SSE
+  connection;
+- stdio: the connection (one process: one client);
+- any era: the session the client names in the request's ``_meta["io.finmcp/replay-session"]`` (any
+  string; several programs may share one on purpose) wins over the others;
+- stateless 2026-07-28 era over HTTP, where no session exists: the HTTP connection the request came
+  on (client address and port: an SDK client sends a program's sequential calls over one kept-alive
+  connection, and another program opens its own). Concurrent
+  calls of one client may arrive on several connections, and a connection idle past the server's
+  keep-alive (30 s) is closed: such a client should name its session.
+
+A new replay session starts every key at step 0; ``_meta["io.finmcp/replay-reset"]: true`` on a
+``tools/call`` starts the request's session over (every key back to step 0) before answering it.
+Every result served from a sequence says where it came from:
+``_meta["io.finmcp/replay"] = {"sequence": LABEL, "step": N}`` (``LABEL``: ``session:ID``,
+``connection:HOST:PORT``, ``named:NAME`` or ``stdio``).
 
 When a key's sequence runs out (``--replay-exhausted``): ``repeat-last`` (default) serves the last
 recorded answer again, ``error`` answers a JSON-RPC error naming the tool and how many answers were
@@ -19,13 +33,51 @@ recorded, ``simulate`` falls through to the default lookup (the one-answer-per-k
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
-from typing import Literal
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 ExhaustedPolicy = Literal["repeat-last", "error", "simulate"]
 EXHAUSTED_POLICIES: tuple[str, ...] = ("repeat-last", "error", "simulate")
 ReplayMode = Literal["key", "sequence"]
 REPLAY_MODES: tuple[str, ...] = ("key", "sequence")
+REPLAY_META = "io.finmcp/replay"
+"""Result ``_meta`` key: ``{"sequence": LABEL, "step": N}`` of a sequence-replayed answer."""
+SESSION_META = "io.finmcp/replay-session"
+"""Request ``_meta`` key: the replay session a stateless-era client names."""
+RESET_META = "io.finmcp/replay-reset"
+"""Request ``_meta`` key: ``true`` starts the request's replay session over before answering."""
+
+
+@dataclass(frozen=True)
+class ReplaySession:
+    """One replay session: ``key`` counts its cursors, ``label`` names it in results; ``reset``: start over."""
+
+    key: Hashable
+    label: str
+    reset: bool = False
+
+
+def replay_session(
+    stateless: bool, session_id: str | None, meta: Mapping[str, Any] | None, request: Any
+) -> ReplaySession:
+    """The replay session of one ``tools/call`` (see the module docstring).
+
+    ``session_id``: the handshake-era MCP session (None over stdio); ``request``: the HTTP request
+    (starlette's, with ``.client``), None over stdio.
+    """
+    meta = meta or {}
+    reset = meta.get(RESET_META) is True
+    named = meta.get(SESSION_META)
+    if isinstance(named, str) and named:
+        return ReplaySession(("named", named), f"named:{named}", reset)
+    if not stateless and session_id is not None:
+        return ReplaySession(("session", session_id), f"session:{session_id}", reset)
+    client = getattr(request, "client", None) if request is not None else None
+    if stateless and client is not None:
+        host, port = client[0], client[1]
+        return ReplaySession(("connection", host, port), f"connection:{host}:{port}", reset)
+    return ReplaySession(("process",), "stdio", reset)
 
 
 class SequenceCursors:
@@ -34,6 +86,11 @@ class SequenceCursors:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: dict[Hashable, dict[tuple[str, str], int]] = {}
+
+    def reset(self, session: Hashable) -> None:
+        """Start a replay session over: every key back to step 0."""
+        with self._lock:
+            self._counts.pop(session, None)
 
     def next(self, session: Hashable, key: tuple[str, str]) -> int:
         """The index of the answer this call gets (0 for the first call of the key in the session)."""

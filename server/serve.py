@@ -29,12 +29,14 @@ from finmcp.server.options import (
     ServeOptions,
     ServingStack,
 )
+from finmcp.server.recorded import RecordedServerError, RecordedService, pick_server
+from finmcp.server.recorded_mcp import build_recorded_server
 from finmcp.server.security import SecuritySettings
 from finmcp.server.service import SimulateFn, ToolService
 from finmcp.server.transports import run_http, run_stdio
 from finmcp.server.warmup import Warmup
 from finmcp.tool_specs.errors import InventoryError
-from finmcp.tool_specs.inventory import Inventory, load_inventory
+from finmcp.tool_specs.inventory import Inventory, builtin_names, load_inventory
 
 __all__ = ["DEFAULT_PORT", "SSE_PAGE_BYTES", "TOKEN_ENV", "ServeError", "build_services", "serve"]
 
@@ -105,6 +107,52 @@ def _simulators(
     return simulate, warmup
 
 
+def recorded_service(options: ServeOptions) -> RecordedService | None:
+    """The recorded server to serve, when the options ask for one (else None: serve inventories).
+
+    ``--server NAME`` asks for it; so does a ``--recordings`` file, when ``--inventory`` is not given,
+    that declares a server which is not a built-in inventory (finmcp's own recordings keep today's
+    inventory serving). Several such servers without ``--server``: an error listing them.
+    """
+    if options.recordings is None:
+        if options.server is not None:
+            raise ServeError(f"--server {options.server}: needs --recordings FILE (the recording to serve)")
+        return None
+    if options.inventory_given and options.server is not None:
+        raise ServeError("--server serves a recorded server instead of inventories: drop --inventory")
+    if options.inventory_given:
+        return None
+    store = _store(options.recordings)
+    assert store is not None
+    declared = store.declared_servers()
+    foreign = [name for name in declared if name not in builtin_names()]
+    if options.server is None and not foreign:
+        store.close()
+        return None
+    try:
+        if options.server is None and len(foreign) > 1:
+            raise RecordedServerError(
+                f"--recordings {options.recordings} declares {len(foreign)} servers ({', '.join(foreign)});"
+                " pick one with --server NAME"
+            )
+        name = options.server or foreign[0]
+        pick_server(store, name, options.recordings)
+        latency = parse_latency(options.latency, seed=options.seed)
+        page_bytes = SSE_PAGE_BYTES if options.page_size is None and options.transport == "sse" else None
+        return RecordedService.from_store(
+            store,
+            name,
+            replay=options.replay,
+            exhausted=options.replay_exhausted,
+            latency=latency,
+            page_size=options.page_size or None,
+            page_bytes=page_bytes,
+        )
+    except (RecordedServerError, LatencySpecError) as exc:
+        store.close()
+        raise ServeError(str(exc)) from None
+
+
 def build_services(options: ServeOptions) -> tuple[dict[str, ToolService], Warmup]:
     """One :class:`ToolService` per served inventory, configured from the options, and the warm-up of
     their simulators (already finished when nothing is simulated)."""
@@ -164,11 +212,18 @@ def serve(
         raise ServeError("--tls-cert/--tls-key need an HTTP transport (--transport http or sse)")
     if options.cors_origins and options.transport == "stdio":
         raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
+    recorded = recorded_service(options)
+    if recorded is not None:
+        if options.faults:
+            raise ServeError("--faults: a recorded server is replayed as recorded (no injected faults)")
+        if options.transport == "stdio":
+            run_stdio(build_recorded_server(recorded))
+            return 0
     if options.transport == "stdio":
-        services, _ = build_services(options)
-        if len(services) != 1:
+        stdio_services, _ = build_services(options)
+        if len(stdio_services) != 1:
             raise ServeError("--transport stdio serves exactly one inventory")
-        run_stdio(build_mcp_server(next(iter(services.values()))))
+        run_stdio(build_mcp_server(next(iter(stdio_services.values()))))
         return 0
     token = options.token or (environ or {}).get(TOKEN_ENV) or None
     try:
@@ -195,7 +250,12 @@ def serve(
     except ListenError as exc:
         raise ServeError(str(exc)) from None
     try:
-        services, warmup = build_services(options)
+        services: dict[str, ToolService | RecordedService]
+        if recorded is not None:
+            services, warmup = {recorded.name: recorded}, Warmup.finished()
+        else:
+            built, warmup = build_services(options)
+            services = dict(built)
         app = build_http_app(
             services,
             options.transport,

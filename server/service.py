@@ -39,9 +39,11 @@ from finmcp.server.latency import LatencyModel
 from finmcp.server.seeded import OccurrenceCounter
 from finmcp.server.sequence import (
     EXHAUSTED_POLICIES,
+    REPLAY_META,
     REPLAY_MODES,
     ExhaustedPolicy,
     ReplayMode,
+    ReplaySession,
     SequenceCursors,
 )
 from finmcp.server.validation import MAX_ARGUMENT_DEPTH, compile_schema, describe_errors, too_deep
@@ -356,10 +358,14 @@ class ToolService:
     def _sequence_answer(self, tool: _Tool, key: str, args_json: str, session: Any) -> _Answer | None:
         """The recorded answer of this call's place in its key's sequence; None: use the default lookup."""
         name = tool.spec.name
+        if not isinstance(session, ReplaySession):  # a direct call (tests): one session per given value
+            session = ReplaySession(session, str(session))
+        if session.reset:
+            self._cursors.reset(session.key)
         steps = self._recorded_steps(name, key)
         if not steps:
             return None
-        index = self._cursors.next(session, (name, key))
+        index = self._cursors.next(session.key, (name, key))
         if index >= len(steps):
             if self.exhausted == "simulate":
                 return None
@@ -385,6 +391,7 @@ class ToolService:
             PROVENANCE_KEY: step["provenance"],
             ARGS_KEY: key,
             STEP_KEY: step["step"],
+            REPLAY_META: {"sequence": session.label, "step": step["step"]},
         }
         return _Answer(result, step["latency_ms"])
 

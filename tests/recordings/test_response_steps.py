@@ -8,7 +8,7 @@ import pytest
 
 from finmcp.recordings import RecordingStore
 from finmcp.recordings.errors import InvalidValueError
-from finmcp.recordings.schema import MIGRATIONS, connect, migrate, user_version
+from finmcp.recordings.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, user_version
 
 OK = {"content": [{"type": "text", "text": "one"}], "isError": False}
 
@@ -23,14 +23,14 @@ def test_step_4_adds_response_steps_to_a_version_3_database_and_keeps_its_rows(t
     )
     db.close()
     with RecordingStore.open(path) as store:
-        assert store.schema_version == 4 == MIGRATIONS[3].version
+        assert store.schema_version == SCHEMA_VERSION and MIGRATIONS[3].version == 4
         assert store.count() == 1 and store.count_steps() == 0
     with sqlite3.connect(path) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(response_steps)")]
     assert columns[:6] == ["id", "inventory", "tool", "args_key", "step", "arguments"]
     assert "rpc_error" in columns
     db = connect(path)
-    assert user_version(db) == 4
+    assert user_version(db) == SCHEMA_VERSION
     db.close()
 
 
