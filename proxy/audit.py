@@ -222,16 +222,17 @@ def skipped_tools(
     include_acting: bool,
 ) -> dict[str, str]:
     """Tools whose calls are not re-issued, with the reason: gone from the live server, or may act
-    (not annotated ``readOnlyHint`` in the recorded definitions, else the live ones) without
-    ``include_acting``."""
+    (not annotated ``readOnlyHint`` in the recorded or in the live definition, or not declared at
+    all) without ``include_acting``."""
     old, new = by_name(recorded or []), by_name(live)
     out: dict[str, str] = {}
     for tool in sorted({str(c["tool"]) for c in calls}):
         if tool not in new and (recorded is not None or new):
             out[tool] = "the live server no longer lists this tool"
             continue
-        definition = old.get(tool) or new.get(tool) or {}
-        if not include_acting and may_act(definition.get("annotations") or {}):
+        definitions = [d for d in (old.get(tool), new.get(tool)) if d is not None]
+        acts = not definitions or any(may_act(d.get("annotations") or {}) for d in definitions)
+        if not include_acting and acts:
             out[tool] = "may act (not annotated readOnlyHint): not re-issued without --include-acting"
     return out
 
