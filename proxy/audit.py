@@ -113,8 +113,8 @@ def _connect(target: str | StdioServerParameters, era: str, http: HttpOptions) -
         from finmcp.proxy.upstream_tls import client_context
 
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in http.headers}
-        client = httpx2.AsyncClient(headers=headers, verify=client_context(http.ca_file))  # type: ignore[arg-type]
-        return Client(streamable_http_client(target, http_client=client), mode=client_mode(era, target))  # type: ignore[arg-type]
+        client = httpx2.AsyncClient(headers=headers, verify=client_context(http.ca_file))
+        return Client(streamable_http_client(target, http_client=client), mode=client_mode(era, target))
     return Client(target, mode=client_mode(era, target))
 
 

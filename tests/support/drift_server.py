@@ -51,10 +51,10 @@ def answer(tool: str) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": json.dumps(value)}]}
     if tool == "entities":
         names = [n for n in os.environ.get("DRIFT_ENTITIES", "alpha,beta,gamma").split(",") if n]
-        value = {"entities": [{"name": n, "letters": len(n)} for n in names]}
+        entities: dict[str, Any] = {"entities": [{"name": n, "letters": len(n)} for n in names]}
         return {
-            "content": [{"type": "text", "text": "x" * 300 + json.dumps(value)}],
-            "structuredContent": value,
+            "content": [{"type": "text", "text": "x" * 300 + json.dumps(entities)}],
+            "structuredContent": entities,
         }
     return {"content": [{"type": "text", "text": os.environ.get("DRIFT_PROBE", "<unset>")}]}
 
