@@ -535,7 +535,7 @@ def _inspect(argv: list[str]) -> int:
     from finmcp.recordings.errors import RecordingsError
     from finmcp.recordings.postgres.connection import is_postgres_url
 
-    if not is_postgres_url(args.db) and not Path(args.db).exists():
+    if args.db is not None and not is_postgres_url(args.db) and not Path(args.db).exists():
         print(f"finmcp-proxy {args.command}: trace store not found: {args.db}", file=sys.stderr)
         return 2
     try:
