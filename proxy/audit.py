@@ -28,7 +28,8 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,10 @@ class HttpOptions:
     ca_file: str | None = None
 
 
-def _connect(target: str | StdioServerParameters, era: str, http: HttpOptions) -> Client:
+@asynccontextmanager
+async def _connect(target: str | StdioServerParameters, era: str, http: HttpOptions) -> AsyncIterator[Client]:
+    """An open SDK client on ``target`` (for HTTPS or extra headers, over an HTTP client of its own,
+    closed with it)."""
     if isinstance(target, str) and (http.headers or http.ca_file or target.startswith("https://")):
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
@@ -113,9 +117,13 @@ def _connect(target: str | StdioServerParameters, era: str, http: HttpOptions) -
         from finmcp.proxy.upstream_tls import client_context
 
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in http.headers}
-        client = httpx2.AsyncClient(headers=headers, verify=client_context(http.ca_file))
-        return Client(streamable_http_client(target, http_client=client), mode=client_mode(era, target))
-    return Client(target, mode=client_mode(era, target))
+        async with httpx2.AsyncClient(headers=headers, verify=client_context(http.ca_file)) as web:
+            transport = streamable_http_client(target, http_client=web)
+            async with Client(transport, mode=client_mode(era, target)) as client:
+                yield client
+        return
+    async with Client(target, mode=client_mode(era, target)) as client:
+        yield client
 
 
 async def _list_tools(client: Client) -> list[dict[str, Any]]:
