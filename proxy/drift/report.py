@@ -32,12 +32,9 @@ def build_report(
     counts = Counter(o["verdict"] for o in outcomes)
     first: dict[str, dict[str, Any]] = {}
     for o in outcomes:
-        if o["verdict"] in ("different", "failed") and o.get("session") not in first:
-            first[o.get("session") or ""] = {
-                "session": o.get("session"),
-                "call_id": o["call_id"],
-                "tool": o["tool"],
-            }
+        session = str(o.get("session") or "")
+        if o["verdict"] in ("different", "failed") and session not in first:
+            first[session] = {"session": o.get("session"), "call_id": o["call_id"], "tool": o["tool"]}
     return {
         "schema": SCHEMA,
         "run_id": run_id,

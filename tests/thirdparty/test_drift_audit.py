@@ -124,7 +124,11 @@ def test_each_mutation_is_found_and_classed(mutation, time_recording, monkeypatc
         skipped = [c for c in report["calls"] if c["tool"] == "get_current_time"]
         assert {c["verdict"] for c in skipped} == {"skipped"}, skipped
     if mutation == "value-drift":  # the structured path first; the text block's JSON is parsed
-        call = next(c for c in report["calls"] if c["verdict"] == "different")
+        drifted = [c for c in report["calls"] if c["verdict"] == "different"]
+        call = drifted[0]
+        assert len(drifted) == 2 and report["first_drift"] == [
+            {"session": call["session"], "call_id": call["call_id"], "tool": "get_current_time"}
+        ]
         assert [d["path"] for d in call["diff"]] == [
             "structuredContent.day_of_week",
             "content[0].text.day_of_week",
