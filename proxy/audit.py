@@ -302,14 +302,14 @@ def _recorded(args: AuditOptions) -> Recorded:
 
 async def _audit(
     recorded: Recorded, target: str | StdioServerParameters, args: AuditOptions, normaliser: Normaliser
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
     http = HttpOptions(tuple(args.upstream_header), args.upstream_ca)
     async with _connect(target, args.era, http) as client:
         live = await _list_tools(client)
         plan = Plan(
             normaliser, skipped_tools(recorded.calls, recorded.tools, live, args.include_acting), args.timeout
         )
-        return live, await _reissue_all(client, recorded.calls, plan)
+        return live, await _reissue_all(client, recorded.calls, plan), plan.skip
 
 
 def cmd_audit(args: AuditOptions) -> int:
@@ -325,7 +325,7 @@ def cmd_audit(args: AuditOptions) -> int:
         print(f"finmcp-proxy audit: no calls for {recorded.label}", file=sys.stderr)
         return 2
     try:
-        live, outcomes = anyio.run(_audit, recorded, target, args, normaliser)
+        live, outcomes, skipped = anyio.run(_audit, recorded, target, args, normaliser)
     except Exception as exc:
         print(f"finmcp-proxy audit: could not re-issue the calls against {shown}: {exc!r}", file=sys.stderr)
         return 2
@@ -341,6 +341,7 @@ def cmd_audit(args: AuditOptions) -> int:
         normalisers=list(normaliser.shown),
         fail_on=args.fail_on,
         notes=recorded.notes,
+        skipped_tools=skipped,
     )
     text = json.dumps(report, ensure_ascii=False, indent=2, default=str)
     if args.json and args.json != "-":

@@ -25,6 +25,7 @@ def build_report(
     normalisers: list[str],
     fail_on: str,
     notes: list[str],
+    skipped_tools: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The report dict; every finding appears once under ``findings`` (definitions first)."""
     call_findings = [f for o in outcomes for f in o.pop("_findings", [])]
@@ -53,6 +54,7 @@ def build_report(
         },
         "calls": outcomes,
         "first_drift": list(first.values()),
+        "skipped_tools": dict(skipped_tools or {}),
         "findings": [f.as_json() for f in findings],
         "notes": notes,
     }
@@ -95,6 +97,8 @@ def text_lines(report: dict[str, Any]) -> list[str]:
                 f"            {visible(d['path'])} [{d.get('change', 'value')}]: "
                 f"logged {_shown(d['logged'])} | reissued {_shown(d['reissued'])}"
             )
+    for tool, reason in report["skipped_tools"].items():
+        lines.append(f"not re-issued: {visible(tool)} ({visible(reason)})")
     for first in report["first_drift"]:
         lines.append(
             f"first drifted call of session {visible(str(first['session']))}: call {first['call_id']} {visible(first['tool'])}"

@@ -176,3 +176,19 @@ def test_usage_errors_exit_2(extra, tmp_path, monkeypatch, capsys):
     (tmp_path / "x.sqlite").write_bytes(b"")  # found: the flags are what is wrong
     assert proxy_main(["audit", *extra]) == 2
     assert "finmcp-proxy audit:" in capsys.readouterr().err
+
+
+def test_a_recorded_declaration_gives_the_definitions():
+    """``RecordingStore.declaration(name)`` / ``declared_servers()`` (migration 5) as the audit reads them."""
+    from finmcp.proxy.drift.sources import _declared_tools
+
+    class Declared:
+        def declared_servers(self) -> list[str]:
+            return ["time"]
+
+        def declaration(self, name: str) -> dict | None:
+            return {"tools": [TOOL], "serverInfo": {"name": "t"}} if name == "time" else None
+
+    assert _declared_tools(Declared(), None, []) == ([TOOL], [])
+    tools, notes = _declared_tools(Declared(), "other", [])
+    assert tools is None and "no declaration was recorded" in notes[0]
