@@ -5,7 +5,8 @@ tests/support/mutating_relay.py, then audited against the relay applying each na
 mutation is found and classed with the right severity; the unchanged server gives 0 findings with
 its volatile ``datetime`` left out by the normalisers the test names. ``server-memory`` (npm) gives
 value drift through ``MEMORY_FILE_PATH``: a knowledge graph recorded, then audited against a store
-with one entity more (one ``inserted`` item, not a changed line per position).
+with one entity more (one ``inserted`` item, not a changed line per position); its acting tool is
+not re-issued by default.
 """
 
 from __future__ import annotations
@@ -163,20 +164,28 @@ def _memory_file(path: Path, names: list[str]) -> None:
 
 
 def test_server_memory_value_drift_through_memory_file_path(tmp_path, monkeypatch, capsys):
+    """server-memory annotates its read tools read-only: the audit re-issues those and skips the
+    recorded ``create_entities`` (it may act) unless ``--include-acting``."""
     if not provision.ready("server-memory"):
         require_or_skip("server-memory is not provisioned: python3 tests/clients/provision.py server-memory")
     server = [str(provision.node_bin("server-memory", "mcp-server-memory"))]
-    recorded, changed = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    _memory_file(recorded, ["Paris", "Rome", "Oslo"])
+    used, same, changed = tmp_path / "used.jsonl", tmp_path / "same.jsonl", tmp_path / "changed.jsonl"
+    for path in (used, same):
+        _memory_file(path, ["Paris", "Rome", "Oslo"])
     _memory_file(changed, ["Lima", "Paris", "Rome", "Oslo"])
     db = tmp_path / "runs.sqlite"
-    calls = [("read_graph", {}), ("open_nodes", {"names": ["Rome"]})]
-    _record_through_proxy(db, "mem", server, calls, {"MEMORY_FILE_PATH": str(recorded)})
-    monkeypatch.setenv("MEMORY_FILE_PATH", str(recorded))  # the recorded store: identical
-    code, report = _audit(db, "mem", server, "--include-acting", capsys=capsys)
-    assert code == 0 and report["counts"] == {"identical": 2}, report
+    new = {"entities": [{"name": "Kyiv", "entityType": "city", "observations": []}]}
+    calls = [("read_graph", {}), ("open_nodes", {"names": ["Rome"]}), ("create_entities", new)]
+    _record_through_proxy(db, "mem", server, calls, {"MEMORY_FILE_PATH": str(used)})
+    monkeypatch.setenv("MEMORY_FILE_PATH", str(same))  # the store as it was recorded: identical
+    code, report = _audit(db, "mem", server, capsys=capsys)
+    assert code == 0 and report["counts"] == {"identical": 2, "skipped": 1}, report
+    assert report["skipped_tools"] == {
+        "create_entities": "may act (not annotated readOnlyHint): not re-issued without --include-acting"
+    }
+    assert "Kyiv" not in same.read_text()  # nothing acted on the audited store
     monkeypatch.setenv("MEMORY_FILE_PATH", str(changed))  # the caller's store reaches the server
-    code, report = _audit(db, "mem", server, "--include-acting", capsys=capsys)
+    code, report = _audit(db, "mem", server, capsys=capsys)
     assert code == 1, report
     graph = next(c for c in report["calls"] if c["tool"] == "read_graph")
     assert [(d["path"], d["change"]) for d in graph["diff"]] == [
