@@ -8,7 +8,9 @@ finmcp-proxy sessions --db runs.sqlite [--run R]
 finmcp-proxy show --db runs.sqlite --run R [--sample S]
 finmcp-proxy export --db runs.sqlite --run R --format jsonl|finmcp|fintoolbench|otlp|otlp-proto|har|csv|parquet [--output FILE]
     (the file FinMCP-Bench's official evaluation.py reads: finmcp-eval export --format finmcp --bench ...)
-finmcp-proxy audit --db runs.sqlite --run R [--sample S] --against URL|RECORDINGS | --against-cmd "cmd args"
+finmcp-proxy audit (--db runs.sqlite --run R [--sample S] | --recording FILE)
+             --against URL|RECORDINGS | --against-cmd "cmd args" [--ignore PATH] [--mask RE] [--volatile]
+             [--include-acting] [--fail-on SEVERITY] [--json [FILE]] [--html FILE]
     (or, last: --against-cmd -- cmd args...)
 finmcp-proxy flush --db local.sqlite --ship-to postgresql://... [--timeout S]
     (ship what a stopped proxy left in its outbox; exits 0 when nothing is left)
@@ -30,6 +32,7 @@ import shlex
 import sys
 from typing import Any
 
+from finmcp.proxy.audit_cli import AUDIT_DESCRIPTION, add_audit_arguments
 from finmcp.proxy.defaults import (
     DEFAULT_BATCH_ROWS,
     DEFAULT_BODY_TIMEOUT,
@@ -62,7 +65,7 @@ SUMMARIES = {
     "sessions": "list the runs and sessions of a trace store",
     "show": "a run's (or one sample's) calls in parallel groups",
     "export": "write a run's calls (jsonl, finmcp, otlp, har, csv, parquet, ...)",
-    "audit": "re-issue a run's logged calls and compare the answers",
+    "audit": "drift audit: re-issue recorded calls against a live server, compare definitions and answers",
     "flush": "ship what a stopped proxy left in its outbox to PostgreSQL",
 }
 """Each command and its one-line summary (``finmcp-proxy --help`` lists them; each has ``--help``)."""
@@ -456,32 +459,8 @@ def build_inspect_parser() -> argparse.ArgumentParser:
         "pyarrow: pip install 'finmcp-kit[parquet]')",
     )
     s.add_argument("--output", dest="out", help="output file (default stdout)")
-    s = sub.add_parser("audit", help=SUMMARIES["audit"], description=SUMMARIES["audit"])
-    add_trace_store(s, required=True, help=READ_STORE_HELP)
-    s.add_argument("--run", required=True)
-    s.add_argument("--sample")
-    against = s.add_mutually_exclusive_group(required=True)
-    against.add_argument(
-        "--against",
-        metavar="URL|FILE",
-        help="Streamable HTTP endpoint to call, or a recordings file (served by a stdio finmcp-server "
-        "with --replay sequence --miss strict)",
-    )
-    against.add_argument(
-        "--against-cmd",
-        metavar="COMMAND",
-        help='a stdio MCP server to launch and call: "cmd args...", or last: --against-cmd -- cmd args...',
-    )
-    s.add_argument(
-        "--recordings-inventory",
-        metavar="NAME",
-        help="with --against FILE: inventory the recordings are under",
-    )
-    s.add_argument(
-        "--era", default="auto", choices=("auto", "handshake", "stateless"), help="client protocol era"
-    )
-    s.add_argument("--json", action="store_true", help="print the report as JSON")
-    s.add_argument("--timeout", type=float, default=60.0)
+    s = sub.add_parser("audit", help=SUMMARIES["audit"], description=AUDIT_DESCRIPTION, formatter_class=RAW)
+    add_audit_arguments(s, _header)
     s = sub.add_parser(
         "flush",
         help=SUMMARIES["flush"],
@@ -591,7 +570,7 @@ def _inspect(argv: list[str]) -> int:
     from finmcp.recordings.errors import RecordingsError
     from finmcp.recordings.postgres.connection import is_postgres_url
 
-    if not is_postgres_url(args.db) and not Path(args.db).exists():
+    if args.db is not None and not is_postgres_url(args.db) and not Path(args.db).exists():
         print(f"finmcp-proxy {args.command}: trace store not found: {args.db}", file=sys.stderr)
         return 2
     try:

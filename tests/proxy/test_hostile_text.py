@@ -141,7 +141,9 @@ def test_json_exports_keep_the_exact_values(hostile, tmp_path):
 def test_audit_replay_prints_tool_names_and_diffs_escaped(hostile):
     db, _ = hostile
     with HostileUpstream() as upstream:  # a session id the SDK client takes (plain ASCII)
-        code, out = _cli("audit", "--db", str(db), "--run", RUN, "--against", upstream.url)
+        code, out = _cli(
+            "audit", "--db", str(db), "--run", RUN, "--include-acting", "--against", upstream.url
+        )
     assert code == 1, out  # the upstream counts its calls: every answer differs
     _no_raw_controls(out)
     assert "different" in out and "Get\\x1b[2JQuote" in out and "\\u009b2J\\u202eevil" in out  # JSON escapes

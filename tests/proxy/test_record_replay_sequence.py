@@ -75,7 +75,9 @@ def test_thirty_different_answers_replay_in_order_errors_as_errors(tmp_path, cap
     assert by_key == [("text", "answer 29"), ("text", "answer 29")]  # the default: one answer per key
 
     command = " ".join([sys.executable, *_replay_server(rec, "--replay", "sequence")])
-    code = proxy_main(["audit", "--db", str(db), "--run", "seq", "--against-cmd", command])
+    code = proxy_main(
+        ["audit", "--db", str(db), "--run", "seq", "--include-acting", "--against-cmd", command]
+    )
     report = capsys.readouterr().out
     assert code == 0, report
     assert f"audited {CALLS} calls of run seq: {CALLS} identical" in report

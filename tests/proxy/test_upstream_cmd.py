@@ -48,7 +48,9 @@ def test_the_rest_of_the_line_is_the_upstream_command(tmp_path, monkeypatch, cap
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(REPO))
     assert anyio.run(_answers, params, 2) == ["answer 1", "answer 2"]
     assert [c["status"] for c in wait_calls(db, "dashes", 2)] == ["ok", "ok"]
-    code = proxy_main(["audit", "--db", str(db), "--run", "dashes", "--against-cmd", "--", *UPSTREAM])
+    code = proxy_main(
+        ["audit", "--db", str(db), "--run", "dashes", "--include-acting", "--against-cmd", "--", *UPSTREAM]
+    )  # the counter is not annotated read-only
     report = capsys.readouterr().out
     assert code == 0, report
     assert "audited 2 calls of run dashes: 2 identical" in report
