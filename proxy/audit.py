@@ -242,16 +242,21 @@ def skipped_tools(
     include_acting: bool,
 ) -> dict[str, str]:
     """Tools whose calls are not re-issued, with the reason: gone from the live server, or may act
-    (not annotated ``readOnlyHint`` in the recorded or in the live definition, or not declared at
-    all) without ``include_acting``."""
+    (not annotated ``readOnlyHint`` in the recorded or in the live definition; declared on one side
+    only, with no recorded definitions to tell) without ``include_acting``. A tool neither side
+    declares is re-issued: the recorded answer was a server's refusal of an unknown tool, and so
+    should the live one be."""
     old, new = by_name(recorded or []), by_name(live)
     out: dict[str, str] = {}
     for tool in sorted({str(c["tool"]) for c in calls}):
-        if tool not in new and (recorded is not None or new):
+        if tool not in new and tool in old:
             out[tool] = "the live server no longer lists this tool"
             continue
         definitions = [d for d in (old.get(tool), new.get(tool)) if d is not None]
-        acts = not definitions or any(may_act(d.get("annotations") or {}) for d in definitions)
+        undeclared = not definitions and (recorded is not None or bool(new))
+        acts = not undeclared and (
+            not definitions or any(may_act(d.get("annotations") or {}) for d in definitions)
+        )
         if not include_acting and acts:
             out[tool] = "may act (not annotated readOnlyHint): not re-issued without --include-acting"
     return out
