@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import pytest
 
@@ -10,7 +11,7 @@ from finmcp.recordings import RecordingStore
 from finmcp.recordings.errors import InvalidValueError
 from finmcp.recordings.schema import MIGRATIONS, connect, migrate, user_version
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "name": "get_current_time",
         "description": "Get the time",
@@ -24,7 +25,7 @@ TOOLS = [
         "_meta": {"vendor/x": 1},
     }
 ]
-DECLARED = {
+DECLARED: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
     "serverInfo": {"name": "mcp-time", "version": "1.2.3"},
     "capabilities": {"tools": {"listChanged": False}, "logging": {}},

@@ -24,7 +24,7 @@ INDEX messages_session_seq: CREATE INDEX "messages_session_seq" ON "messages" ("
 TABLE response_steps: CREATE TABLE "response_steps" ( "id" INTEGER PRIMARY KEY, "inventory" TEXT NOT NULL,
  "tool" TEXT NOT NULL, "args_key" TEXT NOT NULL, "step" INTEGER NOT NULL, "arguments" TEXT NOT NULL, "content" TEXT,
  "structured_content" TEXT, "is_error" INTEGER NOT NULL DEFAULT 0, "rpc_error" TEXT, "latency_ms" REAL,
- "provenance" TEXT NOT NULL, "created" TEXT NOT NULL )
+ "provenance" TEXT NOT NULL, "created" TEXT NOT NULL , "notifications" TEXT)
 INDEX response_steps_inventory_tool_args_key_step: CREATE UNIQUE INDEX "response_steps_inventory_tool_args_key_step"
  ON "response_steps" ("inventory", "tool", "args_key", "step")
 TABLE responses: CREATE TABLE "responses" ( "id" INTEGER PRIMARY KEY, "inventory" TEXT NOT NULL, "tool" TEXT NOT NULL,
@@ -33,6 +33,9 @@ TABLE responses: CREATE TABLE "responses" ( "id" INTEGER PRIMARY KEY, "inventory
 INDEX responses_inventory_tool_args_key: CREATE UNIQUE INDEX "responses_inventory_tool_args_key" ON "responses"
  ("inventory", "tool", "args_key")
 TABLE runs: CREATE TABLE "runs" ( "run_id" TEXT PRIMARY KEY, "created" TEXT NOT NULL, "meta" TEXT )
+TABLE servers: CREATE TABLE "servers" ( "name" TEXT PRIMARY KEY, "protocol_version" TEXT, "server_info" TEXT,
+ "capabilities" TEXT, "instructions" TEXT, "tools" TEXT, "provenance" TEXT NOT NULL, "created" TEXT NOT NULL,
+ "updated" TEXT NOT NULL )
 TABLE sessions: CREATE TABLE "sessions" ( "session_key" TEXT PRIMARY KEY, "run_id" TEXT, "client_name" TEXT,
  "client_version" TEXT, "protocol_version" TEXT, "era" TEXT, "transport" TEXT, "upstream" TEXT, "started" TEXT,
  "ended" TEXT )
@@ -52,7 +55,7 @@ def schema_text(path) -> str:
 def test_a_new_database_has_exactly_the_pinned_ddl(tmp_path):
     path = tmp_path / "new.sqlite"
     with RecordingStore.open(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
     assert schema_text(path) == normalised(EXPECTED)
     with sqlite3.connect(path) as conn:
         assert tuple(row[1] for row in conn.execute("PRAGMA table_info(calls)")) == CALLS_COLUMNS

@@ -47,7 +47,7 @@ async def _program(
     out = []
     async with Client(url, mode=mode) as client:
         for _ in range(calls):
-            result = await client.call_tool(TOOL, {}, meta=meta)
+            result = await client.call_tool(TOOL, {}, meta=meta)  # type: ignore[arg-type]
             text = result.content[0].text  # type: ignore[union-attr]
             out.append((text, (result.meta or {}).get(REPLAY)))
     return out
