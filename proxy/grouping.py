@@ -10,10 +10,24 @@ rule that applies:
    the same value share a group.
 2. ``overlap``: within the same client key and scope, a call of the current group is still awaiting
    its response, so the two calls ran concurrently.
-3. ``sequence``: the request arrived after the answer to a call of the current group, from the same
+3. ``connection`` (HTTP): the request came on a connection the client opened after one that carried
+   an answer of the current group, while that older connection still lies quiet (open, nothing sent
+   on it since the answer), within :data:`CONNECTION_WINDOW_MS` of the answer. An HTTP/1.1 client
+   pool (the SDK's httpx2) sends each request on its oldest idle connection and opens a new one only
+   when none is idle; a connection is idle again once the client has read its answer (or it is
+   closed). So the client sent this call before it had read that answer: concurrent calls, however
+   late the machine let the client send them. Not when the call came on a connection that carried
+   an answer of the group itself: a pool that reuses its most recently freed connection (aiohttp,
+   Node's agent) sends a client's next call there. A client awaiting each answer sends its next call on
+   the connection that brought the answer (JSON), or closes that one first (the SDK after an SSE
+   answer): no evidence either way, and the sequence rule decides. A client on this machine gives a
+   second sign: an answer's bytes still in the receive queue of its end of the connection
+   (``/proc/net/tcp``, :mod:`proxy.peer_queue`) when its next call arrives, on any other connection.
+   Checked only where the sequence rule or the gap would open a new group.
+4. ``sequence``: the request arrived after the answer to a call of the current group, from the same
    client key (session), had left the proxy: the client may well have sent it having read that
    answer, so it opens a new group, however short the pause. (Off with ``sequence=False``.)
-4. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
+5. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
    current group's last response joins it; a later one, or the first call of a scope, opens a new
    group. With the sequence rule on, this joins only a call that arrived before that response had
    left the proxy (a client that sends before reading); with it off, it also joins calls a client
@@ -31,10 +45,31 @@ merged sequential calls into one group (which no metric accepts). See docs/proxy
 from __future__ import annotations
 
 import itertools
+import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+CONNECTION_WINDOW_MS = 1000.0
+"""How long after an answer left a newer connection's call is still weighed against it (``connection``)."""
 
 Scope = tuple[str | None, str | None, int, int | None]
+
+
+class Channel(Protocol):
+    """The client connection a call came on (HTTP; the stdio side has none)."""
+
+    @property
+    def order(self) -> int:
+        """The connection's place in accept order on its listener (a client's newer connections: higher)."""
+        ...
+
+    def quiet(self) -> bool:
+        """Still open, idle, and nothing received since its last answer: the client has not reused it."""
+        ...
+
+    def unread(self) -> bool:
+        """Quiet, and bytes of what it carried still wait unread at the client (a local client only)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -43,6 +78,9 @@ class _Inferred:
     pending: int = 0
     last_response_ns: int = 0
     delivered_ns: int = 0  # when the latest answer of the group left the proxy (0: none yet)
+    # the connections that carried answers of the group: order -> (channel, when the answer left);
+    # weak, so a closed connection is not kept alive by a scope that sees no more calls
+    answered: dict[int, tuple[weakref.ref[Channel], int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -70,6 +108,7 @@ class Placement:
     source: str
     inferred: bool
     token: str = ""
+    channel: Channel | None = None
 
     @property
     def ref(self) -> tuple[str, int]:
@@ -82,6 +121,7 @@ class GroupAssigner:
 
     def __init__(self, gap_ms: float = 30.0, sequence: bool = True) -> None:
         self.gap_ns = int(gap_ms * 1_000_000)
+        self.window_ns = int(CONNECTION_WINDOW_MS * 1_000_000)
         self.sequence = sequence
         self.token = f"assigner-{next(_tokens)}"  # names this assigner's groups to the trace store
         self._scopes: dict[Scope, _ScopeState] = {}
@@ -93,10 +133,12 @@ class GroupAssigner:
         t_req_ns: int,
         explicit: Any = None,
         arrived_ns: int | None = None,
+        channel: Channel | None = None,
     ) -> Placement:
         """The group of a call whose request was read at ``t_req_ns`` (monotonic).
 
         ``arrived_ns``: when the client started the request (see the module docstring; default ``t_req_ns``).
+        ``channel``: the HTTP connection it came on (the ``connection`` rule; None on stdio).
         """
         state = self._scopes.get(scope)
         if state is None:
@@ -110,7 +152,7 @@ class GroupAssigner:
         current = state.inferred.get(client_key)
         if current is not None and current.pending > 0:
             current.pending += 1
-            return Placement(scope, client_key, current.group, "overlap", True, self.token)
+            return Placement(scope, client_key, current.group, "overlap", True, self.token, channel)
         source = "gap"
         if current is not None:
             arrived = t_req_ns if arrived_ns is None else arrived_ns
@@ -118,9 +160,25 @@ class GroupAssigner:
                 source = "sequence"  # sent after an answer of this group had left: it comes after it
             elif t_req_ns - current.last_response_ns < self.gap_ns:
                 current.pending += 1
-                return Placement(scope, client_key, current.group, "gap", True, self.token)
+                return Placement(scope, client_key, current.group, "gap", True, self.token, channel)
+            if channel is not None and self._behind_an_answer(current, channel, t_req_ns):
+                current.pending += 1  # the client sent it before it had read an answer of the group
+                return Placement(scope, client_key, current.group, "connection", True, self.token, channel)
         current = state.inferred[client_key] = _Inferred(state.new_group(), pending=1)
-        return Placement(scope, client_key, current.group, source, True, self.token)
+        return Placement(scope, client_key, current.group, source, True, self.token, channel)
+
+    def _behind_an_answer(self, current: _Inferred, channel: Channel, t_req_ns: int) -> bool:
+        """The client sent this call before it had read an answer of the group (module docstring, rule 3)."""
+        reused = channel.order in current.answered  # came on a connection that carried an answer of the group
+        for ref, t_out in current.answered.values():
+            older = ref()
+            if older is None or older is channel or t_req_ns - t_out > self.window_ns:
+                continue
+            if not reused and older.order < channel.order and older.quiet():
+                return True  # the client's pool still held it: it had not read the answer
+            if older.unread():
+                return True  # the answer still waits in the client's receive queue
+        return False
 
     def finished(self, placement: Placement, t_resp_ns: int) -> None:
         """A placed call got its response (or failed) at ``t_resp_ns``."""
@@ -134,6 +192,8 @@ class GroupAssigner:
         current = self._current(placement)
         if current is not None:
             current.delivered_ns = max(current.delivered_ns, t_out_ns)
+            if placement.channel is not None:
+                current.answered[placement.channel.order] = (weakref.ref(placement.channel), t_out_ns)
 
     def _current(self, placement: Placement) -> _Inferred | None:
         """The inferred group state of a placement, while its group is still the client's current one."""

@@ -88,6 +88,16 @@ class ClientChannel(Protocol):
     arrived_ns: int
     """When the client started the request being handled (monotonic): the accept of a fresh connection,
     else the arrival of the request's first byte."""
+    order: int
+    """The connection's place in accept order on the listener (the ``connection`` group rule)."""
+
+    def quiet(self) -> bool:
+        """Open, idle, and nothing received since its last answer."""
+        ...
+
+    def unread(self) -> bool:
+        """Quiet, and bytes sent on it still wait unread at a local client."""
+        ...
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""
@@ -243,7 +253,7 @@ class Exchange:
         headers: list[tuple[bytes, bytes]] | None = pseudo + request.raw_headers
         arrived = self.arrived_ns
         for msg in self.messages:
-            call = self.tracer.client_message(session, self.tags, msg, headers, arrived)
+            call = self.tracer.client_message(session, self.tags, msg, headers, arrived, self.conn)
             headers = None  # headers are stored once per HTTP request
             if call is not None:
                 self.calls[call.id_text] = call

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
-from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
+from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
+from finmcp.proxy.peer_queue import peer_unread
 from finmcp.proxy.routing import ENDPOINT_PATHS, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 from finmcp.proxy.upstream_conn import ConnectionPool
@@ -73,6 +74,7 @@ class ProxyServer:
         self.pool = ConnectionPool(settings.target)
         self.requests = 0
         self.provisional = 0
+        self.accepted = 0  # client connections accepted so far (each one's ClientProtocol.order)
         self.connections: set[ClientProtocol] = set()
         self._path_tags: dict[str, tuple[Tags, str]] = {}
         self.limits = limits = settings.limits
@@ -173,6 +175,8 @@ class ClientProtocol(asyncio.Protocol):
         # the arrival of its first byte (a pipelined one: earlier). The sequence group rule compares it
         # with when earlier answers left; a parallel burst on fresh connections started before them.
         self.arrived_ns = time.monotonic_ns()
+        server.accepted += 1
+        self.order = server.accepted  # accept order: the connection group rule (proxy/grouping.py)
         self.served = False  # a request was read on this connection
         self.refused = False  # answered 408/503 and shut: what the client still sends is dropped
         self.counted = 0  # this connection's share of ProxyServer.buffered
@@ -301,6 +305,16 @@ class ClientProtocol(asyncio.Protocol):
     def abort(self) -> None:
         if self.transport is not None:
             self.transport.abort()
+
+    def quiet(self) -> bool:
+        """Open, idle, and nothing received since its last answer (the ``connection`` group rule)."""
+        if self.closed or self.refused or self.exchange is not None or self.buffer or self.transport is None:
+            return False
+        return socket_is_quiet(self.transport)
+
+    def unread(self) -> bool:
+        """Quiet, and bytes the proxy sent still wait unread at a local client (``proxy.peer_queue``)."""
+        return self.quiet() and bool(peer_unread(self.transport))  # type: ignore[arg-type]  # quiet: set
 
     def next_provisional(self) -> int:
         """A number unique in this listener (session keys before the upstream names a session)."""

@@ -75,7 +75,7 @@ async def _call(client: Client, code: str, meta: Any) -> None:
 
 
 async def _drive(url: str, era: str, sample: str, steps: int, parallel: int, sequential: int) -> None:
-    async with Client(url, mode=era) as client:  # type: ignore[arg-type]  # "legacy" or a version string
+    async with Client(url, mode=era) as client:
         for step in range(steps):
             meta = request_meta({"io.finmcp/turn": step})
 
