@@ -88,16 +88,11 @@ class ClientChannel(Protocol):
     arrived_ns: int
     """When the client started the request being handled (monotonic): the accept of a fresh connection,
     else the arrival of the request's first byte."""
-    order: int
-    """The connection's place in accept order on the listener (the ``connection`` group rule)."""
+    order: int  # the connection's number, and mark()/unread(): the connection group rule (grouping.Channel)
 
-    def quiet(self) -> bool:
-        """Open, idle, and nothing received since its last answer."""
-        ...
-
-    def unread(self) -> bool:
-        """Quiet, and bytes sent on it still wait unread at a local client."""
-        ...
+    def mark(self) -> int: ...
+    def quiet(self, mark: int) -> bool: ...
+    def unread(self, mark: int) -> bool: ...
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""

@@ -176,8 +176,9 @@ class ClientProtocol(asyncio.Protocol):
         # with when earlier answers left; a parallel burst on fresh connections started before them.
         self.arrived_ns = time.monotonic_ns()
         server.accepted += 1
-        self.order = server.accepted  # accept order: the connection group rule (proxy/grouping.py)
+        self.order = server.accepted  # its number on the listener (the connection group rule)
         self.served = False  # a request was read on this connection
+        self.requests = 0  # how many
         self.refused = False  # answered 408/503 and shut: what the client still sends is dropped
         self.counted = 0  # this connection's share of ProxyServer.buffered
         self.in_flight = 0  # of which: the body of the request being forwarded
@@ -306,15 +307,19 @@ class ClientProtocol(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
-    def quiet(self) -> bool:
-        """Open, idle, and nothing received since its last answer (the ``connection`` group rule)."""
-        if self.closed or self.refused or self.exchange is not None or self.buffer or self.transport is None:
-            return False
-        return socket_is_quiet(self.transport)
+    def mark(self) -> int:
+        """The number of requests read on this connection so far (the ``connection`` group rule)."""
+        return self.requests
 
-    def unread(self) -> bool:
-        """Quiet, and bytes the proxy sent still wait unread at a local client (``proxy.peer_queue``)."""
-        return self.quiet() and bool(peer_unread(self.transport))  # type: ignore[arg-type]  # quiet: set
+    def quiet(self, mark: int) -> bool:
+        """No request since ``mark``, open and idle, and no byte or end from the client waiting (peeked)."""
+        if mark != self.requests or self.closed or self.exchange is not None or self.buffer:
+            return False
+        return self.transport is not None and socket_is_quiet(self.transport)
+
+    def unread(self, mark: int) -> bool:
+        """Quiet since ``mark``, and bytes it sent still unread at a local client (``proxy.peer_queue``)."""
+        return self.quiet(mark) and bool(peer_unread(self.transport))  # type: ignore[arg-type]  # quiet: set
 
     def next_provisional(self) -> int:
         """A number unique in this listener (session keys before the upstream names a session)."""
@@ -334,6 +339,7 @@ class ClientProtocol(asyncio.Protocol):
             if request is None:
                 return
             self.served = True
+            self.requests += 1
             try:
                 keep = self._handle(request)
             except Exception as exc:  # a bug must cost one request, never the listener
