@@ -24,7 +24,7 @@ from typing import Any
 
 from finmcp.proxy.baseline import NOTE_METHOD, BaselineWatch
 from finmcp.proxy.declare import Declared, call_notification
-from finmcp.proxy.grouping import GroupAssigner, Placement
+from finmcp.proxy.grouping import Channel, GroupAssigner, Placement
 from finmcp.proxy.jsonrpc import (
     CLIENT_INFO_META,
     GROUP_META,
@@ -322,11 +322,13 @@ class Tracer:
         msg: Message,
         headers: Iterable[tuple[bytes, bytes]] | None = None,
         arrived_ns: int | None = None,
+        channel: Channel | None = None,
     ) -> PendingCall | None:
         """Log a client→server message; a ``tools/call`` request also starts a call row (returned).
 
         ``arrived_ns``: when the client started the message (the ``sequence`` group rule compares it
-        with when earlier answers left; :mod:`proxy.grouping`).
+        with when earlier answers left; :mod:`proxy.grouping`). ``channel``: the HTTP connection it came
+        on (the ``connection`` rule).
         """
         if msg.kind in ("request", "notification"):
             if msg.method == "initialize" or PROTOCOL_VERSION_META in msg.meta:
@@ -350,7 +352,7 @@ class Tracer:
                 return parent
         if msg.method != "tools/call":
             return None
-        return self._begin_call(session, tags, msg, t_ns, wall, arrived_ns)
+        return self._begin_call(session, tags, msg, t_ns, wall, arrived_ns, channel)
 
     def _meta_tags(self, tags: Tags, msg: Message) -> Tags:
         meta = msg.meta
@@ -370,13 +372,16 @@ class Tracer:
         t_req: int,
         wall: str,
         arrived_ns: int | None,
+        channel: Channel | None,
     ) -> PendingCall:
         params = msg.params
         tool = params.get("name")
         tool = tool if isinstance(tool, str) else json.dumps(tool)
         arguments = params.get("arguments")
         scope = (tags.run, tags.sample, tags.trial, tags.turn)
-        placement = self.groups.place(scope, session.key, t_req, msg.meta.get(GROUP_META), arrived_ns)
+        placement = self.groups.place(
+            scope, session.key, t_req, msg.meta.get(GROUP_META), arrived_ns, channel
+        )
         id_text = msg.id_text or "null"
         call = PendingCall(session, id_text, msg.id, tool, arguments, tags, t_req, placement)
         call.progress_token = msg.meta.get("progressToken")

@@ -10,10 +10,27 @@ rule that applies:
    the same value share a group.
 2. ``overlap``: within the same client key and scope, a call of the current group is still awaiting
    its response, so the two calls ran concurrently.
-3. ``sequence``: the request arrived after the answer to a call of the current group, from the same
+3. ``connection`` (HTTP): the client's connections show it sent this call before it had read an
+   answer of the current group (sent on another connection within :data:`CONNECTION_WINDOW_MS`).
+   Checked only where the sequence or the gap rule would open a new group. Two signs count:
+   a. the pool: the call came on a connection newer than the one that carried the answer, which
+      still lies quiet (open, idle, nothing from the client since the answer). An HTTP/1.1 pool
+      opens or takes another connection only when the ones it has are busy, and a connection is
+      busy until the client has read its answer; one that reuses its oldest idle connection (httpx,
+      undici) never moves to a newer one while an older is free. Only for connections that carried
+      this client key alone (a pool shared by many clients, like the harness's, picks whatever
+      another client freed), and not when the call came on a connection that carried an answer of
+      the group (a pool that reuses its latest freed connection, like aiohttp's, goes there next).
+   b. the receive queue: a client on this machine still holds bytes of that answer unread in its end
+      of the connection (``/proc/net/tcp``, :mod:`proxy.peer_queue`), whatever connection the call
+      came on.
+   A client that awaits each answer sends its next call on the connection that brought the answer,
+   on an older one, or after closing it (the SDK after an SSE answer), having read it: no sign, and
+   the sequence rule decides.
+4. ``sequence``: the request arrived after the answer to a call of the current group, from the same
    client key (session), had left the proxy: the client may well have sent it having read that
    answer, so it opens a new group, however short the pause. (Off with ``sequence=False``.)
-4. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
+5. ``gap``: otherwise the think-time gap decides: a call arriving less than ``gap_ms`` after the
    current group's last response joins it; a later one, or the first call of a scope, opens a new
    group. With the sequence rule on, this joins only a call that arrived before that response had
    left the proxy (a client that sends before reading); with it off, it also joins calls a client
@@ -31,10 +48,37 @@ merged sequential calls into one group (which no metric accepts). See docs/proxy
 from __future__ import annotations
 
 import itertools
+import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+_SHARED = "\x00shared"  # the owner of a connection that carried calls of two client keys
+
+CONNECTION_WINDOW_MS = 1000.0
+"""How long after an answer left a newer connection's call is still weighed against it (``connection``)."""
 
 Scope = tuple[str | None, str | None, int, int | None]
+
+
+class Channel(Protocol):
+    """The client connection a call came on (HTTP; the stdio side has none)."""
+
+    @property
+    def order(self) -> int:
+        """The connection's number on its listener (accept order): its key among a group's answers."""
+        ...
+
+    def mark(self) -> int:
+        """A number that grows with every request the connection carries."""
+        ...
+
+    def quiet(self, mark: int) -> bool:
+        """No request since ``mark``, open, idle, and nothing from the client waiting (not even its end)."""
+        ...
+
+    def unread(self, mark: int) -> bool:
+        """Quiet since ``mark``, and bytes it carried still unread at the client (a local client only)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -43,6 +87,9 @@ class _Inferred:
     pending: int = 0
     last_response_ns: int = 0
     delivered_ns: int = 0  # when the latest answer of the group left the proxy (0: none yet)
+    # the connections that carried answers of the group: order -> (channel, when the answer left);
+    # weak, so a closed connection is not kept alive by a scope that sees no more calls
+    answered: dict[int, tuple[weakref.ref[Channel], int, int]] = field(default_factory=dict)  # + its mark
 
 
 @dataclass(slots=True)
@@ -70,6 +117,7 @@ class Placement:
     source: str
     inferred: bool
     token: str = ""
+    channel: Channel | None = None
 
     @property
     def ref(self) -> tuple[str, int]:
@@ -82,9 +130,11 @@ class GroupAssigner:
 
     def __init__(self, gap_ms: float = 30.0, sequence: bool = True) -> None:
         self.gap_ns = int(gap_ms * 1_000_000)
+        self.window_ns = int(CONNECTION_WINDOW_MS * 1_000_000)
         self.sequence = sequence
         self.token = f"assigner-{next(_tokens)}"  # names this assigner's groups to the trace store
         self._scopes: dict[Scope, _ScopeState] = {}
+        self._owners: weakref.WeakKeyDictionary[Channel, str] = weakref.WeakKeyDictionary()  # client key
 
     def place(
         self,
@@ -93,11 +143,15 @@ class GroupAssigner:
         t_req_ns: int,
         explicit: Any = None,
         arrived_ns: int | None = None,
+        channel: Channel | None = None,
     ) -> Placement:
         """The group of a call whose request was read at ``t_req_ns`` (monotonic).
 
         ``arrived_ns``: when the client started the request (see the module docstring; default ``t_req_ns``).
+        ``channel``: the HTTP connection it came on (the ``connection`` rule; None on stdio).
         """
+        if channel is not None:
+            self._own(channel, client_key)
         state = self._scopes.get(scope)
         if state is None:
             state = self._scopes[scope] = _ScopeState()
@@ -110,7 +164,7 @@ class GroupAssigner:
         current = state.inferred.get(client_key)
         if current is not None and current.pending > 0:
             current.pending += 1
-            return Placement(scope, client_key, current.group, "overlap", True, self.token)
+            return Placement(scope, client_key, current.group, "overlap", True, self.token, channel)
         source = "gap"
         if current is not None:
             arrived = t_req_ns if arrived_ns is None else arrived_ns
@@ -118,9 +172,38 @@ class GroupAssigner:
                 source = "sequence"  # sent after an answer of this group had left: it comes after it
             elif t_req_ns - current.last_response_ns < self.gap_ns:
                 current.pending += 1
-                return Placement(scope, client_key, current.group, "gap", True, self.token)
+                return Placement(scope, client_key, current.group, "gap", True, self.token, channel)
+            if channel is not None and self._behind_an_answer(current, channel, client_key, t_req_ns):
+                current.pending += 1  # the client sent it before it had read an answer of the group
+                return Placement(scope, client_key, current.group, "connection", True, self.token, channel)
         current = state.inferred[client_key] = _Inferred(state.new_group(), pending=1)
-        return Placement(scope, client_key, current.group, source, True, self.token)
+        return Placement(scope, client_key, current.group, source, True, self.token, channel)
+
+    def _own(self, channel: Channel, client_key: str) -> None:
+        """Note which client key a connection carries; one that carried two is shared (a pool of many)."""
+        owner = self._owners.get(channel)
+        if owner is None:
+            self._owners[channel] = client_key
+        elif owner != client_key:
+            self._owners[channel] = _SHARED
+
+    def _behind_an_answer(self, current: _Inferred, channel: Channel, client_key: str, t_req_ns: int) -> bool:
+        """The client sent this call before it had read an answer of the group (module docstring, rule 3)."""
+        own = self._owners.get(channel) == client_key and channel.order not in current.answered
+        for ref, t_out, mark in current.answered.values():
+            other = ref()
+            if other is None or other is channel or t_req_ns - t_out > self.window_ns:
+                continue  # gone, the call's own connection (the client read its answer), or too long ago
+            if (
+                own
+                and other.order < channel.order
+                and self._owners.get(other) == client_key
+                and other.quiet(mark)
+            ):
+                return True  # the client's pool still held the older connection: it had not read the answer
+            if other.unread(mark):  # and it carried nothing since: the unread bytes are that answer's
+                return True  # the answer still waits in the client's receive queue
+        return False
 
     def finished(self, placement: Placement, t_resp_ns: int) -> None:
         """A placed call got its response (or failed) at ``t_resp_ns``."""
@@ -134,6 +217,9 @@ class GroupAssigner:
         current = self._current(placement)
         if current is not None:
             current.delivered_ns = max(current.delivered_ns, t_out_ns)
+            if placement.channel is not None:
+                channel = placement.channel
+                current.answered[channel.order] = (weakref.ref(channel), t_out_ns, channel.mark())
 
     def _current(self, placement: Placement) -> _Inferred | None:
         """The inferred group state of a placement, while its group is still the client's current one."""

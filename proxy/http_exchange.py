@@ -88,6 +88,11 @@ class ClientChannel(Protocol):
     arrived_ns: int
     """When the client started the request being handled (monotonic): the accept of a fresh connection,
     else the arrival of the request's first byte."""
+    order: int  # the connection's number, and mark()/unread(): the connection group rule (grouping.Channel)
+
+    def mark(self) -> int: ...
+    def quiet(self, mark: int) -> bool: ...
+    def unread(self, mark: int) -> bool: ...
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""
@@ -235,7 +240,7 @@ class Exchange:
         headers: list[tuple[bytes, bytes]] | None = pseudo + request.raw_headers
         arrived = self.arrived_ns
         for msg in self.messages:
-            call = self.tracer.client_message(session, self.tags, msg, headers, arrived)
+            call = self.tracer.client_message(session, self.tags, msg, headers, arrived, self.conn)
             headers = None  # headers are stored once per HTTP request
             if call is not None:
                 self.calls[call.id_text] = call

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from finmcp.proxy.body_refusal import DRAIN_LIMIT, Drain, refuse
 from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
-from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids
+from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
+from finmcp.proxy.peer_queue import peer_unread
 from finmcp.proxy.routing import ENDPOINT_PATHS, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 from finmcp.proxy.upstream_conn import ConnectionPool
@@ -75,6 +76,7 @@ class ProxyServer:
         self.pool = ConnectionPool(settings.target)
         self.requests = 0
         self.provisional = 0
+        self.accepted = 0  # client connections accepted so far (each one's ClientProtocol.order)
         self.connections: set[ClientProtocol] = set()
         self._path_tags: dict[str, tuple[Tags, str]] = {}
         self.limits = limits = settings.limits
@@ -176,7 +178,10 @@ class ClientProtocol(asyncio.Protocol):
         # the arrival of its first byte (a pipelined one: earlier). The sequence group rule compares it
         # with when earlier answers left; a parallel burst on fresh connections started before them.
         self.arrived_ns = time.monotonic_ns()
+        server.accepted += 1
+        self.order = server.accepted  # its number on the listener (the connection group rule)
         self.served = False  # a request was read on this connection
+        self.requests = 0  # how many
         self.refused = False  # answered 408/503 and shut: what the client still sends is dropped
         self.counted = 0  # this connection's share of ProxyServer.buffered
         self.in_flight = 0  # of which: the body of the request being forwarded
@@ -310,6 +315,20 @@ class ClientProtocol(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
+    def mark(self) -> int:
+        """The number of requests read on this connection so far (the ``connection`` group rule)."""
+        return self.requests
+
+    def quiet(self, mark: int) -> bool:
+        """No request since ``mark``, open and idle, and no byte or end from the client waiting (peeked)."""
+        if mark != self.requests or self.closed or self.exchange is not None or self.buffer:
+            return False
+        return self.transport is not None and socket_is_quiet(self.transport)
+
+    def unread(self, mark: int) -> bool:
+        """Quiet since ``mark``, and bytes it sent still unread at a local client (``proxy.peer_queue``)."""
+        return self.quiet(mark) and bool(peer_unread(self.transport))  # type: ignore[arg-type]  # quiet: set
+
     def next_provisional(self) -> int:
         """A number unique in this listener (session keys before the upstream names a session)."""
         self.server.provisional += 1
@@ -328,6 +347,7 @@ class ClientProtocol(asyncio.Protocol):
             if request is None:
                 return
             self.served = True
+            self.requests += 1
             try:
                 keep = self._handle(request)
             except Exception as exc:  # a bug must cost one request, never the listener

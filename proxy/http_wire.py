@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,3 +106,23 @@ def request_ids(body: bytes) -> list[Any] | None:
 def chunk(data: bytes) -> bytes:
     """``data`` as one HTTP/1.1 chunk (nothing for no data: an empty chunk would end the body)."""
     return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+
+
+def socket_is_quiet(transport: asyncio.BaseTransport) -> bool:
+    """Nothing waits to be read on the transport's socket, not even its end (peeked, never consumed).
+
+    False when a byte or the peer's close is pending, or when there is no socket to ask.
+    """
+    sock = transport.get_extra_info("socket")
+    if sock is None or sock.fileno() < 0:  # none, or closed already
+        return False
+    probe = socket.socket(fileno=sock.fileno())  # the same descriptor, detached below: never closed here
+    try:
+        probe.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.detach()
+    return False

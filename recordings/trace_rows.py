@@ -27,7 +27,7 @@ from finmcp.recordings.redact import (
 from finmcp.recordings.results import dumps, loose_result
 
 CALL_STATUSES = frozenset({"ok", "tool_error", "rpc_error", "transport_error", "cancelled", "pending"})
-GROUP_SOURCES = frozenset({"explicit", "overlap", "sequence", "gap"})
+GROUP_SOURCES = frozenset({"explicit", "overlap", "connection", "sequence", "gap"})
 DIRECTIONS = frozenset({"c2s", "s2c"})
 MESSAGE_KINDS = frozenset({"request", "notification", "response", "error", "invalid", "note"})
 """``note``: a row the proxy wrote itself, never on the wire (its ``method`` says what, e.g.
