@@ -95,6 +95,10 @@ async def _replay_notifications(
             await ctx.session.send_notification(message, related_request_id=ctx.request_id)
 
 
+STATELESS_LIST_HINTS = {"ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+"""What a 2026-07-28 ``tools/list`` result must carry beside the recorded tools (not cacheable)."""
+
+
 def build_recorded_server(service: RecordedService) -> Server[Any]:
     """The SDK server replaying ``service``'s recorded server."""
     server = RecordedServer(service)
@@ -103,9 +107,12 @@ def build_recorded_server(service: RecordedService) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> dict[str, Any]:
         try:
-            return service.list_tools(params.cursor if params is not None else None)
+            page = service.list_tools(params.cursor if params is not None else None)
         except ValueError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
+        if is_stateless(ctx.protocol_version):  # the 2026-07-28 era requires the cache hints
+            page = {**page, **STATELESS_LIST_HINTS}
+        return page
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

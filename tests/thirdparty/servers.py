@@ -214,12 +214,12 @@ def _counter(seen: list[float]) -> Any:
 async def observe(
     target: str | StdioServerParameters, script: Script, mode: str = "legacy"
 ) -> dict[str, Any]:
+    # mode: the SDK Client's ("legacy": the initialize handshake; a 2026 version: that era, no probe)
     """Everything one SDK client session sees: serverInfo, the tool list, each call's outcome (its
     result or JSON-RPC error as JSON values, and how many progress notifications came), and apart,
     each result's ``_meta`` (a replaying server says there which sequence it used)."""
     async with Client(target, mode=mode) as client:
-        init = client.session.initialize_result
-        assert init is not None
+        info, capabilities, instructions = client.server_info, client.server_capabilities, client.instructions
         listing = await client.list_tools()
         outcomes: list[dict[str, Any]] = []
         metas: list[Any] = []
@@ -236,9 +236,9 @@ async def observe(
             metas.append(dumped.pop("_meta", None))
             outcomes.append({"result": dumped, "progress": len(progress)})
     return {
-        "serverInfo": init.server_info.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "capabilities": init.capabilities.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "instructions": init.instructions,
+        "serverInfo": info and info.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "capabilities": capabilities.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "instructions": instructions,
         "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listing.tools],
         "outcomes": outcomes,
         "metas": metas,
@@ -270,14 +270,19 @@ def record_stdio(
 
 
 def replayed_over_both_transports(rec: Path, script: Script, live: dict[str, Any]) -> None:
-    """Replaying ``rec`` over stdio and over HTTP (two programs, each its own sequence from step 0)
-    shows the client exactly what ``live`` showed, a repeated key getting its next recorded answer."""
+    """Replaying ``rec`` over stdio and over HTTP (two programs, each its own sequence from step 0;
+    and a third in the 2026-07-28 era) shows the client exactly what ``live`` showed, a repeated key
+    getting its next recorded answer."""
     over_stdio = anyio.run(observe, replay_stdio(rec), script)
     assert seen(over_stdio) == seen(live)
     with ServerProcess(["--recordings", str(rec), "--replay", "sequence", "--miss", "strict"]) as server:
         first = anyio.run(observe, server.url, script)
         second = anyio.run(observe, server.url, script)  # a second program: its own sequence, from step 0
+        stateless = anyio.run(observe, server.url, script, "2026-07-28")  # a 2026 client: same answers
     assert seen(first) == seen(live) and seen(second) == seen(live)
+    assert stateless["outcomes"] == live["outcomes"]
+    # (its tool list holds the same tools in that era's shape: 2025-11-25 fields such as execution are not in it)
+    assert [t["name"] for t in stateless["tools"]] == [t["name"] for t in live["tools"]]
     labels = {m[REPLAY_META]["sequence"] for m in first["metas"] + second["metas"] if m and REPLAY_META in m}
     assert len(labels) == 2  # each session's answers name its own sequence
     steps = [m[REPLAY_META]["step"] for m in first["metas"] if m and REPLAY_META in m]
