@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     unknown = [name for name in args.names if name not in ENVIRONMENTS]
     if unknown:
-        parser.error(f"unknown client {', '.join(unknown)} (known: {', '.join(ENVIRONMENTS)})")
+        parser.error(f"unknown environment {', '.join(unknown)} (known: {', '.join(ENVIRONMENTS)})")
     names = args.names or list(ENVIRONMENTS)
     if args.check:
         for name in names:

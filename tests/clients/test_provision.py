@@ -36,10 +36,10 @@ def test_unknown_client_names_are_refused(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit) as stopped:
         provision.main(["fastmcp", "bogus"])
     assert stopped.value.code == 2
-    assert "unknown client bogus (the clients: fastmcp, pydantic-ai" in capsys.readouterr().err
+    assert "unknown environment bogus (known: fastmcp, pydantic-ai" in capsys.readouterr().err
 
 
 def test_check_reports_each_client(clients_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert provision.main(["--check"]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{name}: missing ({clients_root / name})" for name in provision.CLIENTS]
+    assert lines == [f"{name}: missing ({clients_root / name})" for name in provision.ENVIRONMENTS]
