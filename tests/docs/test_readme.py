@@ -17,8 +17,10 @@ against its program's parser without running it (fast, without ``../shared``).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,7 @@ from tests.docs.markdown import Block, MarkdownError, code_blocks
 from tests.docs.runner import SHELL_LANGS, DocumentError, DocumentRun, Inputs
 from tests.support.processes import Children
 from tests.support.source import REPO
+from tests.thirdparty.servers import TIME
 
 README = REPO / "README.md"
 PROXY_DOC = REPO / "docs" / "proxy.md"
@@ -72,6 +75,9 @@ def assert_tour_numbers(folder: Path) -> None:
 @pytest.mark.shared
 def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, children):
     monkeypatch.chdir(tmp_path)  # the folder the reader works in (children inherit it)
+    # the reader installed finmcp and mcp-server-time (the recipe's third-party server): on PATH
+    on_path = [str(Path(sys.executable).parent), str(TIME.binary().parent), os.environ.get("PATH", "")]
+    monkeypatch.setenv("PATH", os.pathsep.join(on_path))
     run = DocumentRun(tmp_path, children, official_inputs(shared_dir))
     run.run(blocks_of(README), "README.md")
     ran = "\n".join(run.log)
@@ -98,6 +104,9 @@ def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, c
     ):
         assert needle in ran, ran
     assert ran.count("tools over stdio") >= 3, ran
+    # the recipe "Record any server, replay it, audit it": the audit found nothing, then the drift
+    for needle in ("run finmcp-server --recordings time.sqlite", "run finmcp-proxy audit --db trace.sqlite"):
+        assert needle in ran, ran
 
 
 def test_readme_blocks_are_all_runnable_or_marked():
