@@ -180,18 +180,12 @@ class RecordedService:
         steps = self.store.response_steps(self.name, name, key)
         if not steps:
             return None
-        index = self._cursors.next(session.key, (name, key))
-        if index >= len(steps):
-            if self.exhausted == "simulate":  # nothing to simulate: the one-answer-per-key recording
-                return None
-            if self.exhausted == "error":
-                self.stats.add("sequence_exhausted")
-                message = (
-                    f"Recorded sequence exhausted: {name} {args_json} was recorded {len(steps)} times and this"
-                    f" is call {index + 1} of this session (the server runs with --replay-exhausted error)"
-                )
-                return RecordedAnswer(rpc_error={"code": INVALID_PARAMS, "message": message})
-            index = len(steps) - 1
+        index = self._cursors.step(session.key, (name, key), len(steps), self.exhausted, args_json)
+        if index is None:  # nothing to simulate: the one-answer-per-key recording
+            return None
+        if isinstance(index, str):
+            self.stats.add("sequence_exhausted")
+            return RecordedAnswer(rpc_error={"code": INVALID_PARAMS, "message": index})
         return self._from_step(steps[index], key, session)
 
     def _by_key(self, name: str, key: str) -> RecordedAnswer | None:

@@ -99,3 +99,21 @@ class SequenceCursors:
             index = counts.get(key, 0)
             counts[key] = index + 1
             return index
+
+    def step(
+        self, session: Hashable, key: tuple[str, str], recorded: int, exhausted: str, args_json: str
+    ) -> int | str | None:
+        """The recorded step this call gets out of ``recorded`` (> 0), under the ``exhausted`` policy:
+        its index; None to fall through (``simulate``, once the sequence ran out); or, under ``error``,
+        the JSON-RPC error message that names the tool and how many answers were recorded."""
+        index = self.next(session, key)
+        if index < recorded:
+            return index
+        if exhausted == "simulate":
+            return None
+        if exhausted == "error":
+            return (
+                f"Recorded sequence exhausted: {key[0]} {args_json} was recorded {recorded} times and this"
+                f" is call {index + 1} of this session (the server runs with --replay-exhausted error)"
+            )
+        return recorded - 1

@@ -365,18 +365,12 @@ class ToolService:
         steps = self._recorded_steps(name, key)
         if not steps:
             return None
-        index = self._cursors.next(session.key, (name, key))
-        if index >= len(steps):
-            if self.exhausted == "simulate":
-                return None
-            if self.exhausted == "error":
-                self.stats.add("sequence_exhausted")
-                message = (
-                    f"Recorded sequence exhausted: {name} {args_json} was recorded {len(steps)} times and this"
-                    f" is call {index + 1} of this session (the server runs with --replay-exhausted error)"
-                )
-                return _Answer({}, None, {"code": INVALID_PARAMS, "message": message})
-            index = len(steps) - 1
+        index = self._cursors.step(session.key, (name, key), len(steps), self.exhausted, args_json)
+        if index is None:
+            return None
+        if isinstance(index, str):
+            self.stats.add("sequence_exhausted")
+            return _Answer({}, None, {"code": INVALID_PARAMS, "message": index})
         step = steps[index]
         self.stats.add("replayed")
         if step["rpc_error"] is not None:
