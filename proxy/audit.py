@@ -39,6 +39,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from finmcp.proxy.baseline import baseline_lines, baseline_section
 from finmcp.proxy.drift.answers import comparable_result, compare_answer
 from finmcp.proxy.drift.definitions import by_name, diff_definitions, may_act
 from finmcp.proxy.drift.html import drift_page
@@ -289,6 +290,8 @@ class AuditOptions:
     mask: Sequence[str] = ()
     volatile: bool = False
     include_acting: bool = False
+    tool_baseline: str | None = None
+    """List the live tools that differ from this tool-definition baseline file (docs/proxy.md)."""
     fail_on: str = DEFAULT_FAIL_ON
     timeout: float = 60.0
 
@@ -360,6 +363,8 @@ def cmd_audit(args: AuditOptions) -> int:
         notes=recorded.notes,
         skipped_tools=skipped,
     )
+    if args.tool_baseline:
+        report["baseline"] = baseline_section(args.tool_baseline, live)
     text = json.dumps(report, ensure_ascii=False, indent=2, default=str)
     if args.json and args.json != "-":
         Path(args.json).write_text(text + "\n", encoding="utf-8")
@@ -368,7 +373,7 @@ def cmd_audit(args: AuditOptions) -> int:
     if args.json == "-":
         print(visible_json(text))
     else:
-        for line in text_lines(report):
+        for line in text_lines(report) + baseline_lines(report.get("baseline")):
             print(line)
     findings = [Finding(f["severity"], f["kind"], f["tool"]) for f in report["findings"]]
     return exit_code(findings, args.fail_on)

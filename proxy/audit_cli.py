@@ -66,6 +66,11 @@ def add_audit_arguments(s: argparse.ArgumentParser, header: Callable[[str], tupl
         "--era", default="auto", choices=("auto", "handshake", "stateless"), help="client protocol era"
     )
     s.add_argument(
+        "--tool-baseline",
+        metavar="FILE",
+        help="also list the live tools that differ from this baseline (finmcp-proxy --tool-baseline's file)",
+    )
+    s.add_argument(
         "--ignore",
         action="append",
         default=[],

@@ -305,3 +305,28 @@ class BaselineWatch:
             "tools": [f.as_dict() for f in sorted(self.drift.values(), key=lambda f: f.tool)],
             "baseline": str(self.path),
         }
+
+
+def baseline_section(path: str, live: list[dict[str, Any]]) -> dict[str, Any]:
+    """The live tools against each upstream of a tool-definition baseline file: what differs."""
+    upstreams = load_baseline(path).get("upstreams") or {}
+    return {
+        "file": path,
+        "upstreams": {
+            label: [f.as_dict() | {"message": f.describe()} for f in compare_to_baseline(entry, live)]
+            for label, entry in sorted(upstreams.items())
+        },
+    }
+
+
+def baseline_lines(section: dict[str, Any] | None) -> list[str]:
+    """The text report's lines of a baseline section (none without ``--tool-baseline``)."""
+    if section is None:
+        return []
+    if not section["upstreams"]:
+        return [f"baseline {section['file']}: no upstream recorded yet"]
+    lines = []
+    for label, found in section["upstreams"].items():
+        lines.append(f"baseline {section['file']} ({label}): {len(found) or 'no'} tools differ")
+        lines += [f"  {f['message']}" for f in found]
+    return lines

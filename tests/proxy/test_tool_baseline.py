@@ -228,6 +228,36 @@ def test_stdio_side_tells_annotation_and_output_schema_drift(tmp_path: Path) -> 
     }
 
 
+def test_the_audit_lists_what_differs_from_the_baseline(tmp_path: Path, capsys) -> None:
+    """``finmcp-proxy audit --tool-baseline FILE``: the live tools against the baseline, in the report."""
+    tools_file, baseline, db = tmp_path / "tools.json", tmp_path / "baseline.json", tmp_path / "t.sqlite"
+    write_tools(tools_file, TOOLS)
+    upstream = f"{sys.executable} -m tests.support.drift_server {tools_file}"
+    args = stdio_args([], db, "--run", "r1", "--upstream-cmd", upstream, "--tool-baseline", str(baseline))
+
+    async def session() -> None:
+        params = StdioServerParameters(command=sys.executable, args=args, cwd=str(REPO))
+        async with Client(params, mode="legacy") as client:
+            await list_all(client)
+            await client.call_tool("get_time", {"tz": "UTC"})
+
+    anyio.run(session)
+    write_tools(tools_file, changed_tools())
+    audit = ["audit", "--db", str(db), "--run", "r1", "--tool-baseline", str(baseline), "--fail-on", "never"]
+    assert proxy_main([*audit, "--against-cmd", upstream]) == 0
+    shown = capsys.readouterr().out
+    assert f"baseline {baseline} (cmd:{upstream}): 4 tools differ" in shown, shown
+    assert "tool 'get_time' changed: description" in shown and "tool 'cancel_order' is new" in shown
+    assert proxy_main([*audit, "--json", "-", "--against-cmd", upstream]) == 0
+    found = json.loads(capsys.readouterr().out)["baseline"]["upstreams"][f"cmd:{upstream}"]
+    assert {(f["tool"], f["change"]) for f in found} == {
+        ("get_time", "changed"),
+        ("get_price", "changed"),
+        ("place_order", "removed"),
+        ("cancel_order", "added"),
+    }
+
+
 def test_compare_to_baseline_is_pure_and_exact() -> None:
     entry = {"tools": {t["name"]: {"fingerprint": tool_fingerprint(t), "definition": t} for t in TOOLS}}
     assert compare_to_baseline(entry, TOOLS) == []
