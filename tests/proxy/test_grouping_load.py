@@ -235,4 +235,5 @@ def test_groups_hold_on_one_core_with_eight_clients(era, tmp_path):
     floor = WHOLE_AT_LEAST[era]
     if floor is not None:
         assert result["parallel_whole"] >= floor * result["steps"], result
-    assert result["sources"].get("connection", 0) > 0, result  # the rule placed calls (none before it)
+    else:  # the rule placed calls (none before it); in the handshake era the gap rule may do it all
+        assert result["sources"].get("connection", 0) > 0, result
