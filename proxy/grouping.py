@@ -12,18 +12,17 @@ rule that applies:
    its response, so the two calls ran concurrently.
 3. ``connection`` (HTTP): the client's connections show it sent this call before it had read an
    answer of the current group (sent on another connection within :data:`CONNECTION_WINDOW_MS`).
-   Checked only where the sequence or the gap rule would open a new group. Two signs count:
-   a. the pool: the call came on a connection newer than the one that carried the answer, which
-      still lies quiet (open, idle, nothing from the client since the answer). An HTTP/1.1 pool
-      opens or takes another connection only when the ones it has are busy, and a connection is
-      busy until the client has read its answer; one that reuses its oldest idle connection (httpx,
-      undici) never moves to a newer one while an older is free. Only for connections that carried
-      this client key alone (a pool shared by many clients, like the harness's, picks whatever
-      another client freed), and not when the call came on a connection that carried an answer of
-      the group (a pool that reuses its latest freed connection, like aiohttp's, goes there next).
-   b. the receive queue: a client on this machine still holds bytes of that answer unread in its end
-      of the connection (``/proc/net/tcp``, :mod:`proxy.peer_queue`), whatever connection the call
-      came on.
+   Checked only where the sequence or the gap rule would open a new group. The sign is the pool:
+   the call came on a connection newer than the one that carried the answer, which still lies
+   quiet (open, idle, nothing from the client since the answer). An HTTP/1.1 pool opens or takes
+   another connection only when the ones it has are busy, and a connection is busy until the client
+   has read its answer; one that reuses its oldest idle connection (httpx, undici) never moves to a
+   newer one while an older is free. Only for connections that carried this client key alone (a pool
+   shared by many clients, like the harness's, picks whatever another client freed), and not when the
+   call came on a connection that carried an answer of the group (a pool that reuses its latest freed
+   connection, like aiohttp's, goes there next). Bytes an older connection still holds unread at the
+   client are no sign: a client may leave an answer's last framing unread on a pooled connection it
+   has already finished with.
    A client that awaits each answer sends its next call on the connection that brought the answer,
    on an older one, or after closing it (the SDK after an SSE answer), having read it: no sign, and
    the sequence rule decides.
@@ -74,10 +73,6 @@ class Channel(Protocol):
 
     def quiet(self, mark: int) -> bool:
         """No request since ``mark``, open, idle, and nothing from the client waiting (not even its end)."""
-        ...
-
-    def unread(self, mark: int) -> bool:
-        """Quiet since ``mark``, and bytes it carried still unread at the client (a local client only)."""
         ...
 
 
@@ -201,8 +196,6 @@ class GroupAssigner:
                 and other.quiet(mark)
             ):
                 return True  # the client's pool still held the older connection: it had not read the answer
-            if other.unread(mark):  # and it carried nothing since: the unread bytes are that answer's
-                return True  # the answer still waits in the client's receive queue
         return False
 
     def finished(self, placement: Placement, t_resp_ns: int) -> None:

@@ -88,11 +88,10 @@ class ClientChannel(Protocol):
     arrived_ns: int
     """When the client started the request being handled (monotonic): the accept of a fresh connection,
     else the arrival of the request's first byte."""
-    order: int  # the connection's number, and mark()/unread(): the connection group rule (grouping.Channel)
+    order: int  # the connection's number, and mark()/quiet(): the connection group rule (grouping.Channel)
 
     def mark(self) -> int: ...
     def quiet(self, mark: int) -> bool: ...
-    def unread(self, mark: int) -> bool: ...
 
     def write(self, data: bytes) -> None:
         """Send bytes to the client (dropped once the connection is closed)."""

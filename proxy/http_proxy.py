@@ -33,7 +33,6 @@ from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
-from finmcp.proxy.peer_queue import peer_unread
 from finmcp.proxy.routing import ENDPOINT_PATHS, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 from finmcp.proxy.upstream_conn import ConnectionPool
@@ -324,10 +323,6 @@ class ClientProtocol(asyncio.Protocol):
         if mark != self.requests or self.closed or self.exchange is not None or self.buffer:
             return False
         return self.transport is not None and socket_is_quiet(self.transport)
-
-    def unread(self, mark: int) -> bool:
-        """Quiet since ``mark``, and bytes it sent still unread at a local client (``proxy.peer_queue``)."""
-        return self.quiet(mark) and bool(peer_unread(self.transport))  # type: ignore[arg-type]  # quiet: set
 
     def next_provisional(self) -> int:
         """A number unique in this listener (session keys before the upstream names a session)."""

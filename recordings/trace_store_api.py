@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from finmcp.recordings.client_order import in_client_order
 from finmcp.recordings.connection import Closing, where_equal
 from finmcp.recordings.errors import RecordingsError
 from finmcp.recordings.schema import CALLS_COLUMNS, JSON_CALL_COLUMNS, MESSAGE_COLUMNS
@@ -184,7 +185,9 @@ class TraceStore(TracePages, Closing):
         self, run_id: str, *, outputs: bool = True, sample_ids: Sequence[str] | None = None
     ) -> Iterator[PredictionRow]:
         """The run's calls (or some samples') in the evaluator's order: sample, trial, turn, group
-        (NULL first), seq, row id; streamed a batch at a time, never the whole run at once.
+        (NULL first), seq, row id, a group's calls then in their client's order
+        (:func:`recordings.client_order.in_client_order`); streamed a batch at a time, never the whole
+        run at once.
 
         Without ``outputs``, ``result`` and ``rpc_error`` read as None and are not fetched. A file
         older than ``call_group``/``trial`` reads as one group per call and trial 0. The query is
@@ -194,7 +197,11 @@ class TraceStore(TracePages, Closing):
         group = "call_group" if "call_group" in present else "NULL"
         trial = "trial" if "trial" in present else "0"
         tail = "result, rpc_error" if outputs else "NULL, NULL"
-        sql = f"SELECT sample_id, {trial}, turn, {group}, seq, tool, arguments, {tail}, status FROM calls WHERE run_id = ?"
+        ids = "session_key, jsonrpc_id" if {"session_key", "jsonrpc_id"} <= present else "NULL, NULL"
+        sql = (
+            f"SELECT sample_id, {trial}, turn, {group}, seq, tool, arguments, {tail}, status, {ids}"
+            " FROM calls WHERE run_id = ?"
+        )
         params: list[Any] = [run_id]
         if sample_ids is not None:
             if not sample_ids:
@@ -202,9 +209,8 @@ class TraceStore(TracePages, Closing):
             sql += f" AND sample_id IN ({marks(sample_ids)})"
             params.extend(sample_ids)
         order = [("sample_id", True), ("2", False), ("turn", False), ("4", False), ("seq", False)]
-        return map(
-            PredictionRow._make, self._stream(sql + self._order_by(*order, (self.ROW_ID, False)), params)
-        )
+        rows = self._stream(sql + self._order_by(*order, (self.ROW_ID, False)), params)
+        return map(PredictionRow._make, in_client_order(rows))
 
     def calls_columns(self) -> set[str]:
         """The columns of ``calls``; :class:`RecordingsError` when one the evaluator's stream needs is missing."""

@@ -24,10 +24,9 @@ from mcp.client.stdio import StdioServerParameters
 
 from finmcp.proxy.cli import main as proxy_main
 from finmcp.proxy.testing import stdio_args
-from tests.clients import provision
-from tests.support.postgres import require_or_skip
 from tests.support.source import REPO
 from tests.support.traces import wait_calls
+from tests.thirdparty.servers import MEMORY, TIME
 
 pytestmark = pytest.mark.slow
 
@@ -54,9 +53,7 @@ EXPECTED = {  # mutation -> (kind, severity) the audit must report for it
 
 
 def _time_server() -> list[str]:
-    if not provision.ready("server-time"):
-        require_or_skip("mcp-server-time is not provisioned: python3 tests/clients/provision.py server-time")
-    return [str(provision.folder("server-time") / "bin" / "mcp-server-time"), "--local-timezone", "UTC"]
+    return [str(TIME.binary()), "--local-timezone", "UTC"]
 
 
 def _relay(mutation: str, server: list[str]) -> list[str]:
@@ -166,9 +163,7 @@ def _memory_file(path: Path, names: list[str]) -> None:
 def test_server_memory_value_drift_through_memory_file_path(tmp_path, monkeypatch, capsys):
     """server-memory annotates its read tools read-only: the audit re-issues those and skips the
     recorded ``create_entities`` (it may act) unless ``--include-acting``."""
-    if not provision.ready("server-memory"):
-        require_or_skip("server-memory is not provisioned: python3 tests/clients/provision.py server-memory")
-    server = [str(provision.node_bin("server-memory", "mcp-server-memory"))]
+    server = [str(MEMORY.binary())]
     used, same, changed = tmp_path / "used.jsonl", tmp_path / "same.jsonl", tmp_path / "changed.jsonl"
     for path in (used, same):
         _memory_file(path, ["Paris", "Rome", "Oslo"])
