@@ -56,6 +56,10 @@ def _json(value: Any) -> Any:
     return value
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _key(session: Any, jsonrpc_id: Any) -> tuple[str, str]:
     return (str(session), json.dumps(_json(jsonrpc_id)))
 
@@ -72,17 +76,14 @@ def _markers_and_tools(messages: list[dict[str, Any]]) -> tuple[dict[tuple[str, 
         obj = _json(body)
         if not isinstance(obj, dict):
             continue
-        result = obj.get("result") if isinstance(obj.get("result"), dict) else {}
-        error = obj.get("error") if isinstance(obj.get("error"), dict) else {}
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
-        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        result = _object(obj.get("result"))
+        meta, data = _object(result.get("_meta")), _object(_object(obj.get("error")).get("data"))
         marker = meta.get(FAULT_KEY, data.get(FAULT_KEY))
         if isinstance(marker, dict):
             markers[_key(message.get("session_key"), message.get("jsonrpc_id"))] = marker
         for tool in result.get("tools") or []:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                hints = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
-                read_only[tool["name"]] = hints.get("readOnlyHint") is True
+                read_only[tool["name"]] = _object(tool.get("annotations")).get("readOnlyHint") is True
     return markers, read_only
 
 

@@ -8,8 +8,9 @@ looking at the later calls of its (sample, trial) with the same tool and argumen
 - ``appropriate_retry``: a transient fault was retried (a rate limit only counts when the first retry
   was sent at least ``retry_after`` seconds after the fault's answer: ``retry_after_honoured``); a
   permanent one was not;
-- ``gave_up_cleanly`` (per sample with an unrecovered fault): the reply of the fault's turn says it
-  could not get the data (:data:`GIVE_UP`, English or Chinese) instead of answering as if it had;
+- ``gave_up_cleanly`` (per sample with an unrecovered signalled fault): the reply of every such fault's
+  turn says it could not get the data (:data:`GIVE_UP`, English or Chinese) instead of answering as if
+  it had (a silent fault gives nothing to give up on: its cost shows in ``recovered`` and ΔEMR);
 - ``repeated_acting``: (tool, arguments) pairs of a tool that may act (no ``readOnlyHint: true`` in
   the run's ``tools/list``) sent more than once in a sample;
 - ``delta_vs_clean``: TF1 and EMR of this run minus the same agent's clean run (paired bootstrap).
@@ -108,7 +109,9 @@ def recovery_metrics(
         calls = by_unit.get(unit, [])
         events = _events(calls)
         replies = list(answers.get(unit, []))
-        unrecovered_turns = {e["turn"] for e in events if not e["recovered"]}
+        unrecovered_turns = {
+            e["turn"] for e in events if not e["recovered"] and e["kind"] not in SILENT_KINDS
+        }
         if unrecovered_turns:
             columns["unrecovered"][u] = 1.0
             said = all(gives_up(replies[t]) if t < len(replies) else False for t in unrecovered_turns)
