@@ -64,6 +64,11 @@ def add_parser(sub: Any) -> None:
         metavar="SCHEDULE",
         help="a fault schedule (JSON, docs/server.md): the spawned server injects it; stored with the run",
     )
+    p.add_argument(
+        "--clean-run",
+        metavar="RUN",
+        help="with --faults and --report-dir: the same agent's clean run in the same DB (for ΔTF1/ΔEMR)",
+    )
     p.add_argument("--server-latency", default="none", help="latency model of the spawned server")
     p.add_argument("--server-miss", choices=("simulate", "strict"), default="simulate")
     p.add_argument(
@@ -159,5 +164,6 @@ def run(options: RunOptions) -> int:
             Path(options.out),
             options.bootstrap,
             options.seed,
+            options.clean_run,
         )
     return 0

@@ -67,6 +67,8 @@ class RunOptions:
     workdir: str | None = None
     faults: str | None = None
     """``--faults SCHEDULE``: a fault schedule file (the spawned server serves it; stored with the run)."""
+    clean_run: str | None = None
+    """``--clean-run RUN``: the same agent's run without faults in the same trace DB (ΔTF1/ΔEMR)."""
 
 
 @dataclass(frozen=True)

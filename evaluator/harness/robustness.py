@@ -62,7 +62,7 @@ def _runs(bench: Any, setup: RobustnessSetup, agents: dict[str, AgentOptions], f
     base = RunFingerprint(bench.name, bench.recordings, setup.seed, schedule)
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None
 
-    def remember(run: str, options: AgentOptions, tools: list[dict[str, Any]]) -> None:
+    def remember(run: str, options: AgentOptions, tools: list[Any]) -> None:
         store_fingerprint(setup.db, run, base.complete(tools, options))
 
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,7 +155,7 @@ def test_answers_are_marked_and_say_what_a_client_needs() -> None:
 
 
 def test_altered_answers_truncated_empty_wrong_values() -> None:
-    normal = {"content": [{"type": "text", "text": json.dumps({"nav": "1.2345", "total": 2, "funds": [{"code": "000001", "r": 0.5}]})}],
+    normal: dict[str, Any] = {"content": [{"type": "text", "text": json.dumps({"nav": "1.2345", "total": 2, "funds": [{"code": "000001", "r": 0.5}]})}],
               "structuredContent": {"nav": "1.2345", "total": 2, "funds": [{"code": "000001", "r": 0.5}]}, "isError": False}  # fmt: skip
     made = {}
     for kind in ("truncated", "empty", "wrong_values"):
