@@ -70,6 +70,7 @@ def with_recovery(
     from finmcp.evaluator.metrics.options import EvalOptions
     from finmcp.evaluator.metrics.recovery import delta_vs_clean, recovery_metrics
 
+    trace = load_fault_trace(db, run_id)
     delta = None
     if clean_run is not None:
         clean_records = [
@@ -83,7 +84,7 @@ def with_recovery(
         opts = EvalOptions(bootstrap=bootstrap, seed=seed, canon=canon)
         refs = ReferenceSet(list(bench.refs), bench.format, bench.name)
         clean = run_predictions(db, clean_run, clean_records)
-        delta = delta_vs_clean(refs, clean, run_predictions(db, run_id, records), opts)
+        delta = delta_vs_clean(refs, clean, run_predictions(db, run_id, records), opts, trace)
     answers = {(str(r["sample"]), int(r.get("trial", 0))): list(r.get("answers") or []) for r in records}
-    block = recovery_metrics(load_fault_trace(db, run_id), answers, bootstrap, seed, delta)
+    block = recovery_metrics(trace, answers, bootstrap, seed, delta)
     return report.model_copy(update={"recovery": block})

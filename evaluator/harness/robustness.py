@@ -18,6 +18,14 @@ from finmcp.evaluator.harness.options import AgentOptions
 from finmcp.recordings.plumbing.eventloop import run as run_loop
 
 FAULTED_SUFFIX = "~faults"
+DEMO_SCHEDULE = "fault_schedule.demo.json"
+
+
+def demo_schedule() -> Path:
+    """The shipped fault schedule of the demo and the calibration (``evaluator/benchmarks/``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("finmcp.evaluator.benchmarks").joinpath(DEMO_SCHEDULE)))
 
 
 @dataclass(frozen=True)
@@ -123,12 +131,12 @@ def recovery_of(bench: Any, setup: RobustnessSetup, name: str) -> dict[str, Any]
         seed=setup.seed,
         canon=Canonicalizer(inventory_schema_lookup(bench.inventory)),
     )
+    trace = load_fault_trace(setup.db, faulted)
     delta = None
     if clean_records:
         clean = run_predictions(setup.db, name, clean_records)
-        delta = delta_vs_clean(refs, clean, run_predictions(setup.db, faulted, fault_records), opts)
+        delta = delta_vs_clean(refs, clean, run_predictions(setup.db, faulted, fault_records), opts, trace)
     answers = {
         (str(r["sample"]), int(r.get("trial", 0))): list(r.get("answers") or []) for r in fault_records
     }
-    trace = load_fault_trace(setup.db, faulted)
     return recovery_metrics(trace, answers, setup.bootstrap, setup.seed, delta)

@@ -13,7 +13,8 @@ looking at the later calls of its (sample, trial) with the same tool and argumen
   it had (a silent fault gives nothing to give up on: its cost shows in ``recovered`` and ΔEMR);
 - ``repeated_acting``: (tool, arguments) pairs of a tool that may act (no ``readOnlyHint: true`` in
   the run's ``tools/list``) sent more than once in a sample;
-- ``delta_vs_clean``: TF1 and EMR of this run minus the same agent's clean run (paired bootstrap).
+- ``delta_vs_clean``: TF1 and EMR of this run minus the same agent's clean run (paired bootstrap), on
+  the calls that were answered (:func:`answered_only`) and, ``*_sent``, on every call sent.
 
 Every rate has a bootstrap CI over samples (:class:`evaluator.metrics.stats.Bootstrap`). Kinds that
 look like success to a client (``empty``, ``wrong_values``) are *silent*: nothing tells an agent to retry.
@@ -21,6 +22,7 @@ look like success to a client (``empty``, ``wrong_values``) are *silent*: nothin
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -191,9 +193,67 @@ def recovery_metrics(
     }
 
 
-def delta_vs_clean(refs: Any, clean: Any, faulted: Any, opts: Any) -> dict[str, Any]:
+def answered_only(preds: Any, trace: FaultTrace) -> Any:
+    """A copy of ``preds`` without the calls whose answer was a fault (matched by sample, trial, turn,
+    tool and arguments; empty groups dropped): what the agent actually got answered."""
+    import copy
+
+    faulted = Counter(
+        (c.sample, c.trial, c.turn, c.tool, c.args) for c in trace.calls if c.marker is not None
+    )
+    out = copy.copy(preds)
+    out.by_sample = {}
+    for sample, trials in preds.by_sample.items():
+        kept = []
+        for pred in trials:
+            pred = copy.copy(pred)
+            turns = []
+            for turn, groups in enumerate(pred.turns):
+                new_groups = []
+                for group in groups:
+                    new_group = []
+                    for call in group:
+                        key = (
+                            sample,
+                            pred.trial,
+                            turn,
+                            call.tool,
+                            json.dumps(call.arguments, sort_keys=True, ensure_ascii=False),
+                        )
+                        if faulted[key] > 0:
+                            faulted[key] -= 1
+                            continue
+                        new_group.append(call)
+                    if new_group:
+                        new_groups.append(new_group)
+                turns.append(new_groups)
+            pred.turns = turns
+            kept.append(pred)
+        out.by_sample[sample] = kept
+    return out
+
+
+def delta_vs_clean(
+    refs: Any, clean: Any, faulted: Any, opts: Any, trace: FaultTrace | None = None
+) -> dict[str, Any]:
     """TF1 and EMR of ``faulted`` minus ``clean`` (prediction sets of the same agent) on the samples both
-    scored: ``{"clean_run", "TF1": {a, b, diff, lo, hi, p_value, n_boot}, "EMR": {...}}``."""
+    scored, paired bootstrap: ``{"clean_run", "paired_samples", "TF1", "EMR", "TF1_sent", "EMR_sent"}``,
+    each ``{a, b, diff, lo, hi, p_value, n_boot}``. ``TF1``/``EMR`` score the calls that were answered
+    (with ``trace``, a call whose answer was a fault is left out: a recovered call counts once, an
+    unrecovered one is missing); ``*_sent`` score every call sent, as the official script would."""
+    answered = _paired_delta(
+        refs, clean, answered_only(faulted, trace) if trace is not None else faulted, opts
+    )
+    sent = _paired_delta(refs, clean, faulted, opts)
+    return {
+        "clean_run": clean.run_id or clean.source,
+        "paired_samples": answered.pop("paired_samples"),
+        **answered,
+        **{f"{name}_sent": value for name, value in sent.items() if name != "paired_samples"},
+    }
+
+
+def _paired_delta(refs: Any, clean: Any, faulted: Any, opts: Any) -> dict[str, Any]:
     from finmcp.evaluator.inputs.pairing import pair_up
     from finmcp.evaluator.metrics.argnorm import Canonicalizer
     from finmcp.evaluator.metrics.headline import finmcp_specs, table_columns
@@ -211,8 +271,4 @@ def delta_vs_clean(refs: Any, clean: Any, faulted: Any, opts: Any) -> dict[str, 
     specs = [m for m in finmcp_specs(ta.args_known and tb.args_known) if m.name in wanted]
     strata = [ta.meta["type"][i] for i, _ in pairs]
     paired = Bootstrap(strata, opts.bootstrap, opts.seed).paired(sub_a, sub_b, specs)
-    return {
-        "clean_run": clean.run_id or clean.source,
-        "paired_samples": len(pairs),
-        **{wanted[name]: value for name, value in paired.items()},
-    }
+    return {"paired_samples": len(pairs), **{wanted[name]: value for name, value in paired.items()}}
