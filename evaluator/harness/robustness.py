@@ -51,6 +51,11 @@ def _agent(options: AgentOptions, name: str) -> Any:
     return OracleAgent(retry=options.retry)
 
 
+def faulted_runs(bench: Any, setup: RobustnessSetup, agents: dict[str, AgentOptions]) -> list[Any]:
+    """Run ``agents`` under the schedule only (runs ``{name}~faults``); their run summaries."""
+    return _runs(bench, setup, agents, faulted=True)
+
+
 def _runs(bench: Any, setup: RobustnessSetup, agents: dict[str, AgentOptions], faulted: bool) -> list[Any]:
     from finmcp.evaluator.agents.history import RecordedOutputs
     from finmcp.evaluator.harness.fingerprint import RunFingerprint, store_fingerprint
