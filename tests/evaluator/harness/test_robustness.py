@@ -111,3 +111,17 @@ def test_same_seed_twice_gives_byte_identical_traces(
     dumps = [_canonical_dump(folder / "runs.sqlite", "oracle-retry~faults") for folder in (first, tmp_path)]
     assert dumps[0] == dumps[1]
     assert b"wrong_values" in dumps[0] and b"rate_limit" in dumps[0]
+
+
+def test_run_refuses_a_bad_schedule_and_retry_without_the_oracle(tmp_path: Path, capsys) -> None:
+    from finmcp.evaluator.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"seed": 1, "rules": [{"kind": "is_error", "probability": 7}]}), "utf-8")
+    db = str(tmp_path / "runs.sqlite")
+    base = ["run", "--spawn", "--run", "x", "--db", db, "--limit", "3", "--no-progress"]
+    assert main([*base, "--agent", "oracle", "--faults", str(bad)]) == 2
+    assert "rules[0].probability: probability 7 is out of range" in capsys.readouterr().err
+    assert main([*base, "--agent", "noisy", "--retry", "2"]) == 2
+    assert "--retry is a policy of --agent oracle" in capsys.readouterr().err
+    assert not Path(db).exists()  # refused before anything started
