@@ -4,7 +4,8 @@ A call goes through, in order:
 
 1. unknown tool -> JSON-RPC error (``INVALID_PARAMS``) naming the tool;
 2. arguments checked against the tool's ``inputSchema`` -> an ``isError`` result naming each field;
-3. fault injection (``--faults``), when a rule matches;
+3. fault injection: a scheduled fault (``--fault-schedule``, :mod:`server.fault_schedule`), else
+   ``--faults`` when a rule matches;
 4. with ``--replay sequence``, the recorded answer of this call's place in its key's sequence
    (:mod:`server.sequence`); else (and when that falls through) replay of the recorded response for
    the canonical argument key, else the simulator (``--miss simulate``), else an ``isError`` "no
