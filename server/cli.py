@@ -109,6 +109,13 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         help="PATTERN:KIND=RATE[,...] (see docs/server.md)",
     )
     group.add_argument(
+        "--fault-schedule",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a fault schedule (JSON): seeded faults per sample and call position (see docs/server.md)",
+    )
+    group.add_argument(
         "--page-size",
         type=page_size_option,
         default=None,
@@ -154,6 +161,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         replay_exhausted=args.replay_exhausted,
         latency=args.latency,
         faults=tuple(args.faults),
+        fault_schedule=args.fault_schedule,
         page_size=args.page_size,
         json_response=args.json_response,
         output_schemas=not args.no_output_schemas,

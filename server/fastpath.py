@@ -90,7 +90,12 @@ _TEXT_CHARS_KEPT = 16 << 20  # ... and at most this many characters of them in a
 
 def serves_without_waiting(service: ToolService) -> bool:
     """True when no call of ``service`` ever waits (no latency, no faults, key replay)."""
-    return service.latency.is_zero and not service.faults and service.replay == "key"
+    return (
+        service.latency.is_zero
+        and not service.faults
+        and service.schedule is None
+        and service.replay == "key"
+    )
 
 
 class HandshakeSessions:

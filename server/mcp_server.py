@@ -92,7 +92,7 @@ class ToolCalls:
         stateless = is_stateless(version)
         occurrence: Any = request_attempt(meta) if stateless else self.occurrences.counter(session_id)
         replay = replay_session(stateless, session_id, meta, request)
-        result = await self.service.call(name, arguments, progress, occurrence, replay)
+        result = await self.service.call(name, arguments, progress, occurrence, replay, meta=meta)
         result["resultType"] = "complete"  # required from 2026-07-28 on; dropped for older eras
         return result
 

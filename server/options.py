@@ -63,6 +63,8 @@ class ServeOptions:
     replay_exhausted: ExhaustedPolicy = "repeat-last"
     latency: str = DEFAULT_LATENCY
     faults: tuple[str, ...] = ()
+    fault_schedule: Path | None = None
+    """``--fault-schedule FILE``: a fault schedule (:mod:`recordings.fault_schedule`), or None."""
     page_size: int | None = None
     """None: auto; 0: one page; N: N tools a page."""
     json_response: bool = False

@@ -95,6 +95,7 @@ class RecordedService:
         self.exhausted = exhausted
         self.latency = latency or LatencyModel()
         self.faults: Sequence[Any] = ()  # the fast path's question: nothing is injected here
+        self.schedule: Any = None
         self.stats = ServiceStats()
         tools = declaration.get("tools") or []
         self.inventory: tuple[dict[str, Any], ...] = tuple(tools)  # len() for /healthz

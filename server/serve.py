@@ -164,6 +164,7 @@ def build_services(options: ServeOptions) -> tuple[dict[str, ToolService], Warmu
     page_size = options.page_size or None  # 0: one page
     page_bytes = SSE_PAGE_BYTES if options.page_size is None and options.transport == "sse" else None
     inventories = _inventories(options.inventories)
+    schedule = _schedule(options.fault_schedule, inventories)  # a bad schedule fails before the world loads
     store = _store(options.recordings)
     world = _world(options.seed, store) if options.miss == "simulate" else None
     simulate, warmup = _simulators(inventories, options.seed, world) if world is not None else ({}, None)
@@ -182,8 +183,22 @@ def build_services(options: ServeOptions) -> tuple[dict[str, ToolService], Warmu
             output_schemas=options.output_schemas,
             replay=options.replay,
             exhausted=options.replay_exhausted,
+            schedule=schedule,
         )
     return services, warmup or Warmup.finished()
+
+
+def _schedule(path: Path | None, inventories: Mapping[str, Any]) -> Any:
+    """The injector of ``--fault-schedule`` (its tool globs checked against every served tool), or None."""
+    if path is None:
+        return None
+    from finmcp.server.fault_schedule import ScheduleError, load_injector
+
+    tools = {spec.name for inventory in inventories.values() for spec in inventory.tools}
+    try:
+        return load_injector(path, tools)
+    except ScheduleError as exc:
+        raise ServeError(str(exc)) from None
 
 
 def _announce_warm(warmup: Warmup, base: str) -> None:
@@ -214,6 +229,10 @@ def serve(
         raise ServeError("--cors-origin needs an HTTP transport (--transport http or sse)")
     recorded = recorded_service(options)
     if recorded is not None:
+        if options.fault_schedule is not None:
+            raise ServeError(
+                "--fault-schedule: a recorded server is replayed as recorded (no injected faults)"
+            )
         if options.faults:
             raise ServeError("--faults: a recorded server is replayed as recorded (no injected faults)")
         if options.transport == "stdio":

@@ -4,7 +4,8 @@ A call goes through, in order:
 
 1. unknown tool -> JSON-RPC error (``INVALID_PARAMS``) naming the tool;
 2. arguments checked against the tool's ``inputSchema`` -> an ``isError`` result naming each field;
-3. fault injection (``--faults``), when a rule matches;
+3. fault injection: a scheduled fault (``--fault-schedule``, :mod:`server.fault_schedule`), else
+   ``--faults`` when a rule matches;
 4. with ``--replay sequence``, the recorded answer of this call's place in its key's sequence
    (:mod:`server.sequence`); else (and when that falls through) replay of the recorded response for
    the canonical argument key, else the simulator (``--miss simulate``), else an ``isError`` "no
@@ -34,6 +35,7 @@ from finmcp.recordings.canonical import CanonicalArgs, canonicalize
 from finmcp.recordings.errors import InvalidValueError
 from finmcp.recordings.responses import RECORDING_META_KEY
 from finmcp.recordings.store import RecordingStore
+from finmcp.server.fault_schedule import altered_answer, replacing_answer, scheduled_fault
 from finmcp.server.faults import FaultPlan, FaultRule
 from finmcp.server.latency import LatencyModel
 from finmcp.server.seeded import OccurrenceCounter
@@ -158,6 +160,7 @@ class ToolService:
         progress_after_ms: float = 1000.0,
         replay: ReplayMode = "key",
         exhausted: ExhaustedPolicy = "repeat-last",
+        schedule: Any = None,
     ) -> None:
         if replay not in REPLAY_MODES:
             raise ValueError(f"replay mode {replay!r}: expected one of {', '.join(REPLAY_MODES)}")
@@ -188,6 +191,8 @@ class ToolService:
         self.simulate = simulate
         self.latency = latency or LatencyModel()
         self.faults = faults or FaultPlan()
+        self.schedule = schedule
+        """A :class:`recordings.fault_schedule.ScheduleInjector` (``--fault-schedule``), or None."""
         self.output_schemas = output_schemas
         self.progress_after_ms = progress_after_ms
         self.stats = ServiceStats()
@@ -258,13 +263,15 @@ class ToolService:
         progress: ProgressFn | None = None,
         occurrence: int | OccurrenceCounter | None = None,
         session: Any = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Answer one ``tools/call``; raises :class:`MCPError` for an unknown tool or an injected RPC error.
 
         ``occurrence`` keys the call's latency and fault draws (:mod:`server.seeded`): a number (the
         stateless era's attempt), a counter to count the call in (a handshake-era session's), or None
         to count it in this service. ``session`` names the replay session of sequence replay (see
-        :mod:`server.sequence`).
+        :mod:`server.sequence`). ``meta`` is the request's ``params._meta`` (a fault schedule reads the
+        call's place from it, :mod:`server.fault_schedule`).
         """
         tool = self._tools.get(name)
         if tool is None:
@@ -277,6 +284,12 @@ class ToolService:
             return _text_result(canon, "invalid", True)
         if not isinstance(occurrence, int):
             occurrence = (occurrence or self._occurrences).next(name, canon.key)
+        scheduled = None if self.schedule is None else scheduled_fault(self.schedule, meta, name, canon.key)
+        if scheduled is not None:
+            self.stats.add("fault")
+            replaced = await replacing_answer(scheduled, name, lambda ms: self._wait(ms, name, progress))
+            if replaced is not None:
+                return replaced
         fault = self.faults.decide(name, canon.key, occurrence) if self.faults else None
         if fault is not None and fault[0] == "rpc_error":
             self.stats.add("fault")
@@ -297,7 +310,9 @@ class ToolService:
                 await self._wait(delay, name, progress)
             error = answer.rpc_error
             raise MCPError(error["code"], error.get("message", ""), error.get("data"))
-        if fault is not None:
+        if scheduled is not None:
+            result = altered_answer(scheduled, answer.result, self.schedule.schedule.seed)
+        elif fault is not None:
             self.stats.add("fault")
             result = self._faulty(name, fault[0], answer.result)
         else:

@@ -12,8 +12,12 @@ def make_agent(options: AgentOptions) -> Any:
     """The agent of ``options``; an input error for out-of-range limits or a missing LLM endpoint."""
     from finmcp.evaluator.agents import NoiseRates, NoisyAgent, OracleAgent
 
+    if options.retry < 0:
+        raise EvalInputError("--retry must be >= 0")
+    if options.retry and options.kind != "oracle":
+        raise EvalInputError("--retry is a policy of --agent oracle")
     if options.kind == "oracle":
-        return OracleAgent()
+        return OracleAgent(retry=options.retry)
     if options.kind == "noisy":
         return NoisyAgent(NoiseRates.parse(options.noise), options.seed)
     from finmcp.evaluator.agents.openai_agent import OpenAIAgent

@@ -52,6 +52,23 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--max-tokens", type=int, help="completion tokens per request (openai; default: the endpoint's)"
     )
+    p.add_argument(
+        "--retry",
+        type=int,
+        default=0,
+        metavar="N",
+        help="oracle: retry a transient failure up to N times (honouring Retry-After), else say it gave up",
+    )
+    p.add_argument(
+        "--faults",
+        metavar="SCHEDULE",
+        help="a fault schedule (JSON, docs/server.md): the spawned server injects it; stored with the run",
+    )
+    p.add_argument(
+        "--clean-run",
+        metavar="RUN",
+        help="with --faults and --report-dir: the same agent's clean run in the same DB (for ΔTF1/ΔEMR)",
+    )
     p.add_argument("--server-latency", default="none", help="latency model of the spawned server")
     p.add_argument("--server-miss", choices=("simulate", "strict"), default="simulate")
     p.add_argument(
@@ -147,5 +164,6 @@ def run(options: RunOptions) -> int:
             Path(options.out),
             options.bootstrap,
             options.seed,
+            options.clean_run,
         )
     return 0

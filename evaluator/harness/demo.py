@@ -1,12 +1,17 @@
 """``finmcp-eval demo`` (``make demo``): spawn server + proxy, run three agents on finmcp-sim, score them.
 
-Agents: ``oracle`` (must score 1.0 everywhere) and two ``noisy`` settings. Everything is written under
+Agents: ``oracle`` (must score 1.0 everywhere) and two ``noisy`` settings. Then the robustness rows
+(:data:`ROBUST_AGENTS`): a second server serving the shipped fault schedule
+(``evaluator/benchmarks/fault_schedule.demo.json``) and the oracle without and with a retry policy
+under it (runs ``oracle~faults``, ``oracle-retry~faults``), scored with their recovery block against
+the clean ``oracle`` run. Everything is written under
 ``out/demo/`` (a fresh trace DB each time): ``runs.sqlite``, one ``{agent}/report.{json,md,html}`` per
 agent, ``leaderboard.md`` and ``leaderboard.html`` (with each agent's paired comparison to ``oracle``). No network beyond loopback, no LLM.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
@@ -31,6 +36,13 @@ DEMO_AGENTS = (
     ("noisy-light", "drop=0.05,wrong=0.05,over=0.05,split=0.05,merge=0.05,reorder=0.05"),
     ("noisy-heavy", "drop=0.2,wrong=0.2,over=0.2,split=0.2,merge=0.2,reorder=0.2"),
 )
+
+
+ROBUST_AGENTS = (("oracle", 0), ("oracle-retry", 3))
+"""The robustness rows: agent name and the oracle's ``retry`` (their clean run is ``oracle``'s)."""
+ROBUST_SAMPLES = 100
+"""The robustness rows run on a stratified slice of this many samples (or fewer, with ``--limit``), to
+keep the demo's added time small: ~230 faults, enough for CIs of a few points."""
 
 
 def _fresh(path: Path) -> None:
@@ -75,7 +87,7 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
     from finmcp.evaluator.harness.reporting import write_report
     from finmcp.evaluator.harness.runner import RunConfig, run_agent
     from finmcp.evaluator.harness.scoring import leaderboard
-    from finmcp.evaluator.harness.setup import load_bench
+    from finmcp.evaluator.harness.setup import load_bench, stratified_slice
     from finmcp.evaluator.harness.spawn import SpawnConfig, SpawnError, Stack
 
     start = time.monotonic()
@@ -142,6 +154,10 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
                 cpu[kind] = None if now is None or was is None else now - was
             for summary in summaries:
                 print(summary.line())
+        robust_started = time.monotonic()
+        robust_bench = dataclasses.replace(bench, refs=stratified_slice(bench.refs, ROBUST_SAMPLES))
+        robust = _robustness_runs(robust_bench, db, state, options)
+        robust_s = time.monotonic() - robust_started
     except SpawnError as exc:
         raise EvalInputError(f"demo: could not start server and proxy: {exc}") from None
     finally:
@@ -151,6 +167,11 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
     for name, _ in DEMO_AGENTS:
         report = write_report(bench, db, state, name, out / name, options.bootstrap, options.seed)
         rows.append((name, report))
+    for run in robust:
+        report = write_report(
+            robust_bench, db, state, run, out / run, options.bootstrap, options.seed, "oracle"
+        )
+        rows.append((run, report))
     table = leaderboard(rows)
     (out / "leaderboard.md").write_text(table, "utf-8")
     write_leaderboard_html(out / "leaderboard.html", rows, _comparisons(bench, db, state, options))
@@ -160,7 +181,8 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
         print(f"HTML report ({name}): {(out / name / 'report.html').resolve()}")
     print(f"HTML leaderboard with paired tests: {(out / 'leaderboard.html').resolve()}")
     print(
-        f"demo finished in {time.monotonic() - start:.1f} s (runs {ran:.1f} s, scoring {time.monotonic() - start - ran:.1f} s)"
+        f"demo finished in {time.monotonic() - start:.1f} s (runs {ran:.1f} s, of which robustness rows"
+        f" {robust_s:.1f} s; scoring {time.monotonic() - start - ran:.1f} s)"
     )
     if timings is not None:
         timings.update(
@@ -174,6 +196,26 @@ def run_demo(options: DemoOptions, timings: dict[str, Any] | None = None) -> int
             leaderboard=table,
         )
     return 0
+
+
+def _robustness_runs(bench: Any, db: Path, state: Path, options: DemoOptions) -> list[str]:
+    """The robustness rows' runs (a second server serving the demo's fault schedule); their run ids."""
+    from finmcp.evaluator.harness.options import AgentOptions
+    from finmcp.evaluator.harness.robustness import (
+        FAULTED_SUFFIX,
+        RobustnessSetup,
+        demo_schedule,
+        faulted_runs,
+    )
+
+    agents = {name: AgentOptions(kind="oracle", retry=retry) for name, retry in ROBUST_AGENTS}
+    setup = RobustnessSetup(
+        db, state, demo_schedule(), options.seed, options.concurrency, options.bootstrap, options.progress
+    )
+    summaries = faulted_runs(bench, setup, agents)
+    for summary in summaries:
+        print(summary.line())
+    return [name + FAULTED_SUFFIX for name in agents]
 
 
 def _comparisons(bench: Any, db: Path, state: Path, options: DemoOptions) -> list[dict[str, Any]]:

@@ -98,6 +98,7 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
         raise EvalInputError(
             "--db postgresql://… needs --spawn (a running proxy ships on its own: give --db its outbox)"
         )
+    schedule = load_run_schedule(options.faults)
     bench = load(options, workdir)
     refs = select(bench.refs, shard) if shard is not None else bench.refs
     samples = [r.id for r in refs]
@@ -119,6 +120,7 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
                 latency=options.server_latency,
                 seed=options.seed,
                 ship_to=db if postgres else None,
+                extra_server_args=["--fault-schedule", str(options.faults)] if options.faults else [],
             )
             try:
                 stack = Stack(spawn).start()
@@ -140,7 +142,8 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
             group_tags=options.group_tags,
             progress=not quiet and options.progress,
             own_samples=set(samples) if shard is not None else None,
-            on_tools=fingerprint_writer(options, bench, meta_db),
+            on_tools=fingerprint_writer(options, bench, meta_db, schedule),
+            position_meta=schedule is not None,
         )
         summary = run_loop(_drive(refs, agent, config, outputs), options.loop)
         if outbox is not None and db is not None:
@@ -153,15 +156,28 @@ def run_pass(options: RunOptions, shard: Shard | None = None, quiet: bool = Fals
     return PassResult(summary, state, samples, shard, bench)
 
 
-def fingerprint_writer(options: RunOptions, bench: Any, db: Path | None) -> Any:
+def load_run_schedule(path: str | None) -> Any:
+    """The run's fault schedule (``--faults``), checked before anything starts; None without one."""
+    if path is None:
+        return None
+    from finmcp.recordings.fault_schedule import ScheduleError, load_schedule
+
+    try:
+        return load_schedule(path)
+    except ScheduleError as exc:
+        raise EvalInputError(f"--faults: {exc}") from None
+
+
+def fingerprint_writer(options: RunOptions, bench: Any, db: Path | None, schedule: Any = None) -> Any:
     """The runner's ``on_tools``: stores the run fingerprint in ``db``'s ``runs.meta`` (None: no SQLite
-    store to write it in). The world seed is known only of a server this pass started (``--spawn``)."""
+    store to write it in). The world seed is known only of a server this pass started (``--spawn``);
+    ``schedule`` (a :class:`recordings.fault_schedule.FaultSchedule`) is stored with the run."""
     from finmcp.evaluator.harness.fingerprint import RunFingerprint, store_fingerprint
 
     if db is None:
         return None
     seed = options.seed if options.spawn else None
-    base = RunFingerprint(options.bench, bench.recordings, seed)
+    base = RunFingerprint(options.bench, bench.recordings, seed, schedule)
     return lambda tools: store_fingerprint(db, options.run, base.complete(tools, options.agent))
 
 

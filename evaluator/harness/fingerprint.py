@@ -8,7 +8,9 @@ A fingerprint (format :data:`evaluator.inputs.fingerprint.FINGERPRINT_VERSION`):
      "seed": 0,                  # the world seed of the server the harness started (--spawn), or None
      "bench": {"name": "finmcp-sim", "sha256": "…"},   # sha256 of the references file's bytes
      "finmcp": "0.2.0",          # finmcp's installed version
-     "agent": {"kind": "openai", "model": "…", "temperature": 0.0, "top_p": None, "max_tokens": None, …}}
+     "agent": {"kind": "openai", "model": "…", "temperature": 0.0, "top_p": None, "max_tokens": None, …},
+     "faults": "none",           # or the fault schedule's digest ("sha256:…") of a robustness run
+     "fault_schedule": {...}}    # the schedule itself (robustness runs only)
 
 ``agent`` holds, for model agents, the model and the decoding settings the agent sends (``None``:
 not sent, the endpoint's default); it is recorded and never compared (docs/harness.md).
@@ -55,6 +57,8 @@ def agent_fingerprint(agent: AgentOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": agent.kind}
     if agent.kind == "noisy":
         out.update(noise=agent.noise, seed=agent.seed)
+    elif agent.kind == "oracle" and agent.retry:
+        out.update(retry=agent.retry)
     elif agent.kind == "openai":
         out.update(
             model=agent.llm_model,
@@ -73,7 +77,7 @@ class RunFingerprint:
     """What runs on one benchmark, recordings file and seed share; :meth:`complete` adds a run's
     tools (the ``tools/list`` its agent was served) and agent."""
 
-    def __init__(self, bench: str, recordings: Path | None, seed: int | None) -> None:
+    def __init__(self, bench: str, recordings: Path | None, seed: int | None, schedule: Any = None) -> None:
         self.base: dict[str, Any] = {
             "version": FINGERPRINT_VERSION,
             "tools": None,
@@ -81,7 +85,10 @@ class RunFingerprint:
             "seed": seed,
             "bench": bench_fingerprint(bench),
             "finmcp": installed_version(),
+            "faults": "none" if schedule is None else schedule.digest,
         }
+        if schedule is not None:
+            self.base["fault_schedule"] = dict(schedule.document)
 
     def complete(self, tools: list[Mapping[str, Any]], agent: AgentOptions) -> dict[str, Any]:
         """The whole fingerprint of a run: the digest of ``tools`` (its ``tools/list``), its agent."""

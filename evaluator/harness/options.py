@@ -29,6 +29,9 @@ class AgentOptions:
     inject_tags: bool = False
     temperature: float | None = None
     max_tokens: int | None = None
+    retry: int = 0
+    """``--retry N`` (oracle): retry a transient-looking failed call up to N times, honouring
+    ``Retry-After``; give up with a message instead of the gold reply (0: never retry)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,10 @@ class RunOptions:
     executor: str = "local"
     shards: int | None = None
     workdir: str | None = None
+    faults: str | None = None
+    """``--faults SCHEDULE``: a fault schedule file (the spawned server serves it; stored with the run)."""
+    clean_run: str | None = None
+    """``--clean-run RUN``: the same agent's run without faults in the same trace DB (ΔTF1/ΔEMR)."""
 
 
 @dataclass(frozen=True)

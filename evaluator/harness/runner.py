@@ -49,6 +49,8 @@ class RunConfig:
     own_samples: set[str] | None = None
     """A shard's sample ids: the new-run check and --resume's set-aside look at these only (None: all)."""
     on_tools: Callable[[list[dict[str, Any]]], None] | None = None
+    position_meta: bool = False
+    """Send each call's tags and positions in ``_meta`` (a run with a fault schedule; :class:`HarnessSession`)."""
     """Called with the run's ``tools/list`` before the first sample (the run fingerprint is stored there)."""
 
 
@@ -170,10 +172,12 @@ async def _run_sample(
     events: list[dict[str, Any]] = []
     sessions: list[HarnessSession] = []
     trial_tag = trial if config.trials > 1 else None
+    sample_calls = [0]
     try:
         for turn in range(len(ref.turns)):
             url = tagged_url(config.proxy_url, config.run_id, ref.id, turn, trial_tag)
-            sessions.append(HarnessSession(client, url, config.group_tags))
+            place = _place(config.run_id, ref.id, trial, turn) if config.position_meta else None
+            sessions.append(HarnessSession(client, url, config.group_tags, place, sample_calls))
             result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
             answers.append(result.answer)
             stopped.append(result.stopped)
@@ -197,6 +201,12 @@ def _context(
     session: HarnessSession,
 ) -> TurnContext:
     return TurnContext(ref, turn, trial, tools, gold_messages(ref, turn, outputs), session)
+
+
+def _place(run: str, sample: str, trial: int, turn: int) -> dict[str, Any]:
+    from finmcp.recordings.fault_schedule import RUN_META, SAMPLE_META, TRIAL_META, TURN_META
+
+    return {RUN_META: run, SAMPLE_META: sample, TRIAL_META: trial, TURN_META: turn}
 
 
 def _where(exc: BaseException) -> str:

@@ -10,6 +10,8 @@ from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, 
 from finmcp.evaluator.inputs.trace_db import load_predictions_db
 from finmcp.evaluator.reports.markdown import SAMPLE_COLUMNS, estimate_text, sample_cells
 from finmcp.evaluator.reports.model import Report, flag_lines, leaderboard_flags
+from finmcp.evaluator.reports.recovery import LEADERBOARD as RECOVERY_COLUMNS
+from finmcp.evaluator.reports.recovery import leaderboard_cells as recovery_cells
 
 LEADERBOARD = (
     ("TF1", "official.macro_F1"),
@@ -85,12 +87,15 @@ def leaderboard(rows: list[tuple[str, Report]]) -> str:
     """A Markdown table: agent, samples scored and missing
     (:func:`~evaluator.reports.markdown.sample_cells`), and TF1/TR/TP/EMR
     with 95% bootstrap CIs."""
+    robust = any(report.recovery for _, report in rows)  # robustness columns only when a row has faults
     header = ["agent", *SAMPLE_COLUMNS, *(label for label, _ in LEADERBOARD)]
+    header += [label for label, _ in RECOVERY_COLUMNS] if robust else []
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     flags = leaderboard_flags(rows)
     for agent, report in rows:
         cells = [agent + (" ⚠" if agent in flags else ""), *sample_cells(report)]
         cells += [estimate_text(report.headline_entry(metric)) for _, metric in LEADERBOARD]
+        cells += recovery_cells(report.recovery) if robust else []
         lines.append("| " + " | ".join(cells) + " |")
     if flags:  # only then: a leaderboard of runs measured alike is unchanged
         lines += ["", *(f"⚠ {line}" for line in flag_lines(rows, flags))]

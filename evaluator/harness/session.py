@@ -9,6 +9,7 @@ from urllib.parse import quote, urlsplit
 from finmcp.evaluator.agents.base import ToolCall, ToolOutcome
 from finmcp.evaluator.errors import EvalInputError
 from finmcp.evaluator.harness.mcp_client import GROUP_META_KEY, McpCallError
+from finmcp.recordings.fault_schedule import POSITION_META
 
 
 def tagged_url(proxy_url: str, run: str, sample: str, turn: int, trial: int | None = None) -> str:
@@ -42,14 +43,28 @@ class HarnessSession:
     Every :meth:`call_group` is one assistant step: its calls are sent concurrently, and with
     ``group_tags`` each carries ``params._meta["io.finmcp/group"]`` = the step's index in the turn.
     A call with ``raw_arguments`` (a model's malformed argument text) sends that text as ``arguments``.
+
+    ``place`` (a run with a fault schedule): ``_meta`` tags every call carries (``io.finmcp/run``,
+    ``sample``, ``trial``, ``turn``) plus ``io.finmcp/position`` = ``{"turn": n, "sample": m, "member":
+    i}``, its 0-based place in the turn, in the sample (``sample_calls``, shared by the sample's turns)
+    and in its group, so the server draws the same faults whatever order calls arrive in.
     """
 
-    def __init__(self, client: Any, url: str, group_tags: bool = True) -> None:
+    def __init__(
+        self,
+        client: Any,
+        url: str,
+        group_tags: bool = True,
+        place: dict[str, Any] | None = None,
+        sample_calls: list[int] | None = None,
+    ) -> None:
         self.client = client
         self.url = url
         self.group_tags = group_tags
         self.groups = 0
         self.calls_made = 0
+        self.place = place
+        self.sample_calls = sample_calls if sample_calls is not None else [0]
 
     async def call_group(self, calls: list[ToolCall]) -> list[ToolOutcome]:
         """Send one step's calls concurrently, in order; a failed call becomes an outcome with ``error``."""
@@ -57,9 +72,11 @@ class HarnessSession:
             return []
         meta = {GROUP_META_KEY: self.groups} if self.group_tags else None
         self.groups += 1
+        metas = [self._call_meta(meta, i) for i in range(len(calls))]
         self.calls_made += len(calls)
+        self.sample_calls[0] += len(calls)
 
-        async def one(call: ToolCall, sent: asyncio.Event) -> ToolOutcome:
+        async def one(call: ToolCall, sent: asyncio.Event, meta: dict[str, Any] | None) -> ToolOutcome:
             try:
                 arguments = call.arguments if call.raw_arguments is None else call.raw_arguments
                 result = await self.client.call_tool(self.url, call.tool, arguments, meta, sent)
@@ -70,8 +87,18 @@ class HarnessSession:
             return ToolOutcome(call, result=result)
 
         tasks = []
-        for call in calls:  # concurrent, but each request is on the wire before the next starts
+        for call, call_meta in zip(calls, metas, strict=True):  # concurrent, each on the wire before the next
             sent = asyncio.Event()
-            tasks.append(asyncio.ensure_future(one(call, sent)))
+            tasks.append(asyncio.ensure_future(one(call, sent, call_meta)))
             await sent.wait()
         return list(await asyncio.gather(*tasks))
+
+    def _call_meta(self, group: dict[str, Any] | None, member: int) -> dict[str, Any] | None:
+        if self.place is None:
+            return group
+        position = {
+            "turn": self.calls_made + member,
+            "sample": self.sample_calls[0] + member,
+            "member": member,
+        }
+        return {**(group or {}), **self.place, POSITION_META: position}

@@ -19,6 +19,7 @@ COMPARED = {
     "seed": "seed",
     "bench": "benchmark",
     "finmcp": "finmcp version",
+    "faults": "fault schedule",
 }
 """The fingerprint fields that make two runs' numbers comparable, and how a difference names each.
 

@@ -21,6 +21,8 @@ from finmcp.evaluator.reports.markdown import (
     sample_cells,
 )
 from finmcp.evaluator.reports.model import Report, flag_lines, leaderboard_flags
+from finmcp.evaluator.reports.recovery import LEADERBOARD as RECOVERY_COLUMNS
+from finmcp.evaluator.reports.recovery import leaderboard_cells as recovery_cells
 
 GROUP_TITLES = {"level1": "scenario", "type": "sample type"}
 FOREST_METRIC = "official.macro_F1"
@@ -169,11 +171,14 @@ def render_leaderboard_html(
     """A leaderboard page: one row per agent (headline metrics with 95% CIs), then each paired comparison
     (tables and per-scenario forest plots) of ``comparisons`` (results of ``compare_runs``)."""
     flags = leaderboard_flags(rows)
+    robust = any(report.recovery for _, report in rows)  # robustness columns only when a row has faults
     table = html_table(
-        ["agent", *SAMPLE_COLUMNS, *(label for label, _ in columns)],
+        ["agent", *SAMPLE_COLUMNS, *(label for label, _ in columns)]
+        + ([label for label, _ in RECOVERY_COLUMNS] if robust else []),
         [
             [agent + (" ⚠" if agent in flags else ""), *sample_cells(report)]
             + [estimate_text(report.headline_entry(metric)) for _, metric in columns]
+            + (recovery_cells(report.recovery) if robust else [])
             for agent, report in rows
         ],
     )

@@ -20,6 +20,7 @@ from finmcp.evaluator.reports.markdown import (
     type_rows,
 )
 from finmcp.evaluator.reports.model import Estimate, Report, SampleCounts
+from finmcp.evaluator.reports.recovery import recovery_html
 
 HTML_OUTPUT_LIMIT = 600
 """Characters of a call's output shown in the page (the rest is counted, and kept in the JSON report)."""
@@ -375,6 +376,7 @@ def render_html(report: Report) -> str:
             html_table(list(t.pass_hat_k), [[fmt(v) for v in t.pass_hat_k.values()]]),
         ]
     parts.append(summary_html(report.agent_behaviour or {}))
+    parts.append(recovery_html(report.recovery, bar_chart))
     parts += ["<h2>Per sample: reference vs predicted calls</h2>", _samples(report)]
     if report.warnings:
         parts += (

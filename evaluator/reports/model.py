@@ -19,7 +19,7 @@ from finmcp.evaluator.inputs.fingerprint import fingerprint_differences, not_com
 Number = StrictInt | StrictFloat
 """A JSON number as computed: an int stays an int, a float a float (no coercion either way)."""
 
-OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint")
+OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint", "recovery")
 """Top-level keys a report has only when they apply (absent from the JSON, not null)."""
 
 
@@ -139,6 +139,9 @@ class Report(_Frozen):
     fingerprint: dict[str, Any] | None = None
     """What the run was measured on (``runs.meta``; docs/harness.md "Run fingerprints"); last, and
     absent from report.json for a run recorded without one."""
+    recovery: dict[str, Any] | None = None
+    """A robustness run's recovery metrics (:func:`evaluator.metrics.recovery.recovery_metrics`); absent
+    for a run without a fault schedule."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:

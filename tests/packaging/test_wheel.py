@@ -46,6 +46,7 @@ SHIPPED_DATA = (
     "finmcp/evaluator/benchmarks/finmcp_sim.jsonl.gz",
     "finmcp/evaluator/benchmarks/finmcp_sim.recordings.jsonl.gz",
     "finmcp/evaluator/benchmarks/finmcp_sim.manifest.json",
+    "finmcp/evaluator/benchmarks/fault_schedule.demo.json",
     "finmcp/tool_specs/data/finmcp65.json",
     "finmcp/tool_specs/data/fintool760.json.gz",
     "finmcp/server/world/data/vocab.json",
