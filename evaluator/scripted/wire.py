@@ -2,13 +2,14 @@
 
 Chat Completions (``/v1/chat/completions``) and Responses (``/v1/responses``), as the openai SDK
 sends and parses them. Usage is counted, not measured: a token is a run of word characters or one
-other non-space character (``\\w+|[^\\w\\s]``); prompt tokens are those of the request's messages,
-instructions and tools as canonical JSON, completion tokens those of the reply's text and of each
+other non-space character (``\\w+|[^\\w\\s]``); prompt tokens are those of the request's messages
+(or input) and instructions as canonical JSON plus those of its tools as canonical JSON, completion tokens those of the reply's text and of each
 call's name and arguments. Deterministic, and the same for every framework.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -23,7 +24,13 @@ MODEL = "finmcp-scripted"
 
 def count_tokens(text: str) -> int:
     """Tokens of ``text`` under the documented rule (``\\w+|[^\\w\\s]``)."""
-    return len(TOKEN.findall(text))
+    return sum(1 for _ in TOKEN.finditer(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_count(text: str) -> int:
+    """:func:`count_tokens` of a text sent again and again (a request's tool list)."""
+    return count_tokens(text)
 
 
 def _text(content: Any) -> str:
@@ -107,8 +114,10 @@ def responses_conversation(body: Any) -> Conversation:
 
 def usage_counts(body: dict[str, Any], reply: Reply) -> tuple[int, int]:
     """(prompt tokens, completion tokens) under the documented rule."""
-    prompt_parts = {k: body.get(k) for k in ("messages", "input", "instructions", "tools") if body.get(k)}
-    prompt = count_tokens(json.dumps(prompt_parts, ensure_ascii=False, sort_keys=True))
+    parts = {k: body.get(k) for k in ("messages", "input", "instructions") if body.get(k)}
+    prompt = count_tokens(json.dumps(parts, ensure_ascii=False, sort_keys=True))
+    if body.get("tools"):
+        prompt += _cached_count(json.dumps(body["tools"], ensure_ascii=False, sort_keys=True))
     completion = count_tokens(reply.text if not reply.calls else "")
     completion += sum(count_tokens(c.name) + count_tokens(c.arguments) for c in reply.calls)
     return prompt, completion

@@ -32,7 +32,7 @@ from tests.clients import provision
 DRIVERS = Path(__file__).parent / "drivers"
 SAMPLE_COUNT = 20
 MAX_STEPS = 12
-DRIVER_TIMEOUT_S = 150.0
+DRIVER_TIMEOUT_S = 240.0
 CLI_TIMEOUT_S = 60.0
 CLI_SAMPLES = 6
 """The command-line agent starts one process per task (~2 s of imports each, more on a busy machine):
@@ -161,7 +161,12 @@ def run_framework(framework: Framework, tasks: list[dict[str, Any]], workdir: Pa
     path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
     proc = subprocess.Popen(
         [python, str(DRIVERS / framework.driver), str(path)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=DRIVERS,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=DRIVERS,
     )
     try:
         stdout, stderr = proc.communicate(timeout=DRIVER_TIMEOUT_S)
@@ -174,7 +179,9 @@ def run_framework(framework: Framework, tasks: list[dict[str, Any]], workdir: Pa
     return outcome
 
 
-def _run_per_task(framework: Framework, tasks: list[dict[str, Any]], python: str, env: dict[str, str], started: float) -> Outcome:
+def _run_per_task(
+    framework: Framework, tasks: list[dict[str, Any]], python: str, env: dict[str, str], started: float
+) -> Outcome:
     """The command-line agent: one process per task, the turns of a sample in order, 4 samples at once."""
     outcome = Outcome()
     by_sample: dict[str, list[dict[str, Any]]] = {}
@@ -187,8 +194,13 @@ def _run_per_task(framework: Framework, tasks: list[dict[str, Any]], python: str
             run_env = {**env, "OPENAI_BASE_URL": task["model_url"], "FINMCP_MCP_URL": task["mcp_url"]}
             try:
                 done = subprocess.run(
-                    [python, str(DRIVERS / framework.driver)], input=json.dumps(task, ensure_ascii=False),
-                    capture_output=True, text=True, env=run_env, timeout=CLI_TIMEOUT_S, check=False,
+                    [python, str(DRIVERS / framework.driver)],
+                    input=json.dumps(task, ensure_ascii=False),
+                    capture_output=True,
+                    text=True,
+                    env=run_env,
+                    timeout=CLI_TIMEOUT_S,
+                    check=False,
                 )
             except subprocess.TimeoutExpired:
                 outcome.answers[key], outcome.errors[key] = None, f"timed out after {CLI_TIMEOUT_S} s"
@@ -196,7 +208,10 @@ def _run_per_task(framework: Framework, tasks: list[dict[str, Any]], python: str
             if done.returncode == 0:
                 outcome.answers[key] = done.stdout.rstrip("\n")
             else:
-                outcome.answers[key], outcome.errors[key] = None, f"exit {done.returncode}: {done.stderr[-1500:]}"
+                outcome.answers[key], outcome.errors[key] = (
+                    None,
+                    f"exit {done.returncode}: {done.stderr[-1500:]}",
+                )
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(one_sample, by_sample.values()))
@@ -214,7 +229,18 @@ def references_file(refs: list[Reference], path: Path) -> Path:
 
 def score(db: Path, run: str, bench: Path, out: Path) -> dict[str, Any]:
     """``finmcp-eval score`` of one run against the chosen samples (JSON report, no bootstrap)."""
-    cmd = [sys.executable, "-m", "finmcp.evaluator", "score", "--bench", str(bench), "--db", str(db), "--run", run]
+    cmd = [
+        sys.executable,
+        "-m",
+        "finmcp.evaluator",
+        "score",
+        "--bench",
+        str(bench),
+        "--db",
+        str(db),
+        "--run",
+        run,
+    ]
     cmd += ["--report-dir", str(out), "--format", "json", "--bootstrap", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"score {run}: {done.stderr[-2000:]}"

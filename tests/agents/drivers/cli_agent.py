@@ -25,22 +25,38 @@ def text_of(result: Any) -> str:
 
 async def main() -> None:
     task = json.load(sys.stdin)
-    model = AsyncOpenAI(base_url=os.environ.get("OPENAI_BASE_URL") or task["model_url"], api_key="scripted", max_retries=0)
+    model = AsyncOpenAI(
+        base_url=os.environ.get("OPENAI_BASE_URL") or task["model_url"], api_key="scripted", max_retries=0
+    )
     messages: list[dict[str, Any]] = list(task["messages"])
     async with Client(os.environ.get("FINMCP_MCP_URL") or task["mcp_url"]) as mcp:
         listed = await mcp.list_tools()
         tools = [
-            {"type": "function", "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "parameters": t.input_schema,
+                },
+            }
             for t in listed.tools
         ]
         for _ in range(task["max_steps"]):
-            reply = (await model.chat.completions.create(model="finmcp-scripted", messages=messages, tools=tools)).choices[0].message
+            reply = (
+                (await model.chat.completions.create(model="finmcp-scripted", messages=messages, tools=tools))
+                .choices[0]
+                .message
+            )
             messages.append(reply.model_dump(exclude_none=True))
             if not reply.tool_calls:
                 print(reply.content or "")
                 return
             results = await asyncio.gather(
-                *(mcp.call_tool(c.function.name, json.loads(c.function.arguments or "{}")) for c in reply.tool_calls)
+                *(
+                    mcp.call_tool(c.function.name, json.loads(c.function.arguments or "{}"))
+                    for c in reply.tool_calls
+                )
             )
             for call, result in zip(reply.tool_calls, results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text_of(result)})

@@ -42,9 +42,22 @@ def responses_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if m["role"] == "assistant" and m.get("tool_calls"):
             for c in m["tool_calls"]:
                 fn = c["function"]
-                items.append({"type": "function_call", "call_id": c["id"], "name": fn["name"], "arguments": fn["arguments"]})
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": c["id"],
+                        "name": fn["name"],
+                        "arguments": fn["arguments"],
+                    }
+                )
         elif m["role"] == "tool":
-            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": str(m.get("content") or "")})
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": m["tool_call_id"],
+                    "output": str(m.get("content") or ""),
+                }
+            )
         else:
             items.append({"role": m["role"], "content": str(m.get("content") or "")})
     return items

@@ -28,7 +28,11 @@ def history(messages: list[dict[str, Any]]) -> list[BaseMessage]:
             out.append(HumanMessage(content))
         elif m["role"] == "assistant" and m.get("tool_calls"):
             calls = [
-                {"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"] or "{}"), "id": c["id"]}
+                {
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"] or "{}"),
+                    "id": c["id"],
+                }
                 for c in m["tool_calls"]
             ]
             out.append(AIMessage(content, tool_calls=calls))
@@ -41,11 +45,15 @@ def history(messages: list[dict[str, Any]]) -> list[BaseMessage]:
 
 async def run_task(task: dict[str, Any]) -> str:
     client = MultiServerMCPClient({"finmcp": {"url": task["mcp_url"], "transport": "streamable_http"}})
-    model = ChatOpenAI(model="finmcp-scripted", base_url=task["model_url"], api_key="scripted", streaming=True, max_retries=0)
+    model = ChatOpenAI(
+        model="finmcp-scripted", base_url=task["model_url"], api_key="scripted", streaming=True, max_retries=0
+    )
     # one MCP session for the task (client.get_tools() alone would open a new session per tool call)
     async with client.session("finmcp") as session:
         agent = create_react_agent(model, await load_mcp_tools(session))
-        result = await agent.ainvoke({"messages": history(task["messages"])}, {"recursion_limit": 2 * task["max_steps"] + 1})
+        result = await agent.ainvoke(
+            {"messages": history(task["messages"])}, {"recursion_limit": 2 * task["max_steps"] + 1}
+        )
     return str(result["messages"][-1].content)
 
 

@@ -15,7 +15,9 @@ set_tracing_disabled(True)
 
 async def run_task(task: dict[str, Any]) -> str:
     client = AsyncOpenAI(base_url=task["model_url"], api_key="scripted", max_retries=0)
-    async with MCPServerStreamableHttp({"url": task["mcp_url"]}, name="finmcp", cache_tools_list=True) as server:
+    async with MCPServerStreamableHttp(
+        {"url": task["mcp_url"]}, name="finmcp", cache_tools_list=True, client_session_timeout_seconds=60
+    ) as server:
         agent = Agent(
             name="finmcp",
             instructions=INSTRUCTIONS,
@@ -23,7 +25,9 @@ async def run_task(task: dict[str, Any]) -> str:
             model_settings=ModelSettings(parallel_tool_calls=True),
             mcp_servers=[server],
         )
-        result = Runner.run_streamed(agent, input=responses_items(task["messages"]), max_turns=task["max_steps"])
+        result = Runner.run_streamed(
+            agent, input=responses_items(task["messages"]), max_turns=task["max_steps"]
+        )
         async for _ in result.stream_events():
             pass
         return str(result.final_output or "")

@@ -33,11 +33,19 @@ def history(messages: list[dict[str, Any]]) -> list[ModelMessage]:
             parts = []
             for c in m["tool_calls"]:
                 names[c["id"]] = c["function"]["name"]
-                parts.append(ToolCallPart(c["function"]["name"], c["function"]["arguments"], tool_call_id=c["id"]))
+                parts.append(
+                    ToolCallPart(c["function"]["name"], c["function"]["arguments"], tool_call_id=c["id"])
+                )
             out.append(ModelResponse(parts=parts))
         elif m["role"] == "tool":
-            part = ToolReturnPart(names.get(m["tool_call_id"], ""), str(m.get("content") or ""), tool_call_id=m["tool_call_id"])
-            if out and isinstance(out[-1], ModelRequest) and all(isinstance(p, ToolReturnPart) for p in out[-1].parts):
+            part = ToolReturnPart(
+                names.get(m["tool_call_id"], ""), str(m.get("content") or ""), tool_call_id=m["tool_call_id"]
+            )
+            if (
+                out
+                and isinstance(out[-1], ModelRequest)
+                and all(isinstance(p, ToolReturnPart) for p in out[-1].parts)
+            ):
                 out[-1].parts.append(part)
             else:
                 out.append(ModelRequest(parts=[part]))
@@ -47,12 +55,16 @@ def history(messages: list[dict[str, Any]]) -> list[ModelMessage]:
 
 
 async def run_task(task: dict[str, Any]) -> str:
-    model = OpenAIChatModel("finmcp-scripted", provider=OpenAIProvider(base_url=task["model_url"], api_key="scripted"))
+    model = OpenAIChatModel(
+        "finmcp-scripted", provider=OpenAIProvider(base_url=task["model_url"], api_key="scripted")
+    )
     toolset = MCPToolset(task["mcp_url"])
     agent = Agent(model, toolsets=[toolset], instructions=INSTRUCTIONS)
     prior, user = split(task["messages"])
     async with agent:
-        result = await agent.run(user, message_history=history(prior), usage_limits=UsageLimits(request_limit=task["max_steps"]))
+        result = await agent.run(
+            user, message_history=history(prior), usage_limits=UsageLimits(request_limit=task["max_steps"])
+        )
     return str(result.output)
 
 

@@ -20,7 +20,9 @@ from smolagents import MCPClient, OpenAIServerModel, ToolCallingAgent
 
 def run_sync(task: dict[str, Any]) -> str:
     _, user = split(task["messages"])
-    with MCPClient({"url": task["mcp_url"], "transport": "streamable-http"}, structured_output=False) as tools:
+    with MCPClient(
+        {"url": task["mcp_url"], "transport": "streamable-http"}, structured_output=False
+    ) as tools:
         for tool in tools:
             for spec in tool.inputs.values():
                 spec["nullable"] = True
