@@ -224,11 +224,18 @@ def sanitized(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)
 
 
+def _folded(name: str) -> str:
+    """A name lower-cased without separators (``fund-equity-position`` and ``fund_equity_position`` agree)."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def exposed_name(gold: str, offered: list[str]) -> str:
     """The name under which the framework offers the gold tool ``gold``.
 
     Exact, else a name ending with it after a prefix (``mcp__finmcp__Tool``, ``finmcp_Tool``), else
-    the same after sanitising and ignoring case; the shortest such; else ``gold`` itself."""
+    one equal to it lower-cased without separators (``fund_equity_position`` for
+    ``fund-equity-position``), else such a name ending with it after a prefix; the shortest such; else
+    ``gold`` itself."""
     if not offered or gold in offered:
         return gold
     clean = sanitized(gold)
@@ -236,5 +243,14 @@ def exposed_name(gold: str, offered: list[str]) -> str:
         ends = [n for n in offered if n.endswith(wanted) and not n[: -len(wanted)][-1:].isalnum()]
         if ends:
             return min(ends, key=len)
-    folded = [n for n in offered if sanitized(n).lower() == clean.lower()]
+    key = _folded(gold)
+    folded = [n for n in offered if _folded(n) == key]
+    if not folded:
+        folded = [n for n in offered if n.endswith(tuple(f"_{s}" for s in _suffixes(n, key)))]
     return min(folded, key=len) if folded else gold
+
+
+def _suffixes(name: str, key: str) -> list[str]:
+    """The trailing parts of ``name`` (split at ``_``) whose folded form is ``key``."""
+    parts = name.split("_")
+    return ["_".join(parts[i:]) for i in range(1, len(parts)) if _folded("_".join(parts[i:])) == key]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,27 +36,15 @@ from tests.agents.matrix import (
 from tests.support.postgres import require_or_skip
 from tests.support.processes import Children
 
-
-@dataclass(frozen=True)
-class Expected:
-    """A framework's row as measured (docs/agents.md): what it keeps of the gold plan."""
-
-    tf1: float
-    emr: float
-    consist: float
-    answers_missed: int  # tasks whose returned answer is not the gold reply
-    parallel_kept: int  # gold parallel steps that arrived as one group
-
-
-EXPECTED = {
-    # runs a step's MCP calls one after another: every parallel step arrives split (EMR, consist)
-    "openai-agents": Expected(1.0, 0.55, 0.55, 0, 0),
-    # refuses an empty final answer ("Exceeded maximum output retries"): the ###STOP### turns
-    "pydantic-ai": Expected(1.0, 0.85, 0.95, 6, 10),
-    "langgraph": Expected(1.0, 0.95, 0.85, 0, 12),
-    "smolagents": Expected(1.0, 0.85, 0.85, 0, 10),
-    "cli": Expected(1.0, 1.0, 1.0, 0, 2),
+ANSWERS_MISSED = {
+    # refuses an empty final answer ("Exceeded maximum output retries"): the ###STOP### turns, whose gold
+    # reply is empty, end in an error instead of ""
+    "pydantic-ai": "stop_turns",
 }
+SEQUENTIAL = {"openai-agents"}
+"""Frameworks that run the calls of one assistant message one after another (none overlaps): every gold
+parallel step arrives as single-call steps. The others run them concurrently; whether the proxy's
+grouping sees the overlap depends on timing, so their kept count is measured, not pinned."""
 
 
 @dataclass
@@ -112,8 +99,10 @@ def rows(module_children: Children, tmp_path_factory: pytest.TempPathFactory) ->
     for name, row in out.items():  # the measured table (pytest -s shows it; docs/agents.md has it)
         answered = sum(row.outcome.answers.get(k) == v for k, v in row.gold.items())
         heads = [row.headline(k) for k in ("official.macro_F1", "paper.EMR", "official.consist_mean")]
-        print(f"agent-matrix {name}: tf1/emr/consist {heads} answers {answered}/{len(row.gold)} "
-              f"{row.fidelity} {row.outcome.seconds:.0f}s errors {dict(list(row.outcome.errors.items())[:2])}")
+        print(
+            f"agent-matrix {name}: tf1/emr/consist {heads} answers {answered}/{len(row.gold)} "
+            f"{row.fidelity} {row.outcome.seconds:.0f}s errors {dict(list(row.outcome.errors.items())[:2])}"
+        )
     return out
 
 
@@ -124,17 +113,26 @@ def test_framework_runs_the_gold_plan_and_is_scored(framework: Framework, rows: 
     if reason is not None:
         require_or_skip(reason)
     row = rows[framework.name]
-    expected = EXPECTED[framework.name]
     done = row.outcome
     context = f"{framework.name}: exit {done.returncode}, errors {dict(list(done.errors.items())[:3])}\n{done.stderr[-2000:]}"
     assert done.returncode == 0 and set(done.answers) == set(row.gold), context
-    missed = [key for key, text in row.gold.items() if done.answers.get(key) != text]
-    assert len(missed) == expected.answers_missed, (missed, context)
+    missed = sorted(key for key, text in row.gold.items() if done.answers.get(key) != text)
+    stop_turns = sorted(key for key, text in row.gold.items() if not text)
+    assert missed == (stop_turns if ANSWERS_MISSED.get(framework.name) == "stop_turns" else []), (
+        missed,
+        context,
+    )
     measured = row.fidelity
     # every gold call reached the server exactly once, under its own name and with its own arguments
     assert measured["calls"] == measured["gold_calls"] > 0, measured
     assert measured["extra"] == measured["missing"] == measured["unknown_tools"] == 0, measured
-    assert measured["parallel_kept"] == expected.parallel_kept, measured
-    assert row.headline("official.macro_F1") == expected.tf1
-    assert row.headline("paper.EMR") == pytest.approx(expected.emr)
-    assert row.headline("official.consist_mean") == pytest.approx(expected.consist)
+    assert row.headline("official.macro_F1") == 1.0
+    if framework.name in SEQUENTIAL:  # each parallel step split: exact only where no step is parallel
+        assert measured["parallel_kept"] == 0, measured
+        refs = {r.id: r for r in load_benchmark("finmcp-sim")}
+        samples = {sample for sample, _ in row.gold}
+        serial = sum(all(len(g) == 1 for t in refs[s].turns for g in t.calls) for s in samples)
+        assert row.headline("paper.EMR") == pytest.approx(serial / len(samples))
+        assert row.headline("official.consist_mean") == 1.0
+    else:
+        assert measured["parallel_kept"] >= 1, measured

@@ -82,6 +82,10 @@ def test_prefixed_and_sanitised_tool_names_map_back() -> None:
     assert exposed_name("SearchFunds", offered) == "mcp__finmcp__SearchFunds"
     assert exposed_name("GetFundInfo", offered) == "finmcp_GetFundInfo"
     assert exposed_name("get.time", ["tools_get_time"]) == "tools_get_time"
+    assert (
+        exposed_name("fund-equity-position", ["fund_equity_position"]) == "fund_equity_position"
+    )  # mcpadapt
+    assert exposed_name("fund-equity-position", ["mcp_fund_equity_position"]) == "mcp_fund_equity_position"
     assert exposed_name("Funds", ["SearchFunds"]) == "Funds"  # a longer name is another tool
     assert exposed_name("Absent", offered) == "Absent"
 
