@@ -75,9 +75,11 @@ def chat_conversation(body: Any) -> Conversation:
     for m in messages:
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise ScriptError("every message must be an object with a 'role'", code="invalid_messages")
-        role = {"developer": "system", "function": "tool"}.get(m["role"], m["role"])
+        role = str(m["role"])
+        role = {"developer": "system", "function": "tool"}.get(role, role)
         ids = [c.get("id", "") for c in m.get("tool_calls") or [] if isinstance(c, dict)]
-        entries.append(Entry(role, _text(m.get("content")), ids, m.get("tool_call_id")))
+        answers = m.get("tool_call_id")
+        entries.append(Entry(role, _text(m.get("content")), ids, str(answers) if answers is not None else None))
     return Conversation(entries, _tools(body.get("tools"), nested=True))
 
 

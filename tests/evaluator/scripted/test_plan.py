@@ -167,6 +167,7 @@ def test_requests_that_match_no_task_are_refused(refs: dict[str, Reference]) -> 
         script.reply(Where("sim-single-0001", 9), convo)
     with pytest.raises(ScriptError, match="no task matches this request"):
         script.reply(Where(), convo)
+    bad: Any
     for bad in (
         {"messages": []},
         {"messages": [{"content": "x"}]},
