@@ -1,4 +1,5 @@
-"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``demo`` and ``synth``.
+"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``demo``, ``synth``,
+``view`` and ``model``.
 
 Bad input prints one clear message on stderr and exits with status 2 (no traceback).
 """
