@@ -1,4 +1,5 @@
-"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``demo`` and ``synth``.
+"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``demo``, ``synth``,
+``view`` and ``model``.
 
 Bad input prints one clear message on stderr and exits with status 2 (no traceback).
 """
@@ -140,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     from finmcp.evaluator.viewer.serve import add_parser as add_view_parser
 
     add_view_parser(sub)
+    from finmcp.evaluator.scripted.serve import add_parser as add_model_parser
+
+    add_model_parser(sub)
     return parser
 
 
@@ -382,6 +386,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_model(args: argparse.Namespace) -> int:
+    from finmcp.evaluator.scripted.serve import model_options, run
+
+    return run(model_options(args))
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from finmcp.evaluator.viewer.serve import run, view_options
 
@@ -404,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo": cmd_demo,
         "synth": cmd_synth,
         "view": cmd_view,
+        "model": cmd_model,
     }
     try:
         return handlers[args.command](args)

@@ -76,6 +76,32 @@ CLIENTS: dict[str, ClientEnv] = {
     )
 }
 
+AGENTS: dict[str, ClientEnv] = {
+    env.name: env
+    for env in (
+        # the agent matrix (tests/agents): each framework's real agent loop, model = the scripted model
+        ClientEnv(
+            "pydantic-ai-openai",
+            "python",
+            ("pydantic-ai-slim[mcp,openai]==2.68.0", "mcp==2.3.0"),
+            "pydantic-ai-slim==2.68.0",
+        ),
+        ClientEnv(
+            "langgraph",
+            "python",
+            ("langgraph==1.2.24", "langchain-openai==1.8.1", "langchain-mcp-adapters==0.3.2", "mcp==1.30.0"),
+            "langgraph==1.2.24",
+        ),
+        ClientEnv(
+            "smolagents",
+            "python",
+            ("smolagents[mcp,openai]==1.26.0", "mcpadapt==0.1.19", "mcp==1.30.0"),
+            "smolagents==1.26.0",
+        ),
+    )
+}
+"""The agent frameworks of the agent matrix not already a client above (openai-agents is reused)."""
+
 SERVERS: dict[str, ClientEnv] = {
     env.name: env
     for env in (
@@ -97,7 +123,7 @@ SERVERS: dict[str, ClientEnv] = {
 }
 """The third-party MCP servers tests/thirdparty records, replays and audits, as users run them."""
 
-ENVIRONMENTS: dict[str, ClientEnv] = {**CLIENTS, **SERVERS}
+ENVIRONMENTS: dict[str, ClientEnv] = {**CLIENTS, **AGENTS, **SERVERS}
 """Every environment this script provisions, by name."""
 
 
