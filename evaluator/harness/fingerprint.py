@@ -55,6 +55,10 @@ def agent_fingerprint(agent: AgentOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": agent.kind}
     if agent.kind == "noisy":
         out.update(noise=agent.noise, seed=agent.seed)
+    elif agent.kind in ("cmd", "python"):
+        out.update(
+            target=agent.target, max_calls=agent.max_calls, max_steps=agent.max_steps, top_k=agent.top_k
+        )
     elif agent.kind == "openai":
         out.update(
             model=agent.llm_model,

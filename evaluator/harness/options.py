@@ -15,7 +15,7 @@ class AgentOptions:
     """Which agent drives the run and how (``--agent`` and its flags)."""
 
     kind: str = "oracle"
-    """``oracle``, ``noisy`` or ``openai``."""
+    """``oracle``, ``noisy``, ``openai``, ``cmd`` or ``python`` (:mod:`evaluator.tasks.external`)."""
     noise: str = "0.1"
     seed: int = 0
     llm_url: str | None = None
@@ -29,6 +29,10 @@ class AgentOptions:
     inject_tags: bool = False
     temperature: float | None = None
     max_tokens: int | None = None
+    target: str | None = None
+    """``cmd``: the command line; ``python``: ``MODULE:FUNCTION``."""
+    task_timeout: float = 600.0
+    """``cmd``/``python``: seconds per task before it fails (a program's process group is killed)."""
 
 
 @dataclass(frozen=True)
