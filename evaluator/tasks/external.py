@@ -12,9 +12,11 @@ the ``answers`` table and the report; the run goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import shlex
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -172,7 +174,7 @@ class PythonAgent(ExternalAgent):
         if inspect.iscoroutinefunction(self.function):
             pending: Any = self.function(task)
         else:
-            pending = asyncio.to_thread(self.function, task)
+            pending = in_daemon_thread(self.function, task)
         try:
             value = await asyncio.wait_for(pending, self.timeout)
             if inspect.isawaitable(value):  # a sync function that returned a coroutine
@@ -180,6 +182,35 @@ class PythonAgent(ExternalAgent):
         except TimeoutError:
             raise ExternalAgentError(f"agent {self.label}: timed out after {self.timeout:g} s") from None
         return result_answer(value, self.label)
+
+
+def in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """``function(*args)`` in a daemon thread of its own, as a future of this loop: a sync agent that
+    never returns fails its task at the timeout without holding up the run's exit (as the loop's
+    default executor, which waits for its threads at shutdown, would)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():  # timed out meanwhile
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def work() -> None:
+        try:
+            value = function(*args)
+        except BaseException as exc:  # handed to the awaiting task
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, None, exc)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, value, None)
+
+    threading.Thread(target=work, name="finmcp-python-agent", daemon=True).start()
+    return future
 
 
 def make_external_agent(

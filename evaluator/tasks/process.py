@@ -98,7 +98,8 @@ def _stderr_note(stderr: _Bounded) -> str:
     if not text:
         return "; stderr empty"
     shown = text[-STDERR_SHOWN:]
-    cut = f"last {len(shown)} of {stderr.total} bytes" if stderr.total > len(shown) else "stderr"
+    whole = len(shown) == len(text) and stderr.total == len(stderr.data)
+    cut = "stderr" if whole else f"stderr (last {len(shown)} characters of {stderr.total} bytes)"
     return f"; {cut}:\n{shown}"
 
 

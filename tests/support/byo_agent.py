@@ -10,7 +10,8 @@ its model URL, and the URL's ``tools/list`` lists exactly the task's ``tools`` w
 
 ``--mode`` makes it misbehave: ``crash`` (stderr, exit 3), ``hang`` (sleeps; a child in its process
 group sleeps too), ``silent`` (prints nothing), ``flood`` (prints 3 MiB), ``error`` (a JSON error).
-``solve`` is the same agent as a ``python:`` callable.
+``--fail SAMPLE=MODE`` misbehaves on that sample only. ``solve`` is the same agent as a ``python:``
+callable; ``picky`` one that fails on some samples.
 """
 
 from __future__ import annotations
@@ -54,18 +55,42 @@ async def solve(task: Task, refs: str | None = None) -> str:
     return str(ref.turns[task.turn].assistant or "ok")
 
 
+async def picky(task: Task) -> Any:
+    """A ``python:`` agent that fails on purpose by sample: ``*-0002`` raises, ``*-0003`` returns
+    nothing, ``*-0004`` outlasts any short ``--task-timeout``; the rest are solved (:func:`solve`)."""
+    if task.sample.endswith("-0002"):
+        raise ValueError("the agent broke on purpose")
+    if task.sample.endswith("-0003"):
+        return None
+    if task.sample.endswith("-0004"):
+        await anyio.sleep(300)
+    return {"answer": await solve(task)}
+
+
+def stuck(task: Task) -> str:
+    """A sync ``python:`` agent that never returns on ``*-0002`` and answers a constant elsewhere."""
+    if task.sample.endswith("-0002"):
+        time.sleep(3600)
+    return "constant"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", default="replay")
     parser.add_argument("--refs")
+    parser.add_argument("--fail", action="append", default=[], help="SAMPLE=MODE: misbehave on that sample")
     args = parser.parse_args(argv)
     text = sys.stdin.read()
     task = Task.from_json(text)
+    args.mode = dict(spec.split("=", 1) for spec in args.fail).get(task.sample, args.mode)
     with open(os.environ["FINMCP_TASK_FILE"], encoding="utf-8") as fh:
         if json.loads(fh.read()) != json.loads(text):
             print("task file differs from stdin", file=sys.stderr)
             return 4
-    if os.environ.get("FINMCP_MCP_URL") != task.mcp_url or os.environ.get("OPENAI_BASE_URL") != task.model_url:
+    if (
+        os.environ.get("FINMCP_MCP_URL") != task.mcp_url
+        or os.environ.get("OPENAI_BASE_URL") != task.model_url
+    ):
         print("door variables differ from the task", file=sys.stderr)
         return 4
     if args.mode == "crash":
