@@ -15,7 +15,9 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import os
 import shlex
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -56,12 +58,15 @@ def _example(kind: str) -> str:
 
 
 def load_callable(target: str) -> Callable[..., Any]:
-    """The function named ``pkg.module:function`` (an attribute path after the colon may be dotted)."""
+    """The function named ``pkg.module:function`` (an attribute path after the colon may be dotted);
+    modules of the current folder are found as ``python -m`` finds them."""
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise EvalInputError(
             f"--agent python:{target}: expected python:MODULE:FUNCTION, e.g. python:my_pkg.agent:solve"
         )
+    if os.getcwd() not in sys.path and "" not in sys.path:  # as `python -m` finds it: the folder's modules
+        sys.path.insert(0, os.getcwd())
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, or the module's own error at import
