@@ -158,8 +158,8 @@ def _predictions(
     from finmcp.evaluator.inputs.answers import with_stored_answers
 
     with _trace_rows(args, run) as rows:
-        preds = collect_predictions(rows, args.turn_base, observations)
-    return with_stored_answers(preds, args.db, str(run))
+        found = collect_predictions(rows, args.turn_base, observations)
+    return with_stored_answers(found, args.db, str(run))
 
 
 def _trace_rows(args: argparse.Namespace, run: str | None):

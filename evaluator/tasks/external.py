@@ -79,12 +79,14 @@ def load_callable(target: str) -> Callable[..., Any]:
         obj = getattr(obj, part)
     if not callable(obj):
         raise EvalInputError(f"--agent python:{target}: {attr!r} is not callable")
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def result_answer(value: Any, label: str) -> str:
     """The answer of what a callable returned: a string, an :class:`AgentResult` (or any object with
     ``answer``/``error``), or a dict with those keys; :class:`ExternalAgentError` for none."""
+    answer: Any
+    error: Any
     if isinstance(value, str):
         answer, error = value, None
     elif isinstance(value, dict):

@@ -19,6 +19,7 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from finmcp.evaluator.tasks.model import Task
 
@@ -154,8 +155,8 @@ async def _run(argv: list[str], text: str, env: dict[str, str], timeout: float, 
     readers = asyncio.gather(feed(), stdout.drain(proc.stdout), stderr.drain(proc.stderr))
     killed = ""
     try:
-        overflow = asyncio.ensure_future(stdout.over.wait())
-        finished = asyncio.ensure_future(asyncio.gather(readers, proc.wait()))
+        overflow: asyncio.Future[Any] = asyncio.ensure_future(stdout.over.wait())
+        finished: asyncio.Future[Any] = asyncio.ensure_future(asyncio.gather(readers, proc.wait()))
         done, _ = await asyncio.wait({overflow, finished}, timeout=timeout, return_when="FIRST_COMPLETED")
         if finished not in done:
             killed = (

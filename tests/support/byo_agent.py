@@ -37,6 +37,10 @@ def _reference(refs: str | None, sample: str) -> Any:
     return found[sample]
 
 
+async def _call(client: Client, tool: str, arguments: dict[str, Any], meta: Any) -> None:
+    await client.call_tool(tool, arguments, meta=meta)
+
+
 async def solve(task: Task, refs: str | None = None) -> str:
     """Replay the gold calls of the task's turn through its MCP URL; the gold reply."""
     ref = _reference(refs or os.environ.get("BYO_REFS"), task.sample)
@@ -49,7 +53,7 @@ async def solve(task: Task, refs: str | None = None) -> str:
             async with anyio.create_task_group() as tg:
                 for call in group:
                     meta: Any = {"io.finmcp/group": index}  # the SDK's open TypedDict
-                    tg.start_soon(lambda c=call, m=meta: client.call_tool(c.tool, c.arguments, meta=m))
+                    tg.start_soon(_call, client, call.tool, call.arguments, meta)
     if ref.source == "fintoolbench":
         return str(ref.ground_truth)
     return str(ref.turns[task.turn].assistant or "ok")

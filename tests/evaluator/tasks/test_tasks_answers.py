@@ -32,7 +32,9 @@ def _score(questions: Path, db: Path, out: Path) -> dict:
     return _cap(out)
 
 
-def test_tasks_out_answers_in_gives_fintoolbench_its_answer_scores(shared_dir: Path, tmp_path: Path, capsys) -> None:
+def test_tasks_out_answers_in_gives_fintoolbench_its_answer_scores(
+    shared_dir: Path, tmp_path: Path, capsys
+) -> None:
     questions = shared_dir / "fintoolbench" / "questions_sample.jsonl"
     db, tasks_file = tmp_path / "runs.sqlite", tmp_path / "tasks.jsonl"
     with Stack(SpawnConfig(db=db, inventory="fintool760")) as stack:
@@ -40,7 +42,9 @@ def test_tasks_out_answers_in_gives_fintoolbench_its_answer_scores(shared_dir: P
                 stack.proxy_base, "--max-steps", "5", "--output", str(tasks_file), "--workdir", str(tmp_path)]  # fmt: skip
         assert main(argv) == 0
         tasks = [Task.from_json(line) for line in tasks_file.read_text("utf-8").splitlines()]
-        assert len(tasks) == 12 and all(t.benchmark == "fintoolbench" and len(t.tools or []) == 20 for t in tasks)
+        assert len(tasks) == 12 and all(
+            t.benchmark == "fintoolbench" and len(t.tools or []) == 20 for t in tasks
+        )
         assert all(t.limits.max_steps == 5 and "?tools=" in t.mcp_url for t in tasks)
 
         async def play() -> list[str]:
