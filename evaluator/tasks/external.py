@@ -94,13 +94,11 @@ def result_answer(value: Any, label: str) -> str:
     elif isinstance(value, AgentResult) or hasattr(value, "answer"):
         answer, error = getattr(value, "answer", None), getattr(value, "error", None)
     else:
-        raise ExternalAgentError(
-            f"agent {label}: returned {type(value).__name__}, not an answer (str or AgentResult)"
-        )
+        raise ExternalAgentError(f"returned {type(value).__name__}, not an answer (str or AgentResult)")
     if error:
-        raise ExternalAgentError(f"agent {label}: reported an error: {error}")
+        raise ExternalAgentError(f"reported an error: {error}")
     if answer is None or not str(answer).strip():
-        raise ExternalAgentError(f"agent {label}: returned no answer")
+        raise ExternalAgentError("returned no answer")
     return str(answer)
 
 
@@ -187,7 +185,7 @@ class PythonAgent(ExternalAgent):
             if inspect.isawaitable(value):  # a sync function that returned a coroutine
                 value = await asyncio.wait_for(value, self.timeout)
         except TimeoutError:
-            raise ExternalAgentError(f"agent {self.label}: timed out after {self.timeout:g} s") from None
+            raise ExternalAgentError(f"timed out after {self.timeout:g} s") from None
         return result_answer(value, self.label)
 
 

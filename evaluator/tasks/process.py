@@ -141,7 +141,7 @@ async def _run(argv: list[str], text: str, env: dict[str, str], timeout: float, 
             start_new_session=True,
         )
     except OSError as exc:
-        raise TaskProgramError(f"agent {label}: cannot start: {exc}") from None
+        raise TaskProgramError(f"cannot start {label}: {exc}") from None
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     stdout, stderr = _Bounded(STDOUT_LIMIT, "head"), _Bounded(STDERR_LIMIT, "tail")
     stdin = proc.stdin
@@ -180,17 +180,17 @@ async def _run(argv: list[str], text: str, env: dict[str, str], timeout: float, 
     finally:
         _kill_group(proc.pid)  # whatever it left running in its group
     if killed:
-        raise TaskProgramError(f"agent {label}: {killed}; process group killed{_stderr_note(stderr)}")
+        raise TaskProgramError(f"{killed}; process group killed{_stderr_note(stderr)}")
     if proc.returncode != 0:
         how = (
             f"killed by signal {-proc.returncode}"
             if proc.returncode is not None and proc.returncode < 0
             else f"exited with status {proc.returncode}"
         )
-        raise TaskProgramError(f"agent {label}: {how}{_stderr_note(stderr)}")
+        raise TaskProgramError(f"{how}{_stderr_note(stderr)}")
     answer, error = parse_answer(stdout.text())
     if error is not None:
-        raise TaskProgramError(f"agent {label}: reported an error: {error}")
+        raise TaskProgramError(f"reported an error: {error}")
     if not answer:
-        raise TaskProgramError(f"agent {label}: printed no answer on stdout{_stderr_note(stderr)}")
+        raise TaskProgramError(f"printed no answer on stdout{_stderr_note(stderr)}")
     return answer

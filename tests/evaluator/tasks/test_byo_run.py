@@ -62,6 +62,9 @@ def test_a_program_per_task_is_scored_and_its_failures_are_said(tmp_path: Path) 
     report = _report(out)
     assert report["official"]["overall"]["macro_F1"] == 1.0 and report["official"]["overall"]["N"] == 3
     assert report["coverage"]["scored"] == 3
+    dropped = {d["id"]: d["reason"] for d in report["coverage"]["dropped"]}
+    for sample, (_, reason) in BAD.items():  # the report says why, in its first 120 characters
+        assert dropped[sample].startswith("error sample: ExternalAgentError: " + reason[:60]), dropped[sample]
     logged = _calls(db, "byo")
     assert {row[1] for row in logged} == set(GOOD) and {row[4] for row in logged} == {"ok"}
 

@@ -72,7 +72,7 @@ def test_a_crash_gives_its_status_and_the_end_of_its_stderr(tmp_path: Path) -> N
     with pytest.raises(TaskProgramError) as err:
         run(argv)
     text = str(err.value)
-    assert "'agent.py': exited with status 3" in text and text.endswith("ValueError: broke")
+    assert text.startswith("exited with status 3; stderr (last 2000") and text.endswith("ValueError: broke")
     assert "stderr (last 2000 characters of 30018 bytes)" in text
 
 
