@@ -62,10 +62,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         raise EvalInputError("--trials, --max-calls and --max-steps must be >= 1")
     if args.top_k is not None and args.top_k < 1:
         raise EvalInputError("--top-k must be >= 1")
+    tools = _tools(untagged_url(args.proxy, args.run))  # an unreachable proxy is said before any loading
     bench = load_bench(
         args.bench, Path(args.workdir), args.inventory, args.recordings, args.limit, list(args.sample) or None
     )
-    tools = _tools(untagged_url(args.proxy, args.run))
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None
     limits = Limits(args.max_calls, args.max_steps)
     count = 0
@@ -172,6 +172,8 @@ def cmd_answers(args: argparse.Namespace) -> int:
         raise EvalInputError(
             "--db: answers are stored in a SQLite trace store (postgresql:// has no answers table yet)"
         )
+    if not Path(args.db).is_file():
+        raise EvalInputError(f"--db: trace store not found: {args.db} (the proxy's --db of the run)")
     refs = open_references(args.bench, inventory_name=args.inventory or "")
     turns_of = {r.id: len(r.turns) for r in refs.samples}
     rows, errors = read_answer_lines(path, args.run, turns_of)
