@@ -74,3 +74,25 @@ def test_tasks_out_answers_in_gives_fintoolbench_its_answer_scores(
 
     after = _score(questions, db, tmp_path / "after")
     assert after["soft_score"] == 1.0 and after["css"] is not None  # the gold answers, judged by rules
+
+
+def test_a_program_run_by_the_harness_on_fintoolbench_gets_its_top_k_and_its_answers_scored(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    import shlex
+    import sys
+
+    from finmcp.recordings.answers import answers_of
+
+    questions = shared_dir / "fintoolbench" / "questions_sample.jsonl"
+    agent = Path(__file__).resolve().parents[2] / "support" / "byo_agent.py"
+    command = shlex.join([sys.executable, str(agent), "--refs", str(questions)])
+    db, out = tmp_path / "runs.sqlite", tmp_path / "report"
+    argv = ["run", "--bench", str(questions), "--inventory", "fintool760", "--agent", f"cmd:{command}",
+            "--spawn", "--run", "cmd", "--db", str(db), "--limit", "4", "--report-dir", str(out),
+            "--bootstrap", "0", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0  # the program fails its task when a listing is not the task's top-20
+    stored = answers_of(db, "cmd")
+    assert len(stored) == 4 and all(a.answer and a.error is None for a in stored)
+    cap = _cap(out)
+    assert cap["soft_score"] == 1.0 and cap["css"] is not None
