@@ -1,5 +1,5 @@
-"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``demo``, ``synth``,
-``view`` and ``model``.
+"""Command line of ``finmcp-eval``: ``score``, ``compare``, ``export``, ``run``, ``tasks``, ``answers``,
+``demo``, ``synth``, ``view`` and ``model``.
 
 Bad input prints one clear message on stderr and exits with status 2 (no traceback).
 """
@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     from finmcp.evaluator.harness.cli import add_parser as add_run_parser
 
     add_run_parser(sub)
+    from finmcp.evaluator.tasks.cli import add_parsers as add_task_parsers
+
+    add_task_parsers(sub)
     add_demo_arguments(sub.add_parser("demo", help="end-to-end demo on the embedded defaults"))
     from finmcp.evaluator.synth.cli import add_parser as add_synth_parser
 
@@ -155,8 +158,11 @@ def _predictions(
 
     if preds:
         return load_predictions_file(preds, run, args.turn_base)
+    from finmcp.evaluator.inputs.answers import with_stored_answers
+
     with _trace_rows(args, run) as rows:
-        return collect_predictions(rows, args.turn_base, observations)
+        found = collect_predictions(rows, args.turn_base, observations)
+    return with_stored_answers(found, args.db, str(run))
 
 
 def _trace_rows(args: argparse.Namespace, run: str | None):
@@ -262,7 +268,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:
-    """Score ``--run`` of ``--db`` streaming its rows (FinToolBench references: loaded whole)."""
+    """Score ``--run`` of ``--db`` streaming its rows (FinToolBench references: loaded whole, with the
+    run's stored answers: :mod:`evaluator.inputs.answers`)."""
+    from finmcp.evaluator.inputs.answers import with_stored_answers
     from finmcp.evaluator.inputs.trace_db import collect_predictions
     from finmcp.evaluator.reports.pipeline import evaluate, is_fintoolbench
     from finmcp.evaluator.reports.streaming import evaluate_trace
@@ -272,7 +280,8 @@ def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:
         fintool = is_fintoolbench(refs)
         opts = _options(args, refs, inventory, fintool)
         if fintool:
-            return evaluate(refs, collect_predictions(rows, args.turn_base), opts)
+            preds = with_stored_answers(collect_predictions(rows, args.turn_base), args.db, args.run)
+            return evaluate(refs, preds, opts)
         return evaluate_trace(refs, rows, args.turn_base, opts)
 
 
@@ -380,6 +389,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run(run_options(args))
 
 
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from finmcp.evaluator.tasks.cli import cmd_tasks as tasks
+
+    return tasks(args)
+
+
+def cmd_answers(args: argparse.Namespace) -> int:
+    from finmcp.evaluator.tasks.cli import cmd_answers as answers
+
+    return answers(args)
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from finmcp.evaluator.synth.cli import run
 
@@ -411,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
         "compare": cmd_compare,
         "export": cmd_export,
         "run": cmd_run,
+        "tasks": cmd_tasks,
+        "answers": cmd_answers,
         "demo": cmd_demo,
         "synth": cmd_synth,
         "view": cmd_view,

@@ -37,6 +37,10 @@ Tables (enumerated values are checked by the store, not by SQL):
     under): ``protocol_version``, ``server_info`` / ``capabilities`` JSON, ``instructions``, ``tools``
     (JSON, the whole ``tools/list`` as declared, every page joined), ``provenance``, ``created`` /
     ``updated``. ``finmcp-server --recordings FILE`` serves such a server as it was (docs/server.md).
+``answers`` (schema 6)
+    an agent's final answer per (run_id, sample_id, trial, turn): ``answer`` text (NULL: none),
+    ``error`` (why there is none, or what went wrong), ``source`` (``harness`` | ``import:<file>`` |
+    ``model``), ``created``. One row per key; a later write replaces it (:mod:`recordings.answers`).
 """
 
 from __future__ import annotations
@@ -266,17 +270,43 @@ def _create_servers(db: Database) -> None:
         db.execute(statement)
 
 
+ANSWERS_DDL = (
+    """CREATE TABLE "answers" (
+   "id" INTEGER PRIMARY KEY,
+   "run_id" TEXT NOT NULL,
+   "sample_id" TEXT NOT NULL,
+   "trial" INTEGER NOT NULL DEFAULT 0,
+   "turn" INTEGER NOT NULL,
+   "answer" TEXT,
+   "error" TEXT,
+   "source" TEXT NOT NULL,
+   "created" TEXT NOT NULL
+)""",
+    """CREATE UNIQUE INDEX "answers_run_sample_trial_turn"
+    ON "answers" ("run_id", "sample_id", "trial", "turn")""",
+)
+
+
+def _create_answers(db: Database) -> None:
+    """Agents' final answers per (run, sample, trial, turn) (issue 27)."""
+    for statement in ANSWERS_DDL:
+        db.execute(statement)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "recorded tool responses", _create_responses),
     Migration(2, "trace tables: runs, sessions, messages, calls", _create_traces),
     Migration(3, "drop the unused calls (session_key, jsonrpc_id) index", _drop_call_id_index),
     Migration(4, "response_steps: every recorded answer in order, errors included", _create_response_steps),
     Migration(5, "servers: what recorded upstreams declared; response_steps.notifications", _create_servers),
+    Migration(6, "answers: agents' final answers per run, sample, trial and turn", _create_answers),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema this code knows; ``PRAGMA user_version`` of a fully migrated database."""
 
-OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls", "response_steps", "servers"})
+OWN_TABLES = frozenset(
+    {"responses", "runs", "sessions", "messages", "calls", "response_steps", "servers", "answers"}
+)
 
 
 def user_version(db: Database) -> int:

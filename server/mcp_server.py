@@ -32,6 +32,21 @@ def finmcp_version() -> str:
         return "0+unknown"
 
 
+TOOLS_QUERY = "tools"
+"""``…/mcp?tools=A,B``: that endpoint's ``tools/list`` lists only tools A and B (the tools a benchmark's
+protocol offers an outside agent, e.g. FinToolBench's top-K; ``finmcp-eval tasks``). Calls are not
+restricted: a call to another tool is answered (and scored) as usual."""
+
+
+def offered_tools(request: Any) -> list[str] | None:
+    """The tool names of the request's ``?tools=`` query (comma-separated), or None without one."""
+    query = getattr(request, "query_params", None)
+    value = query.get(TOOLS_QUERY) if query is not None else None
+    if value is None:
+        return None
+    return [name.strip() for name in str(value).split(",") if name.strip()]
+
+
 class ToolsListCache:
     """Server middleware answering repeated ``tools/list`` requests with the already-shaped wire result.
 
@@ -46,7 +61,7 @@ class ToolsListCache:
         self._cache: dict[tuple[str, str | None], dict[str, Any]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-        if ctx.method != "tools/list" or ctx.request_id is None:
+        if ctx.method != "tools/list" or ctx.request_id is None or offered_tools(ctx.request) is not None:
             return await call_next(ctx)
         params = ctx.params or {}
         cursor = params.get("cursor")
@@ -105,6 +120,9 @@ def build_mcp_server(
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> dict[str, Any]:
+        only = offered_tools(ctx.request)
+        if only is not None:
+            return service.list_only(only)
         return service.list_tools(params.cursor if params is not None else None)
 
     handler = calls or ToolCalls(service)

@@ -241,6 +241,13 @@ class ToolService:
             pages.append(page)
         return pages
 
+    def list_only(self, names: list[str]) -> dict[str, Any]:
+        """One ``tools/list`` result of just the named tools, in the inventory's order (unknown names
+        are left out; no paging): what the ``?tools=`` query of an endpoint lists."""
+        wanted = set(names)
+        tools = [wire for page in self._pages for wire in page["tools"] if wire.get("name") in wanted]
+        return {"tools": tools, "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+
     def list_tools(self, cursor: str | None = None) -> dict[str, Any]:
         """One ``tools/list`` result (the first page, or the page a cursor names)."""
         if cursor is None:

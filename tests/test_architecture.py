@@ -276,6 +276,7 @@ TRACE_TABLES = (
     "ship_outbox",
     "ship_origin",
     "finmcp_schema",
+    "answers",
 )
 """The trace schema's tables: SQLite's (and the outbox's) and PostgreSQL's."""
 TRACE_SQL = re.compile(
@@ -289,6 +290,7 @@ TRACE_STORE_OWNERS = (
     "finmcp.recordings.trace_store_api",
     "finmcp.recordings.trace_pages",
     "finmcp.recordings.outbox",
+    "finmcp.recordings.answers",
     "finmcp.recordings.postgres",
 )
 """The trace store's modules: the only ones that write SQL against the trace schema."""

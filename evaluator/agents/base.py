@@ -68,6 +68,8 @@ class TurnContext:
     messages: list[dict[str, Any]]
     """OpenAI-style gold prefix: turns 0..turn-1 with gold calls, outputs and replies, then this user turn."""
     session: ToolSession
+    run: str = ""
+    """The run id (an outside agent's task names it)."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The agent a run asks for (``--agent oracle|noisy|openai`` and its flags)."""
+"""The agent a run asks for (``--agent oracle|noisy|openai|cmd:…|python:…`` and its flags)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ def make_agent(options: AgentOptions) -> Any:
         return OracleAgent(retry=options.retry)
     if options.kind == "noisy":
         return NoisyAgent(NoiseRates.parse(options.noise), options.seed)
+    if options.kind in ("cmd", "python"):
+        return _external(options)
     from finmcp.evaluator.agents.openai_agent import OpenAIAgent
     from finmcp.evaluator.llm import Endpoint, LlmError
 
@@ -36,3 +38,18 @@ def make_agent(options: AgentOptions) -> Any:
     except LlmError as exc:
         raise EvalInputError(str(exc)) from None
     return OpenAIAgent(chat, options.max_calls, options.max_steps, options.top_k, options.inject_tags)
+
+
+def _external(options: AgentOptions) -> Any:
+    """``--agent cmd:…`` or ``--agent python:…`` (:mod:`evaluator.tasks.external`)."""
+    from finmcp.evaluator.tasks.external import make_external_agent
+    from finmcp.evaluator.tasks.model import Limits
+
+    if options.max_calls < 1 or (options.max_steps is not None and options.max_steps < 1):
+        raise EvalInputError("--max-calls and --max-steps must be >= 1")
+    if options.top_k is not None and options.top_k < 1:
+        raise EvalInputError("--top-k must be >= 1")
+    if not options.target:
+        raise EvalInputError(f"--agent {options.kind}: needs what to run, e.g. --agent {options.kind}:…")
+    limits = Limits(options.max_calls, options.max_steps)
+    return make_external_agent(options.kind, options.target, limits, options.top_k, options.task_timeout)

@@ -18,7 +18,19 @@ def add_parser(sub: Any) -> None:
     """Register ``run`` on the ``finmcp-eval`` subparsers."""
     p = sub.add_parser("run", help="drive an agent over a benchmark through finmcp-proxy")
     add_bench(p, default="finmcp-sim", help="benchmark: finmcp-sim (default) or a references file")
-    p.add_argument("--agent", choices=("oracle", "noisy", "openai"), required=True)
+    p.add_argument(
+        "--agent",
+        required=True,
+        metavar="AGENT",
+        help="oracle, noisy, openai, cmd:'COMMAND' (a program per task) or python:MODULE:FUNCTION",
+    )
+    p.add_argument(
+        "--task-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="cmd:/python: agents: seconds per task (default 600; a program's process group is killed)",
+    )
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument(
         "--proxy", metavar="URL", help="a running finmcp-proxy, e.g. http://127.0.0.1:8766/mcp"
@@ -117,11 +129,23 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     return options_from(
         RunOptions,
         args,
-        agent=options_from(AgentOptions, args, kind=args.agent),
+        agent=agent_options(args),
         group_tags=args.group_tags == "on",
         samples=tuple(args.sample),
         progress=not args.no_progress,
     )
+
+
+def agent_options(args: argparse.Namespace) -> AgentOptions:
+    """The typed ``--agent`` of parsed ``finmcp-eval run`` arguments (``cmd:``/``python:`` split off)."""
+    from finmcp.evaluator.tasks.external import split_agent
+
+    kind, target = split_agent(args.agent)
+    if target is None and kind not in ("oracle", "noisy", "openai"):
+        raise EvalInputError(
+            f"--agent {kind!r}: expected oracle, noisy, openai, cmd:COMMAND or python:MODULE:FUNCTION"
+        )
+    return options_from(AgentOptions, args, kind=kind, target=target)
 
 
 def demo_options(args: argparse.Namespace) -> DemoOptions:

@@ -59,6 +59,10 @@ def agent_fingerprint(agent: AgentOptions) -> dict[str, Any]:
         out.update(noise=agent.noise, seed=agent.seed)
     elif agent.kind == "oracle" and agent.retry:
         out.update(retry=agent.retry)
+    elif agent.kind in ("cmd", "python"):
+        out.update(
+            target=agent.target, max_calls=agent.max_calls, max_steps=agent.max_steps, top_k=agent.top_k
+        )
     elif agent.kind == "openai":
         out.update(
             model=agent.llm_model,

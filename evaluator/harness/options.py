@@ -15,7 +15,7 @@ class AgentOptions:
     """Which agent drives the run and how (``--agent`` and its flags)."""
 
     kind: str = "oracle"
-    """``oracle``, ``noisy`` or ``openai``."""
+    """``oracle``, ``noisy``, ``openai``, ``cmd`` or ``python`` (:mod:`evaluator.tasks.external`)."""
     noise: str = "0.1"
     seed: int = 0
     llm_url: str | None = None
@@ -32,6 +32,10 @@ class AgentOptions:
     retry: int = 0
     """``--retry N`` (oracle): retry a transient-looking failed call up to N times, honouring
     ``Retry-After``; give up with a message instead of the gold reply (0: never retry)."""
+    target: str | None = None
+    """``cmd``: the command line; ``python``: ``MODULE:FUNCTION``."""
+    task_timeout: float = 600.0
+    """``cmd``/``python``: seconds per task before it fails (a program's process group is killed)."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 For each (sample, trial) the runner walks the turns; for turn k it gives the agent the gold prefix
 (turns 0..k-1, as FinMCP-Bench's inference does), the tools from the run's ``tools/list``, and a
 session on ``/r/{run}/s/{sample}[/k/{trial}]/t/{k}/mcp``. A sample that raises is recorded as an
-error in the run state and the run goes on. The run state also keeps each turn's stop reason
+error in the run state and the run goes on. Each sample's answers (and a failed turn's error) also go
+to the trace store's ``answers`` table when it is a SQLite file (:mod:`recordings.answers`), where
+``finmcp-eval score`` finds them. The run state also keeps each turn's stop reason
 (``stopped``) and the agent's events about the model (``agent_events``, each with its ``turn``).
 """
 
@@ -25,6 +27,7 @@ from finmcp.evaluator.harness.session import HarnessSession, tagged_url, untagge
 from finmcp.evaluator.harness.state import RunState
 from finmcp.evaluator.inputs.model import Reference
 from finmcp.evaluator.progress import Progress
+from finmcp.recordings.answers import AnswerStore, StoredAnswer
 from finmcp.recordings.errors import RecordingsError
 from finmcp.recordings.trace_store import open_trace_store
 
@@ -127,6 +130,7 @@ async def run_agent(
         config.run_id, samples=len(refs) * config.trials, skipped=len(refs) * config.trials - len(jobs)
     )
     client = McpHttpClient(max_connections=max(4, config.concurrency * 4))
+    answer_store = open_answer_store(config.db_path)
     start = time.monotonic()
     try:
         tools = await client.list_tools(untagged_url(config.proxy_url, config.run_id))
@@ -138,6 +142,7 @@ async def run_agent(
             async def job(ref: Reference, trial: int) -> None:
                 async with limiter:
                     record = await _run_sample(ref, trial, agent, config, client, tools, outputs)
+                store_answers(answer_store, record)
                 state.append(record)
                 summary.calls += record["calls"]
                 if record["status"] == "done":
@@ -152,6 +157,8 @@ async def run_agent(
     finally:
         summary.seconds = time.monotonic() - start
         state.close()
+        if answer_store is not None:
+            answer_store.close()
         await client.aclose()
     return summary
 
@@ -178,7 +185,9 @@ async def _run_sample(
             url = tagged_url(config.proxy_url, config.run_id, ref.id, turn, trial_tag)
             place = _place(config.run_id, ref.id, trial, turn) if config.position_meta else None
             sessions.append(HarnessSession(client, url, config.group_tags, place, sample_calls))
-            result = await agent.run_turn(_context(ref, turn, trial, tools, outputs, sessions[-1]))
+            result = await agent.run_turn(
+                _context(config.run_id, ref, turn, trial, tools, outputs, sessions[-1])
+            )
             answers.append(result.answer)
             stopped.append(result.stopped)
             events += [{"turn": turn, **event} for event in result.events]
@@ -193,6 +202,7 @@ async def _run_sample(
 
 
 def _context(
+    run: str,
     ref: Reference,
     turn: int,
     trial: int,
@@ -200,7 +210,32 @@ def _context(
     outputs: OutputLookup | None,
     session: HarnessSession,
 ) -> TurnContext:
-    return TurnContext(ref, turn, trial, tools, gold_messages(ref, turn, outputs), session)
+    return TurnContext(ref, turn, trial, tools, gold_messages(ref, turn, outputs), session, run)
+
+
+def open_answer_store(db_path: Path | None) -> AnswerStore | None:
+    """The ``answers`` table of the run's SQLite trace store (None: no such file known)."""
+    if db_path is None or not Path(db_path).is_file():
+        return None
+    try:
+        return AnswerStore.open(db_path)
+    except RecordingsError as exc:
+        raise EvalInputError(f"trace DB {db_path}: cannot store answers: {exc}") from None
+
+
+def store_answers(store: AnswerStore | None, record: dict[str, Any]) -> None:
+    """Write a finished sample's answers (and a failed turn's error) into ``store``; a write that fails
+    is noted in ``record`` (``answers_stored``: the error), never fatal (the run state has them too)."""
+    if store is None:
+        return
+    run, sample, trial = record["run"], str(record["sample"]), int(record["trial"])
+    rows = [StoredAnswer(run, sample, trial, turn, text) for turn, text in enumerate(record["answers"])]
+    if record["status"] != "done":
+        rows.append(StoredAnswer(run, sample, trial, len(rows), None, record["error"]))
+    try:
+        store.put(rows)
+    except RecordingsError as exc:
+        record["answers_stored"] = str(exc)
 
 
 def _place(run: str, sample: str, trial: int, turn: int) -> dict[str, Any]:

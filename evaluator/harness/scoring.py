@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.inputs.answers import with_stored_answers
 from finmcp.evaluator.inputs.model import Prediction, PredictionSet, Reference, ReferenceSet, add_trial
 from finmcp.evaluator.inputs.trace_db import load_predictions_db
 from finmcp.evaluator.reports.markdown import SAMPLE_COLUMNS, estimate_text, sample_cells
@@ -38,6 +39,7 @@ def run_predictions(
         if "not found" not in str(exc) or not Path(db_path).is_file():
             raise
         preds = PredictionSet({}, "trace_db", str(db_path), run_id)
+    with_stored_answers(preds, db_path, run_id)  # the run state's answers below are the same ones
     for record in state_records or []:
         sample, trial = str(record["sample"]), int(record.get("trial", 0))
         trials = preds.by_sample.setdefault(sample, [])

@@ -18,7 +18,8 @@ What runs how:
   ``nextCursor``), then closed;
 - any other command (``finmcp-eval ...``, ``finmcp-server recordings ...``): run to completion in the
   document's folder; it must exit 0;
-- ``python`` blocks: written to a file and run with this interpreter; they must exit 0;
+- ``python`` blocks: written to a file and run with this interpreter; they must exit 0 (a block
+  marked ``file NAME`` is saved as ``NAME`` instead: an agent program a later command runs);
 - ``json`` blocks: an MCP host configuration (a desktop host's ``mcpServers``, VS Code's ``servers``);
   the SDK client launches each stdio entry's command or reaches each HTTP entry's URL and lists the
   tools (how entries and absolute paths are read: :mod:`tests.docs.hosts`); a block marked ``file
@@ -108,7 +109,10 @@ class DocumentRun:
             self.shell(text, parse_only)
         elif block.lang == "python":
             compile(text, f"<block at line {block.line}>", "exec")
-            if not parse_only:
+            if (name := block.file()) is not None:  # a program a later command runs
+                (self.folder / name).write_text(self.rewrite(text), encoding="utf-8")
+                self.log.append(f"saved {name}")
+            elif not parse_only:
                 self.python(text, block.line)
         elif block.lang == "json":
             config = json.loads(text)

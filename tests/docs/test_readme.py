@@ -71,6 +71,23 @@ def assert_tour_numbers(folder: Path) -> None:
         assert tool_outputs(sample["messages_pred"]) == tool_outputs(sample["messages"]), sample["id"]
 
 
+def assert_own_agents(db: Path) -> None:
+    """The three "Bring your own agent" runs stored an answer per task: the program's (stdout), the
+    function's, and the imported file's."""
+    from finmcp.recordings.answers import answers_of
+
+    for run, start, source in (
+        ("my-cli", "65 tools, turn ", "harness"),
+        ("my-fn", "sample ", "harness"),
+        ("my-own", "sample ", "import:answers.jsonl"),
+    ):
+        answers = answers_of(db, run)
+        assert len({a.sample_id for a in answers}) == 3, run
+        for answer in answers:
+            assert answer.error is None and str(answer.answer).startswith(start), (run, answer)
+            assert answer.source == source, (run, answer)
+
+
 @pytest.mark.slow
 @pytest.mark.shared
 def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, children):
@@ -104,6 +121,13 @@ def test_every_readme_block_runs_as_written(shared_dir, tmp_path, monkeypatch, c
     ):
         assert needle in ran, ran
     assert ran.count("tools over stdio") >= 3, ran
+    # the recipes "Bring your own agent": a program, a function, tasks out and answers in
+    for needle in (
+        "saved my_agent.py",
+        "run finmcp-eval run --bench finmcp-sim --agent 'cmd:python my_agent.py'",
+    ):
+        assert needle in ran, ran
+    assert_own_agents(tmp_path / "runs.sqlite")
     # the recipe "Record any server, replay it, audit it": the audit found nothing, then the drift
     for needle in ("run finmcp-server --recordings time.sqlite", "run finmcp-proxy audit --db trace.sqlite"):
         assert needle in ran, ran

@@ -9,6 +9,11 @@ from finmcp.recordings import CALLS_COLUMNS, RECORDING_META_KEY, RecordingStore
 from finmcp.recordings.schema import SCHEMA_VERSION
 
 EXPECTED = """
+TABLE answers: CREATE TABLE "answers" ( "id" INTEGER PRIMARY KEY, "run_id" TEXT NOT NULL, "sample_id" TEXT NOT NULL,
+ "trial" INTEGER NOT NULL DEFAULT 0, "turn" INTEGER NOT NULL, "answer" TEXT, "error" TEXT, "source" TEXT NOT NULL,
+ "created" TEXT NOT NULL )
+INDEX answers_run_sample_trial_turn: CREATE UNIQUE INDEX "answers_run_sample_trial_turn" ON "answers" ("run_id",
+ "sample_id", "trial", "turn")
 TABLE calls: CREATE TABLE "calls" ( "id" INTEGER PRIMARY KEY, "run_id" TEXT, "sample_id" TEXT, "turn" INTEGER,
  "session_key" TEXT, "client_name" TEXT, "protocol_version" TEXT, "jsonrpc_id" TEXT, "seq" INTEGER, "tool" TEXT,
  "arguments" TEXT, "result" TEXT, "rpc_error" TEXT, "status" TEXT NOT NULL DEFAULT 'pending', "t_req_ns" INTEGER,
@@ -55,7 +60,7 @@ def schema_text(path) -> str:
 def test_a_new_database_has_exactly_the_pinned_ddl(tmp_path):
     path = tmp_path / "new.sqlite"
     with RecordingStore.open(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
     assert schema_text(path) == normalised(EXPECTED)
     with sqlite3.connect(path) as conn:
         assert tuple(row[1] for row in conn.execute("PRAGMA table_info(calls)")) == CALLS_COLUMNS
