@@ -33,8 +33,9 @@ from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
+from finmcp.proxy.model_door import NO_DOOR, ModelExchange, error_body, is_model_path
 from finmcp.proxy.peer_queue import peer_unread
-from finmcp.proxy.routing import ENDPOINT_PATHS, route
+from finmcp.proxy.routing import ENDPOINT_PATHS, is_mcp_path, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 from finmcp.proxy.upstream_conn import ConnectionPool
 from finmcp.proxy.upstream_http import UpstreamError
@@ -109,6 +110,8 @@ class ProxyServer:
         if self._sweeper is not None:
             self._sweeper.cancel()
         self.pool.close()
+        if self.settings.model_door is not None:
+            self.settings.model_door.close()
         for conn in list(self.connections):
             conn.abort()
         for transport in list(self.lingering):
@@ -167,7 +170,7 @@ class ClientProtocol(asyncio.Protocol):
         self.pool = server.pool
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
-        self.exchange: Exchange | None = None
+        self.exchange: Exchange | ModelExchange | None = None
         self.closed = False
         self.paused = False  # the client reads slower than the upstream sends: the upstream waits
         self._head: _Head | None = None  # parsed once, however many reads its body takes
@@ -491,7 +494,7 @@ class ClientProtocol(asyncio.Protocol):
 
     # ---------------------------------------------------------------- handling
 
-    def exchange_done(self, exchange: Exchange, keep: bool) -> None:
+    def exchange_done(self, exchange: Exchange | ModelExchange, keep: bool) -> None:
         """An exchange wrote its last byte: read the next request, or close."""
         if self.exchange is not exchange:
             return
@@ -508,7 +511,7 @@ class ClientProtocol(asyncio.Protocol):
             self._account()
         self._rearm()
 
-    def internal_error(self, exchange: Exchange, exc: Exception, answered: bool) -> None:
+    def internal_error(self, exchange: Exchange | ModelExchange, exc: Exception, answered: bool) -> None:
         """A bug while forwarding: this request gets a 502 (unless its head went out) and the connection closes."""
         if self.exchange is exchange:
             self.exchange = None
@@ -549,6 +552,9 @@ class ClientProtocol(asyncio.Protocol):
         except TagError as exc:
             self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
+        if is_model_path(rest) and not is_mcp_path(rest, self.server.upstream_path):
+            self._model(request, tags, rest, query)  # the model door (proxy/model_door.py)
+            return True
         refusal = route(request.method, rest, request.lookup, self.server.upstream_path)
         if refusal is not None:  # not what an MCP client sends: never forwarded (proxy/routing.py)
             log.warning("refused %s %r: %s", request.method.decode("latin-1"), path[:200], refusal.reason)
@@ -573,6 +579,17 @@ class ClientProtocol(asyncio.Protocol):
             exchange.cors = cors
         exchange.start()
         return True
+
+    def _model(self, request: Request, tags: Tags, rest: str, query: str) -> None:
+        """Forward a ``/v1/...`` request through the model door, or say that ``--llm-upstream`` is missing."""
+        door = self.settings.model_door
+        if door is None:
+            log.warning("refused %s %r: no --llm-upstream", request.method.decode("latin-1"), rest[:200])
+            self.write(error_body(501, NO_DOOR, "not_implemented"))
+            return
+        exchange = self.exchange = ModelExchange(self, door, request, tags, rest, query)
+        self.in_flight = len(request.body)
+        exchange.start()
 
     def _health(self) -> None:
         self._account()  # this request's own bytes are read: not counted as buffered

@@ -32,6 +32,8 @@ Tables (enumerated values are checked by the store, not by SQL):
     replay (``finmcp-server --replay sequence``) serves them in order. ``notifications`` (schema 5) is
     the JSON list of the notifications the upstream sent while answering that call (progress, log
     messages), in order, each ``{method, params}``; NULL: none (or recorded before schema 5).
+``model_exchanges`` (schema 7)
+    one row per request through the proxy's model door (:mod:`recordings.model_schema`).
 ``servers`` (schema 5)
     what a recorded upstream declared, one row per server name (the name its answers are stored
     under): ``protocol_version``, ``server_info`` / ``capabilities`` JSON, ``instructions``, ``tools``
@@ -49,6 +51,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from finmcp.recordings.errors import SchemaError, SchemaVersionError
+from finmcp.recordings.model_schema import create_model_exchanges
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another process's write lock before failing."""
@@ -272,11 +275,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "drop the unused calls (session_key, jsonrpc_id) index", _drop_call_id_index),
     Migration(4, "response_steps: every recorded answer in order, errors included", _create_response_steps),
     Migration(5, "servers: what recorded upstreams declared; response_steps.notifications", _create_servers),
+    # 6 belongs to the "tasks" branch (answers); this placeholder keeps 7 in its place until they merge
+    Migration(6, "reserved (answers, issue 27 item 1)", lambda db: None),
+    Migration(7, "model_exchanges: the model door's exchanges", create_model_exchanges),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema this code knows; ``PRAGMA user_version`` of a fully migrated database."""
 
-OWN_TABLES = frozenset({"responses", "runs", "sessions", "messages", "calls", "response_steps", "servers"})
+OWN_TABLES = frozenset(
+    {"responses", "runs", "sessions", "messages", "calls", "response_steps", "servers", "model_exchanges"}
+)
 
 
 def user_version(db: Database) -> int:
