@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--no-progress", action="store_true", help="no judge progress on stderr")
     score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
     score.add_argument("--tool-manifest", help="FinToolBench tool manifest (tags for TMR/IMR/DMR)")
+    score.add_argument(
+        "--prices",
+        metavar="FILE",
+        help='model prices for the model door\'s cost: JSON {"MODEL": {"input": $, "output": $, "cached": $}}'
+        " per million tokens (docs/evaluator.md)",
+    )
     compare = sub.add_parser("compare", help="paired comparison of two runs")
     _add_common(compare)
     compare.add_argument("--run", action="append", default=[], help="run id; give twice (A then B)")
@@ -242,6 +248,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     inventory = _load_inventory(args.inventory) if args.inventory else None
     if args.db and not args.preds:
         report = _score_trace(args, inventory)
+        report = _with_model_usage(report, args.db, args.run, args.prices)
     else:
         preds = _predictions(args, args.run, args.preds)
         refs = _references(args, preds, inventory)
@@ -255,6 +262,23 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         write_report(report, Path(args.out), formats, md)
     return 0
+
+
+def _with_model_usage(report: Report, db: str, run: str | None, prices_file: str | None) -> Report:
+    """``report`` with its run's model-door block (tokens, cost, model time), when it has exchanges."""
+    from finmcp.evaluator.reports.model import Report as ReportModel
+    from finmcp.evaluator.reports.model_usage import load_prices, model_usage_block
+
+    prices = load_prices(prices_file) if prices_file else None
+    if run is None:
+        return report
+    block, warnings = model_usage_block(db, run, report.official_numbers.overall.macro_F1, prices)
+    if block is None:
+        return report
+    data = report.to_dict()
+    data["model_usage"] = block
+    data["warnings"] = [*report.warnings, *warnings]
+    return ReportModel.from_dict(data)
 
 
 def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:

@@ -22,6 +22,7 @@ from finmcp.evaluator.reports.model import (
     Report,
     SampleCounts,
 )
+from finmcp.evaluator.reports.model_usage import markdown_lines as model_usage_lines
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
 TABLE2 = (
@@ -270,6 +271,7 @@ def render_markdown(report: Report) -> str:
         dropped = [f"- {md_code(d.id)}: {md_text(d.reason)}" for d in cov.dropped[:50]]
         lines += ["## Dropped samples", "", *dropped, ""]
     lines += summary_markdown(report.agent_behaviour or {})
+    lines += model_usage_lines(report.model_usage)
     if report.warnings:
         lines += ["## Warnings", ""] + [f"- {md_text(w)}" for w in report.warnings[:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"

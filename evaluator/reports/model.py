@@ -19,7 +19,7 @@ from finmcp.evaluator.inputs.fingerprint import fingerprint_differences, not_com
 Number = StrictInt | StrictFloat
 """A JSON number as computed: an int stays an int, a float a float (no coercion either way)."""
 
-OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint")
+OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint", "model_usage")
 """Top-level keys a report has only when they apply (absent from the JSON, not null)."""
 
 
@@ -139,6 +139,8 @@ class Report(_Frozen):
     fingerprint: dict[str, Any] | None = None
     """What the run was measured on (``runs.meta``; docs/harness.md "Run fingerprints"); last, and
     absent from report.json for a run recorded without one."""
+    model_usage: dict[str, Any] | None = None
+    """Tokens, cost and model time of a run with model-door exchanges (evaluator/reports/model_usage.py)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
