@@ -56,7 +56,7 @@ class ExchangeRow:
     duration_ms: float | None = None
 
 
-COLUMNS = tuple(ExchangeRow.__slots__)  # type: ignore[attr-defined]
+COLUMNS = tuple(ExchangeRow.__slots__)
 _INSERT = f"INSERT INTO model_exchanges ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _UPDATE = f"UPDATE model_exchanges SET {', '.join(c + ' = ?' for c in COLUMNS)} WHERE id = ?"
 

@@ -73,7 +73,7 @@ def test_three_apis_streamed_and_whole_are_forwarded_and_logged(proxy_process, l
     db = tmp_path / "t.sqlite"
     proxy = _door(proxy_process, llm, db, "--llm-header", "Authorization: Bearer $FAKE_KEY")
     agent_key = {"authorization": "Bearer sk-agent-own-key-abcdefghijk"}
-    cases = [
+    cases: list[tuple[str, dict[str, Any]]] = [
         (
             "/r/R/s/S1/t/0/v1/chat/completions",
             {"model": "fake", "stream": True, "stream_options": {"include_usage": True}},
@@ -260,7 +260,7 @@ def test_openai_sdk_streams_through_the_door(proxy_process, llm, tmp_path):
         )
     db = tmp_path / "t.sqlite"
     proxy = _door(proxy_process, llm, db)
-    script = Path(__file__).resolve().parents[1] / "support" / "openai_door_client.py"
+    script = Path(__file__).resolve().parents[1] / "clients" / "drivers" / "openai_model_door.py"
     out = subprocess.run(
         [str(provision.python_of("openai-agents")), str(script), proxy.base + "/r/SDK/s/S/t/0/v1"],
         capture_output=True,
