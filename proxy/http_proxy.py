@@ -33,7 +33,7 @@ from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
-from finmcp.proxy.model_door import NO_DOOR, ModelExchange, error_body, is_model_path
+from finmcp.proxy.model_door import NO_DOOR, ModelExchange, door_refusal, error_body, is_model_path
 from finmcp.proxy.peer_queue import peer_unread
 from finmcp.proxy.routing import ENDPOINT_PATHS, is_mcp_path, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
@@ -585,7 +585,12 @@ class ClientProtocol(asyncio.Protocol):
         door = self.settings.model_door
         if door is None:
             log.warning("refused %s %r: no --llm-upstream", request.method.decode("latin-1"), rest[:200])
-            self.write(error_body(501, NO_DOOR, "not_implemented"))
+            self.write(error_body(404, NO_DOOR, "not_found"))
+            return
+        refused = door_refusal(request.method, rest)
+        if refused is not None:
+            log.warning("refused %s %r: %s", request.method.decode("latin-1"), rest[:200], refused)
+            self.write(error_body(405, refused, "method_not_allowed"))
             return
         exchange = self.exchange = ModelExchange(self, door, request, tags, rest, query)
         self.in_flight = len(request.body)

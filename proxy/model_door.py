@@ -49,12 +49,25 @@ def is_model_path(rest: str) -> bool:
     return rest.startswith("/v1/")
 
 
+def door_refusal(method: bytes, rest: str) -> str | None:
+    """Why the door does not forward this request (None: it does): POST to the model APIs, POST or GET
+    elsewhere under ``/v1`` (``/v1/models``); nothing else is what a model client sends."""
+    if method == b"POST":
+        return None
+    if method == b"GET" and api_of(rest) == "other":
+        return None
+    allowed = "POST" if api_of(rest) != "other" else "GET and POST"
+    return (
+        f"method {method.decode('latin-1')} not allowed on {rest[:200]!r} (the model door forwards {allowed})"
+    )
+
+
 def error_body(status: int, message: str, kind: str = "upstream_error") -> bytes:
     """A whole response with a JSON error both SDKs show (OpenAI reads ``error.message``, Anthropic too)."""
     body = json.dumps(
         {"type": "error", "error": {"type": kind, "message": f"finmcp-proxy: {message}"}}
     ).encode()
-    reason = {404: b"Not Found", 501: b"Not Implemented", 502: b"Bad Gateway", 504: b"Gateway Timeout"}
+    reason = {404: b"Not Found", 405: b"Method Not Allowed", 502: b"Bad Gateway", 504: b"Gateway Timeout"}
     return b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
         status,
         reason.get(status, b"Error"),

@@ -212,8 +212,4 @@ def usage_by_sample(store: TraceStore, run_id: str) -> dict[str, SampleUsage]:
 
 def tool_ms_by_sample(store: TraceStore, run_id: str) -> dict[str, float]:
     """Per sample of ``run_id``: the milliseconds its tool calls took upstream (``calls.latency_ms`` summed)."""
-    rows = store._rows(
-        "SELECT sample_id, sum(latency_ms) FROM calls WHERE run_id = ? AND sample_id IS NOT NULL GROUP BY sample_id",
-        (run_id,),
-    )
-    return {sample: float(ms or 0.0) for sample, ms in rows}
+    return store.tool_ms_per_sample(run_id)

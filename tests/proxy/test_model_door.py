@@ -186,6 +186,16 @@ def test_bad_upstream_answers_are_passed_through_and_logged(proxy_process, llm, 
     assert status == 200 and b"data: " in body and b"[DONE]" not in body  # the agent got what arrived
     status, body = _post(proxy.base, "/v1/models", {})  # untagged, another path: a plain exchange
     assert status == 200 and json.loads(body)["object"] == "list"
+    parts = urlsplit(proxy.base)
+    for method, path in (("DELETE", "/r/R/v1/chat/completions"), ("GET", "/r/R/s/S/v1/messages")):
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        conn.request(method, path)
+        refused = conn.getresponse()
+        assert (
+            refused.status == 405
+            and "model door forwards POST" in json.loads(refused.read())["error"]["message"]
+        )
+        conn.close()
     rows = _rows(db, "R", 4)
     assert [(r["status"], r["http_status"]) for r in rows] == [
         ("http_error", 429),
@@ -218,9 +228,10 @@ def test_upstream_down_is_a_502_json_error_and_a_row(proxy_process, tmp_path):
 
 
 def test_without_llm_upstream_the_door_says_which_flag_opens_it(proxy_process, tmp_path):
+    """404 (never forwarded, as any path that is not MCP), the message naming the flag."""
     proxy = proxy_process(["--upstream", "http://127.0.0.1:9/mcp", "--db", str(tmp_path / "t.sqlite")])
     status, body = _post(proxy.base, "/r/R/s/S/t/0/v1/chat/completions", {"model": "fake"})
-    assert status == 501 and "--llm-upstream" in json.loads(body)["error"]["message"]
+    assert status == 404 and "--llm-upstream" in json.loads(body)["error"]["message"]
 
 
 def test_sigkill_mid_stream_keeps_the_exchange_the_agent_received(proxy_process, tmp_path):

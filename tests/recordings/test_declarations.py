@@ -9,7 +9,7 @@ import pytest
 
 from finmcp.recordings import RecordingStore
 from finmcp.recordings.errors import InvalidValueError
-from finmcp.recordings.schema import MIGRATIONS, connect, migrate, user_version
+from finmcp.recordings.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, user_version
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -44,7 +44,7 @@ def test_step_5_adds_servers_and_step_notifications_to_a_version_4_database_and_
     )
     db.close()
     with RecordingStore.open(path) as store:
-        assert store.schema_version == 5 == MIGRATIONS[4].version
+        assert store.schema_version == SCHEMA_VERSION and MIGRATIONS[4].version == 5
         assert store.declared_servers() == []
         [step] = store.response_steps("inv", "T", "k")
         assert step["notifications"] == []  # recorded before schema 5: none known
@@ -57,7 +57,7 @@ def test_step_5_adds_servers_and_step_notifications_to_a_version_4_database_and_
     ]  # fmt: skip
     assert steps[-1] == "notifications"
     db = connect(path)
-    assert user_version(db) == 5
+    assert user_version(db) == SCHEMA_VERSION
     db.close()
 
 
