@@ -26,6 +26,7 @@ from tests.clients import provision
 from tests.support.fake_llm import TEXT, FakeLLM
 from tests.support.polling import wait_for
 from tests.support.postgres import require_or_skip
+from tests.support.tls import mint
 
 DOOR_WARNINGS = ("model door",)
 KEY = "sk-proxy-key-0123456789abcdef"
@@ -210,6 +211,42 @@ def test_bad_upstream_answers_are_passed_through_and_logged(proxy_process, llm, 
     assert [(r["api"], r["sample_id"], r["trial"], r["path"]) for r in untagged] == [
         ("other", None, None, "/v1/models")
     ]
+
+
+def test_https_model_upstream_is_trusted_with_upstream_ca_only(proxy_process, tmp_path):
+    certs = mint(tmp_path / "certs")
+    db = tmp_path / "t.sqlite"
+    with FakeLLM(tls=(str(certs.cert), str(certs.key))) as fake:
+        assert fake.url.startswith("https://127.0.0.1:")
+        trusted = proxy_process(
+            [
+                "--upstream",
+                "http://127.0.0.1:9/mcp",
+                "--db",
+                str(db),
+                "--llm-upstream",
+                fake.url,
+                "--upstream-ca",
+                str(certs.ca),
+            ]
+        )
+        status, _ = _post(trusted.base, "/r/T/s/S/t/0/v1/messages", {"model": "fake", "stream": True})
+        assert status == 200
+        untrusted = proxy_process(
+            [
+                "--upstream",
+                "http://127.0.0.1:9/mcp",
+                "--db",
+                str(tmp_path / "u.sqlite"),
+                "--llm-upstream",
+                fake.url,
+            ],
+            allow=("model door", "TLS", "certificate"),
+        )
+        status, body = _post(untrusted.base, "/r/T/s/S/t/0/v1/messages", {"model": "fake"})
+        assert status == 502 and "certificate" in json.loads(body)["error"]["message"]
+    row = _rows(db, "T", 1)[0]
+    assert row["status"] == "ok" and row["final_text"] == TEXT
 
 
 def test_upstream_down_is_a_502_json_error_and_a_row(proxy_process, tmp_path):

@@ -1,6 +1,6 @@
 """A tiny fake model upstream on loopback: OpenAI Chat Completions and Responses, Anthropic Messages.
 
-``python -m tests.support.fake_llm [--port 0] [--chunks N] [--delay S]`` prints ``READY http://127.0.0.1:PORT``
+``python -m tests.support.fake_llm [--port 0] [--chunks N] [--delay S] [--tls-cert F --tls-key F]`` prints ``READY http://127.0.0.1:PORT``
 and serves until killed; :class:`FakeLLM` runs it as a subprocess (``with FakeLLM() as llm: llm.url``).
 Plain asyncio streams, HTTP/1.1 keep-alive, Content-Length request bodies.
 
@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import os
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -373,10 +374,17 @@ def stream(api: str, model: str, tool: bool, usage: bool, chunks: int) -> list[b
     return out
 
 
-async def _main(port: int, chunks: int, delay: float) -> None:
+async def _main(
+    port: int, chunks: int, delay: float, cert: str | None = None, key: str | None = None
+) -> None:
     fake = Fake(chunks, delay)
-    server = await asyncio.start_server(fake.handle, "127.0.0.1", port)
-    print(f"READY http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    tls = None
+    if cert:
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(cert, key)
+    server = await asyncio.start_server(fake.handle, "127.0.0.1", port, ssl=tls)
+    scheme = "https" if tls else "http"
+    print(f"READY {scheme}://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
         await server.serve_forever()
 
@@ -384,8 +392,10 @@ async def _main(port: int, chunks: int, delay: float) -> None:
 class FakeLLM:
     """The fake as a subprocess: ``with FakeLLM(chunks=4) as llm: llm.url``."""
 
-    def __init__(self, chunks: int = 4, delay: float = 0.05) -> None:
+    def __init__(self, chunks: int = 4, delay: float = 0.05, tls: tuple[str, str] | None = None) -> None:
         self.args = ["--chunks", str(chunks), "--delay", str(delay)]
+        if tls is not None:  # (cert, key): the fake speaks HTTPS
+            self.args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
@@ -417,9 +427,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--chunks", type=int, default=4)
     p.add_argument("--delay", type=float, default=0.05)
+    p.add_argument("--tls-cert")
+    p.add_argument("--tls-key")
     args = p.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main(args.port, args.chunks, args.delay))
+        asyncio.run(_main(args.port, args.chunks, args.delay, args.tls_cert, args.tls_key))
 
 
 if __name__ == "__main__":
