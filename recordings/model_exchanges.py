@@ -213,3 +213,39 @@ def usage_by_sample(store: TraceStore, run_id: str) -> dict[str, SampleUsage]:
 def tool_ms_by_sample(store: TraceStore, run_id: str) -> dict[str, float]:
     """Per sample of ``run_id``: the milliseconds its tool calls took upstream (``calls.latency_ms`` summed)."""
     return store.tool_ms_per_sample(run_id)
+
+
+TEXT_SHOWN = 4000
+"""Characters of a model turn's final text the viewer gets (the store keeps it whole)."""
+
+
+def sample_turns(store: TraceStore, run_id: str, sample_id: str) -> list[dict[str, Any]]:
+    """The model exchanges of one sample (all trials) for the viewer's timeline, in the order they were sent.
+
+    Each: ``id``, ``trial``, ``turn``, ``t_req_ns`` (the proxy's clock, as the calls'), ``ttft_ms``,
+    ``duration_ms``, ``api``, ``model``, ``status``, the tokens, ``tools`` (names asked for),
+    ``final_text`` (cut to :data:`TEXT_SHOWN` characters), ``error``. Empty on PostgreSQL (the door
+    logs to SQLite only) or before schema 7.
+    """
+    if store.engine != "sqlite" or not _has_table(store):
+        return []
+    rows = store._rows(
+        "SELECT id, trial, turn, t_req_ns, ttft_ms, duration_ms, api, model, status, input_tokens, output_tokens,"
+        " cached_tokens, tool_calls, final_text, error FROM model_exchanges WHERE run_id = ? AND sample_id = ?"
+        " ORDER BY id",
+        (run_id, sample_id),
+    )
+    names = (
+        "id", "trial", "turn", "t_req_ns", "ttft_ms", "duration_ms", "api", "model", "status", "input_tokens",
+        "output_tokens", "cached_tokens", "tools", "final_text", "error",
+    )  # fmt: skip
+    out = []
+    for row in rows:
+        item = dict(zip(names, row, strict=True))
+        item["trial"] = item["trial"] or 0
+        item["tools"] = [c.get("name") for c in json.loads(item["tools"])] if item["tools"] else []
+        text = item["final_text"]
+        if text is not None and len(text) > TEXT_SHOWN:
+            item["final_text"] = text[:TEXT_SHOWN] + f"… {len(text) - TEXT_SHOWN} more characters"
+        out.append(item)
+    return out
