@@ -242,13 +242,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from finmcp.evaluator.reports.files import write_report
     from finmcp.evaluator.reports.markdown import render_markdown
     from finmcp.evaluator.reports.model import SampleCounts
+    from finmcp.evaluator.reports.model_usage import attach_model_usage, load_prices
     from finmcp.evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
     if args.db and not args.preds:
         report = _score_trace(args, inventory)
-        report = _with_model_usage(report, args.db, args.run, args.prices)
+        report = attach_model_usage(
+            report, args.db, args.run, load_prices(args.prices) if args.prices else None
+        )
     else:
         preds = _predictions(args, args.run, args.preds)
         refs = _references(args, preds, inventory)
@@ -262,23 +265,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         write_report(report, Path(args.out), formats, md)
     return 0
-
-
-def _with_model_usage(report: Report, db: str, run: str | None, prices_file: str | None) -> Report:
-    """``report`` with its run's model-door block (tokens, cost, model time), when it has exchanges."""
-    from finmcp.evaluator.reports.model import Report as ReportModel
-    from finmcp.evaluator.reports.model_usage import load_prices, model_usage_block
-
-    prices = load_prices(prices_file) if prices_file else None
-    if run is None:
-        return report
-    block, warnings = model_usage_block(db, run, report.official_numbers.overall.macro_F1, prices)
-    if block is None:
-        return report
-    data = report.to_dict()
-    data["model_usage"] = block
-    data["warnings"] = [*report.warnings, *warnings]
-    return ReportModel.from_dict(data)
 
 
 def _score_trace(args: argparse.Namespace, inventory: Any) -> Report:

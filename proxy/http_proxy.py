@@ -33,7 +33,7 @@ from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
-from finmcp.proxy.model_door import NO_DOOR, ModelExchange, door_refusal, error_body, is_model_path
+from finmcp.proxy.model_door import ModelExchange, door_exchange, is_model_path
 from finmcp.proxy.peer_queue import peer_unread
 from finmcp.proxy.routing import ENDPOINT_PATHS, is_mcp_path, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
@@ -552,8 +552,11 @@ class ClientProtocol(asyncio.Protocol):
         except TagError as exc:
             self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
-        if is_model_path(rest) and not is_mcp_path(rest, self.server.upstream_path):
-            self._model(request, tags, rest, query)  # the model door (proxy/model_door.py)
+        if is_model_path(rest) and not is_mcp_path(rest, self.server.upstream_path):  # proxy/model_door.py
+            model = self.exchange = door_exchange(self, request, tags, rest, query)
+            if model is not None:
+                self.in_flight = len(request.body)
+                model.start()
             return True
         refusal = route(request.method, rest, request.lookup, self.server.upstream_path)
         if refusal is not None:  # not what an MCP client sends: never forwarded (proxy/routing.py)
@@ -579,22 +582,6 @@ class ClientProtocol(asyncio.Protocol):
             exchange.cors = cors
         exchange.start()
         return True
-
-    def _model(self, request: Request, tags: Tags, rest: str, query: str) -> None:
-        """Forward a ``/v1/...`` request through the model door, or say that ``--llm-upstream`` is missing."""
-        door = self.settings.model_door
-        if door is None:
-            log.warning("refused %s %r: no --llm-upstream", request.method.decode("latin-1"), rest[:200])
-            self.write(error_body(404, NO_DOOR, "not_found"))
-            return
-        refused = door_refusal(request.method, rest)
-        if refused is not None:
-            log.warning("refused %s %r: %s", request.method.decode("latin-1"), rest[:200], refused)
-            self.write(error_body(405, refused, "method_not_allowed"))
-            return
-        exchange = self.exchange = ModelExchange(self, door, request, tags, rest, query)
-        self.in_flight = len(request.body)
-        exchange.start()
 
     def _health(self) -> None:
         self._account()  # this request's own bytes are read: not counted as buffered

@@ -102,6 +102,25 @@ class ModelDoor:
         self.pool.close()
 
 
+def door_exchange(
+    conn: ClientChannel, request: Request, tags: Tags, rest: str, query: str
+) -> ModelExchange | None:
+    """The exchange for a ``/v1/...`` request (not started), or None once the request is answered with
+    an error: no ``--llm-upstream`` (404 naming it), a method no model client sends (405)."""
+    door: ModelDoor | None = conn.settings.model_door
+    method = request.method.decode("latin-1")
+    if door is None:
+        log.warning("refused %s %r: no --llm-upstream", method, rest[:200])
+        conn.write(error_body(404, NO_DOOR, "not_found"))
+        return None
+    refused = door_refusal(request.method, rest)
+    if refused is not None:
+        log.warning("refused %s %r: %s", method, rest[:200], refused)
+        conn.write(error_body(405, refused, "method_not_allowed"))
+        return None
+    return ModelExchange(conn, door, request, tags, rest, query)
+
+
 class ModelExchange:
     """One model request and its answer (the client connection's current exchange)."""
 

@@ -21,6 +21,7 @@ from finmcp.evaluator.reports.markdown import (
     sample_cells,
 )
 from finmcp.evaluator.reports.model import Report, flag_lines, leaderboard_flags
+from finmcp.evaluator.reports.pareto import pareto_section
 
 GROUP_TITLES = {"level1": "scenario", "type": "sample type"}
 FOREST_METRIC = "official.macro_F1"
@@ -179,6 +180,7 @@ def render_leaderboard_html(
     )
     body = [table]
     body += [f'<p class="not-comparable">⚠ {escape(line)}</p>' for line in flag_lines(rows, flags)]
+    body.append(pareto_section(rows))  # quality against model cost, for runs through the model door
     for result in comparisons:
         body.append(
             f'<section class="comparison" data-a="{escape(str(result["a"]))}" data-b="{escape(str(result["b"]))}">'

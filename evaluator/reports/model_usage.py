@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.reports.model import Report
 from finmcp.recordings.model_exchanges import SampleUsage, tool_ms_by_sample, usage_by_sample
 from finmcp.recordings.trace_store import open_trace_store
 
@@ -155,6 +156,21 @@ def model_usage_block(
             " are not counted"
         )
     return block, warnings
+
+
+def attach_model_usage(
+    report: Report, db: str | Path, run_id: str | None, prices: dict[str, Price] | None = None
+) -> Report:
+    """``report`` with its run's ``model_usage`` block and warnings, when the run has model exchanges."""
+    if run_id is None:
+        return report
+    block, warnings = model_usage_block(db, run_id, report.official_numbers.overall.macro_F1, prices)
+    if block is None:
+        return report
+    data = report.to_dict()
+    data["model_usage"] = block
+    data["warnings"] = [*report.warnings, *warnings]
+    return Report.from_dict(data)
 
 
 def markdown_lines(block: dict[str, Any] | None) -> list[str]:

@@ -13,8 +13,12 @@ import pytest
 
 from finmcp.evaluator.cli import main
 from finmcp.evaluator.errors import EvalInputError
+from finmcp.evaluator.harness.scoring import LEADERBOARD
 from finmcp.evaluator.inputs.references import load_references
+from finmcp.evaluator.reports.compare_html import render_leaderboard_html
+from finmcp.evaluator.reports.model import Report
 from finmcp.evaluator.reports.model_usage import Price, load_prices
+from finmcp.evaluator.reports.pareto import cost_points, pareto_front
 from tests.evaluator.test_cli import rows_from_refs
 from tests.proxy.test_model_door import _post, _rows
 from tests.support.fake_llm import FakeLLM
@@ -100,3 +104,50 @@ def test_price_file_errors_are_clear(tmp_path):
     path.write_text('{"m": {"input": 1, "output": 2, "cached_in_input": true}}')
     assert load_prices(path) == {"m": Price(1.0, 2.0, 1.0, True)}
     assert Price(1.0, 2.0, 0.5, True).cost(10, 0, 4) == pytest.approx((6 * 1.0 + 4 * 0.5) / 1e6)
+
+
+def test_leaderboard_plots_quality_against_cost_with_the_pareto_front(tmp_path, shared_dir, proxy_process):
+    """Three agents from one real report: the cheap perfect one dominates a dearer worse one; a cheaper
+    worse one stays on the front. Runs without model usage are left out of the plot."""
+    refs_path = shared_dir / "finmcp" / "demo_infer.json"
+    refs = load_references(refs_path)
+    db = tmp_path / "trace.sqlite"
+    with FakeLLM() as llm:
+        proxy = proxy_process(
+            ["--upstream", "http://127.0.0.1:9/mcp", "--db", str(db), "--llm-upstream", llm.url]
+        )
+        assert (
+            _post(proxy.base, f"/r/perfect/s/{refs.samples[0].id}/t/0/v1/messages", {"model": "fake"})[0]
+            == 200
+        )
+        _rows(db, "perfect", 1)
+    _add_calls(db, rows_from_refs(refs, "perfect"))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"fake": {"input": 1, "output": 2}}))
+    out = tmp_path / "out"
+    args = ["score", "--bench", str(refs_path), "--db", str(db), "--run", "perfect", "--bootstrap", "0"]
+    assert main([*args, "--prices", str(prices), "--report-dir", str(out), "--format", "json"]) == 0
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    base = Report.from_dict(data)
+    cost = data["model_usage"]["totals"]["cost_usd"]
+    assert cost == pytest.approx((11 + 7 * 2 + 3) / 1e6)
+
+    def variant(tf1: float, dollars: float) -> Report:
+        other = json.loads(json.dumps(data))
+        other["official"]["overall"]["macro_F1"] = tf1
+        other["model_usage"]["totals"]["cost_usd"] = dollars
+        return Report.from_dict(other)
+
+    no_door = json.loads(json.dumps(data))
+    del no_door["model_usage"]
+    rows = [
+        ("perfect", base),
+        ("dear", variant(0.5, cost * 3)),
+        ("cheap", variant(0.4, cost / 2)),
+        ("plain", Report.from_dict(no_door)),
+    ]
+    assert [p[0] for p in pareto_front(cost_points(rows)[0])] == ["cheap", "perfect"]
+    page = render_leaderboard_html(rows, LEADERBOARD, [])
+    assert '<svg class="pareto"' in page and "model cost ($)" in page
+    assert page.count('class="agent on-front"') == 2 and page.count('class="agent"') == 1
+    assert 'data-agent="plain"' not in page and '<polyline class="front"' in page
