@@ -325,3 +325,20 @@ def test_openai_sdk_streams_through_the_door(proxy_process, llm, tmp_path):
         ("responses", "ok", TEXT),
         ("chat", "http_error", None),
     ]
+
+
+def test_an_agent_that_leaves_mid_stream_leaves_a_cancelled_row(proxy_process, llm, tmp_path):
+    db = tmp_path / "t.sqlite"
+    proxy = _door(proxy_process, llm, db)
+    parts = urlsplit(proxy.base)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn.request(
+        "POST", "/r/C/s/S/t/0/v1/chat/completions", json.dumps({"model": "fake-slow", "stream": True})
+    )
+    response = conn.getresponse()
+    assert b"data: " in response.read1()
+    conn.close()  # before the upstream's next piece (0.4 s apart)
+    row = _rows(db, "C", 1)[0]
+    assert row["status"] == "cancelled" and "closed its connection" in row["error"]
+    # what arrived, assembled: the first event (the assistant's role, no text yet)
+    assert json.loads(row["answer"])["choices"][0]["finish_reason"] is None and row["final_text"] is None
