@@ -41,6 +41,9 @@ log = logging.getLogger("finmcp.proxy.model")
 
 PROGRESS_EVERY = 0.25
 """Seconds between stores of a streamed answer received so far (what a SIGKILL would leave)."""
+PROGRESS_MAX = 1024 * 1024
+"""Bytes of a streamed answer past which the answer so far is no longer re-stored (each store writes
+it whole; the finished row has it all): a long stream costs no quadratic work."""
 _DROPPED = frozenset({b"accept-encoding"})
 
 
@@ -264,7 +267,7 @@ class ModelExchange:
                 return
         self.output.emit(raw)
         now = time.monotonic()
-        if self.row.stream and now >= self.next_progress:
+        if self.row.stream and now >= self.next_progress and len(self.copy) <= PROGRESS_MAX:
             self.next_progress = now + PROGRESS_EVERY
             text = self.copy.decode("utf-8", errors="replace")
             self.door.writer.submit(progress(self.slot, redact_text(text), self.row.ttft_ms), defer=True)
