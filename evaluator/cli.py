@@ -111,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--no-progress", action="store_true", help="no judge progress on stderr")
     score.add_argument("--judge-repeats", type=int, default=3, help="SoftScore judgments per record")
     score.add_argument("--tool-manifest", help="FinToolBench tool manifest (tags for TMR/IMR/DMR)")
+    score.add_argument(
+        "--prices",
+        metavar="FILE",
+        help='model prices for the model door\'s cost: JSON {"MODEL": {"input": $, "output": $, "cached": $}}'
+        " per million tokens (docs/evaluator.md)",
+    )
     compare = sub.add_parser("compare", help="paired comparison of two runs")
     _add_common(compare)
     compare.add_argument("--run", action="append", default=[], help="run id; give twice (A then B)")
@@ -246,12 +252,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     from finmcp.evaluator.reports.files import write_report
     from finmcp.evaluator.reports.markdown import render_markdown
     from finmcp.evaluator.reports.model import SampleCounts
+    from finmcp.evaluator.reports.model_usage import attach_model_usage, load_prices
     from finmcp.evaluator.reports.pipeline import evaluate, is_fintoolbench, print_warnings
 
     formats = _formats(args.format)
     inventory = _load_inventory(args.inventory) if args.inventory else None
     if args.db and not args.preds:
         report = _score_trace(args, inventory)
+        report = attach_model_usage(
+            report, args.db, args.run, load_prices(args.prices) if args.prices else None
+        )
     else:
         preds = _predictions(args, args.run, args.preds)
         refs = _references(args, preds, inventory)

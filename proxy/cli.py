@@ -169,6 +169,11 @@ def _header(value: str) -> tuple[bytes, bytes]:
     return _header_of("--upstream-header", value)
 
 
+def _llm_header(value: str) -> tuple[bytes, bytes]:
+    """An ``--llm-header`` value (see :func:`_header_of`)."""
+    return _header_of("--llm-header", value)
+
+
 def _otlp_header(value: str) -> tuple[bytes, bytes]:
     """An ``--otlp-header`` value (see :func:`_header_of`)."""
     return _header_of("--otlp-header", value)
@@ -383,6 +388,22 @@ def build_serve_parser() -> argparse.ArgumentParser:
     )
     add_tls_options(p)
     p.add_argument(
+        "--llm-upstream",
+        metavar="URL",
+        help="open the model door: forward /v1/... requests (OpenAI Chat Completions and Responses, "
+        "Anthropic Messages, any other /v1 path), tagged like MCP ones (/r/RUN/s/SAMPLE/t/TURN/v1/...), "
+        'to URL + /v1/... and log each exchange (docs/proxy.md, "Model door"); TLS as --upstream-ca says',
+    )
+    p.add_argument(
+        "--llm-header",
+        action="append",
+        type=_llm_header,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="header added to every model request, replacing the agent's own of that name (repeatable; "
+        "$VAR from the environment, as --upstream-header: the key is never stored)",
+    )
+    p.add_argument(
         "--otlp-endpoint",
         type=_otlp_endpoint,
         metavar="URL",
@@ -519,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
         upstream_headers=args.upstream_header,
         defaults=defaults,
         otlp_headers=args.otlp_header,
+        llm_headers=args.llm_header,
         limits=options_from(ClientLimits, args),
     )
     from finmcp.proxy.upstream_http import Target
@@ -527,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_tls_files(args.tls_cert, args.tls_key)
         tls = client_context(config.upstream_ca)
-        for url in (config.upstream, config.upstream_sse):
+        for url in (config.upstream, config.upstream_sse, config.llm_upstream):
             if url:
                 Target.parse(url, tls)
     except (ValueError, TlsConfigError) as exc:
@@ -535,6 +557,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if config.tool_baseline_update and not config.tool_baseline:
         print("finmcp-proxy: --tool-baseline-update needs --tool-baseline FILE", file=sys.stderr)
+        return 2
+    if config.llm_upstream and config.transport != "http":
+        print(
+            "finmcp-proxy: --llm-upstream needs --transport http (the model door is on the listener)",
+            file=sys.stderr,
+        )
         return 2
     if config.cors_origins and config.transport != "http":
         print("finmcp-proxy: --cors-origin needs --transport http (stdio has no listener)", file=sys.stderr)

@@ -33,7 +33,8 @@ from finmcp.proxy.http_exchange import Exchange
 from finmcp.proxy.http_types import Request, Settings
 from finmcp.proxy.http_wire import HOP_BY_HOP, empty_response, error_response, request_ids, socket_is_quiet
 from finmcp.proxy.jsonrpc import parse_body
-from finmcp.proxy.routing import ENDPOINT_PATHS, route
+from finmcp.proxy.model_door import ModelExchange, door_exchange, is_model_path
+from finmcp.proxy.routing import ENDPOINT_PATHS, is_mcp_path, route
 from finmcp.proxy.tags import TagError, Tags, header_tags, split_path
 from finmcp.proxy.upstream_conn import ConnectionPool
 from finmcp.proxy.upstream_http import UpstreamError
@@ -108,6 +109,8 @@ class ProxyServer:
         if self._sweeper is not None:
             self._sweeper.cancel()
         self.pool.close()
+        if self.settings.model_door is not None:
+            self.settings.model_door.close()
         for conn in list(self.connections):
             conn.abort()
         for transport in list(self.lingering):
@@ -166,7 +169,7 @@ class ClientProtocol(asyncio.Protocol):
         self.pool = server.pool
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
-        self.exchange: Exchange | None = None
+        self.exchange: Exchange | ModelExchange | None = None
         self.closed = False
         self.paused = False  # the client reads slower than the upstream sends: the upstream waits
         self._head: _Head | None = None  # parsed once, however many reads its body takes
@@ -486,7 +489,7 @@ class ClientProtocol(asyncio.Protocol):
 
     # ---------------------------------------------------------------- handling
 
-    def exchange_done(self, exchange: Exchange, keep: bool) -> None:
+    def exchange_done(self, exchange: Exchange | ModelExchange, keep: bool) -> None:
         """An exchange wrote its last byte: read the next request, or close."""
         if self.exchange is not exchange:
             return
@@ -503,7 +506,7 @@ class ClientProtocol(asyncio.Protocol):
             self._account()
         self._rearm()
 
-    def internal_error(self, exchange: Exchange, exc: Exception, answered: bool) -> None:
+    def internal_error(self, exchange: Exchange | ModelExchange, exc: Exception, answered: bool) -> None:
         """A bug while forwarding: this request gets a 502 (unless its head went out) and the connection closes."""
         if self.exchange is exchange:
             self.exchange = None
@@ -543,6 +546,12 @@ class ClientProtocol(asyncio.Protocol):
             tags = header_tags(tags, request.lookup)
         except TagError as exc:
             self._write_error(400, str(exc), request_ids(request.body), cors=cors)
+            return True
+        if is_model_path(rest) and not is_mcp_path(rest, self.server.upstream_path):  # proxy/model_door.py
+            model = self.exchange = door_exchange(self, request, tags, rest, query)
+            if model is not None:
+                self.in_flight = len(request.body)
+                model.start()
             return True
         refusal = route(request.method, rest, request.lookup, self.server.upstream_path)
         if refusal is not None:  # not what an MCP client sends: never forwarded (proxy/routing.py)

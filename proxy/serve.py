@@ -26,6 +26,7 @@ from finmcp.proxy.defaults import (
 from finmcp.proxy.exports.live import LiveOtlp
 from finmcp.proxy.http_proxy import ProxyServer, serve
 from finmcp.proxy.http_types import ClientLimits, Settings
+from finmcp.proxy.model_door import ModelDoor
 from finmcp.proxy.security import Policy
 from finmcp.proxy.shipper import Shipper
 from finmcp.proxy.tags import Tags
@@ -86,6 +87,8 @@ class ProxyConfig:
     otlp_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     tool_baseline: str | None = None
     tool_baseline_update: bool = False
+    llm_upstream: str | None = None
+    llm_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
     @property
     def upstream_label(self) -> str:
@@ -117,7 +120,7 @@ class ProxyRuntime:
         baseline = None  # read first: a bad baseline file stops the start before anything is opened
         if config.tool_baseline:
             baseline = BaselineWatch(config.tool_baseline, config.upstream_label, config.tool_baseline_update)
-        forget_upstream_headers(config.upstream_headers)
+        forget_upstream_headers(config.upstream_headers + config.llm_headers)
         self.store = SqliteTraceStore.open(config.db)
         if config.ship_to:  # before the short busy timeout: another proxy may be writing the file
             install_outbox(self.store.db.conn)
@@ -234,6 +237,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock: socket.sock
         max_stream_messages=config.max_stream_messages,
         upstream_headers=config.upstream_headers,
         health=runtime.health,
+        model_door=model_door(config, runtime.writer),
     )
     proxy = ProxyServer(settings)
     sock = sock or bind(config)
@@ -255,6 +259,14 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock: socket.sock
         runtime.tracer.fail_pending("the proxy stopped before the response")  # e.g. awaiting a resumed stream
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 3)
+
+
+def model_door(config: ProxyConfig, writer: TraceWriter) -> ModelDoor | None:
+    """The model door with ``--llm-upstream`` (proxy/model_door.py), else None."""
+    if not config.llm_upstream:
+        return None
+    target = Target.parse(config.llm_upstream, client_context(config.upstream_ca))
+    return ModelDoor(target, writer, config.llm_headers, config.timeout, config.limits.max_answer)
 
 
 def main_serve(config: ProxyConfig) -> int:

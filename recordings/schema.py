@@ -32,6 +32,8 @@ Tables (enumerated values are checked by the store, not by SQL):
     replay (``finmcp-server --replay sequence``) serves them in order. ``notifications`` (schema 5) is
     the JSON list of the notifications the upstream sent while answering that call (progress, log
     messages), in order, each ``{method, params}``; NULL: none (or recorded before schema 5).
+``model_exchanges`` (schema 7)
+    one row per request through the proxy's model door (:mod:`recordings.model_schema`).
 ``servers`` (schema 5)
     what a recorded upstream declared, one row per server name (the name its answers are stored
     under): ``protocol_version``, ``server_info`` / ``capabilities`` JSON, ``instructions``, ``tools``
@@ -53,6 +55,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from finmcp.recordings.errors import SchemaError, SchemaVersionError
+from finmcp.recordings.model_schema import create_model_exchanges
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another process's write lock before failing."""
@@ -300,12 +303,23 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "response_steps: every recorded answer in order, errors included", _create_response_steps),
     Migration(5, "servers: what recorded upstreams declared; response_steps.notifications", _create_servers),
     Migration(6, "answers: agents' final answers per run, sample, trial and turn", _create_answers),
+    Migration(7, "model_exchanges: the model door's exchanges", create_model_exchanges),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema this code knows; ``PRAGMA user_version`` of a fully migrated database."""
 
 OWN_TABLES = frozenset(
-    {"responses", "runs", "sessions", "messages", "calls", "response_steps", "servers", "answers"}
+    {
+        "responses",
+        "runs",
+        "sessions",
+        "messages",
+        "calls",
+        "response_steps",
+        "servers",
+        "answers",
+        "model_exchanges",
+    }
 )
 
 

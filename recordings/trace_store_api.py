@@ -168,6 +168,15 @@ class TraceStore(TracePages, Closing):
         )
         return {sample: int(n) for sample, n in rows}
 
+    def tool_ms_per_sample(self, run_id: str) -> dict[str, float]:
+        """``{sample_id: milliseconds}``: the summed ``latency_ms`` of each tagged sample's calls in a run."""
+        rows = self._rows(
+            "SELECT sample_id, sum(latency_ms) FROM calls WHERE run_id = ? AND sample_id IS NOT NULL"
+            " GROUP BY sample_id",
+            [run_id],
+        )
+        return {sample: float(ms or 0.0) for sample, ms in rows}
+
     def call_statuses(self, run_id: str, sample_ids: Sequence[str]) -> dict[str, int]:
         """``{status: number of calls}`` of some samples of a run."""
         if not sample_ids:

@@ -82,7 +82,10 @@ def score_run(
     opts = EvalOptions(bootstrap=bootstrap, seed=seed, canon=canon)
     if any(r.source == "fintoolbench" for r in refs):
         opts.tool_meta, opts.tool_meta_source = resolve_tool_metadata(None, inventory)
-    return evaluate(ReferenceSet(list(refs), refs_format, refs_name), preds, opts)
+    from finmcp.evaluator.reports.model_usage import attach_model_usage
+
+    report = evaluate(ReferenceSet(list(refs), refs_format, refs_name), preds, opts)
+    return attach_model_usage(report, db_path, run_id)  # tokens and model time of model-door runs
 
 
 def leaderboard(rows: list[tuple[str, Report]]) -> str:

@@ -21,6 +21,7 @@ from finmcp.evaluator.reports.markdown import (
     sample_cells,
 )
 from finmcp.evaluator.reports.model import Report, flag_lines, leaderboard_flags
+from finmcp.evaluator.reports.pareto import pareto_section
 from finmcp.evaluator.reports.recovery import LEADERBOARD as RECOVERY_COLUMNS
 from finmcp.evaluator.reports.recovery import leaderboard_cells as recovery_cells
 
@@ -184,6 +185,7 @@ def render_leaderboard_html(
     )
     body = [table]
     body += [f'<p class="not-comparable">⚠ {escape(line)}</p>' for line in flag_lines(rows, flags)]
+    body.append(pareto_section(rows))  # quality against model cost, for runs through the model door
     for result in comparisons:
         body.append(
             f'<section class="comparison" data-a="{escape(str(result["a"]))}" data-b="{escape(str(result["b"]))}">'

@@ -22,6 +22,7 @@ from finmcp.evaluator.reports.model import (
     Report,
     SampleCounts,
 )
+from finmcp.evaluator.reports.model_usage import markdown_lines as model_usage_lines
 from finmcp.evaluator.reports.recovery import recovery_markdown
 
 TYPE_ORDER = ("single_tool", "multi_tool", "multi_turn")
@@ -272,6 +273,7 @@ def render_markdown(report: Report) -> str:
         lines += ["## Dropped samples", "", *dropped, ""]
     lines += summary_markdown(report.agent_behaviour or {})
     lines += recovery_markdown(report.recovery)
+    lines += model_usage_lines(report.model_usage)
     if report.warnings:
         lines += ["## Warnings", ""] + [f"- {md_text(w)}" for w in report.warnings[:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"

@@ -19,7 +19,15 @@ from finmcp.evaluator.inputs.fingerprint import fingerprint_differences, not_com
 Number = StrictInt | StrictFloat
 """A JSON number as computed: an int stays an int, a float a float (no coercion either way)."""
 
-OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint", "recovery")
+OPTIONAL_BLOCKS = (
+    "official",
+    "tool_selection",
+    "trials",
+    "fintoolbench",
+    "fingerprint",
+    "recovery",
+    "model_usage",
+)
 """Top-level keys a report has only when they apply (absent from the JSON, not null)."""
 
 
@@ -142,6 +150,8 @@ class Report(_Frozen):
     recovery: dict[str, Any] | None = None
     """A robustness run's recovery metrics (:func:`evaluator.metrics.recovery.recovery_metrics`); absent
     for a run without a fault schedule."""
+    model_usage: dict[str, Any] | None = None
+    """Tokens, cost and model time of a run with model-door exchanges (evaluator/reports/model_usage.py)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:

@@ -40,6 +40,7 @@ from finmcp.evaluator.viewer.diff import (
     sample_metrics,
     traced_predictions,
 )
+from finmcp.recordings.model_exchanges import sample_turns
 from finmcp.recordings.plumbing.listener import ListenerPolicy
 from finmcp.recordings.trace_store import TraceStore
 
@@ -242,6 +243,7 @@ def api_sample(request: Request) -> JSONResponse:
         "trial": trial,
         "cursor": cursor,
         "calls": calls,
+        "model_turns": sample_turns(viewer.store, run_id, sample_id),  # the model door's exchanges
         "reference": None,
         "diff": None,
         "metrics": None,

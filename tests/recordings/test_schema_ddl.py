@@ -26,6 +26,14 @@ TABLE messages: CREATE TABLE "messages" ( "id" INTEGER PRIMARY KEY, "session_key
  "jsonrpc_id" TEXT, "method" TEXT, "kind" TEXT NOT NULL, "body" TEXT NOT NULL, "headers" TEXT )
 INDEX messages_run_sample_turn: CREATE INDEX "messages_run_sample_turn" ON "messages" ("run_id", "sample_id", "turn")
 INDEX messages_session_seq: CREATE INDEX "messages_session_seq" ON "messages" ("session_key", "seq")
+TABLE model_exchanges: CREATE TABLE "model_exchanges" ( "id" INTEGER PRIMARY KEY, "run_id" TEXT, "sample_id" TEXT,
+ "trial" INTEGER, "turn" INTEGER, "api" TEXT NOT NULL, "method" TEXT NOT NULL, "path" TEXT NOT NULL, "model" TEXT,
+ "stream" INTEGER NOT NULL DEFAULT 0, "status" TEXT NOT NULL, "http_status" INTEGER, "request" TEXT,
+ "request_headers" TEXT, "answer" TEXT, "input_tokens" INTEGER, "output_tokens" INTEGER, "cached_tokens" INTEGER,
+ "usage_note" TEXT, "finish_reason" TEXT, "tool_calls" TEXT, "final_text" TEXT, "error" TEXT,
+ "t_req_ns" INTEGER NOT NULL, "wall_time" TEXT NOT NULL, "ttft_ms" REAL, "duration_ms" REAL )
+INDEX model_exchanges_run_sample: CREATE INDEX "model_exchanges_run_sample" ON "model_exchanges" ("run_id",
+ "sample_id", "trial", "turn")
 TABLE response_steps: CREATE TABLE "response_steps" ( "id" INTEGER PRIMARY KEY, "inventory" TEXT NOT NULL,
  "tool" TEXT NOT NULL, "args_key" TEXT NOT NULL, "step" INTEGER NOT NULL, "arguments" TEXT NOT NULL, "content" TEXT,
  "structured_content" TEXT, "is_error" INTEGER NOT NULL DEFAULT 0, "rpc_error" TEXT, "latency_ms" REAL,
@@ -60,7 +68,7 @@ def schema_text(path) -> str:
 def test_a_new_database_has_exactly_the_pinned_ddl(tmp_path):
     path = tmp_path / "new.sqlite"
     with RecordingStore.open(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 6
+        assert store.schema_version == SCHEMA_VERSION == 7
     assert schema_text(path) == normalised(EXPECTED)
     with sqlite3.connect(path) as conn:
         assert tuple(row[1] for row in conn.execute("PRAGMA table_info(calls)")) == CALLS_COLUMNS

@@ -172,6 +172,8 @@ def test_runs_and_counts(both: tuple[TraceStore, ...]) -> None:
     assert same(both, "count_calls", "r1") == 49
     per_sample = same(both, "calls_per_sample", "r1")
     assert per_sample == {None: 1, **{s: 8 for s in SAMPLES}}
+    tool_ms = same(both, "tool_ms_per_sample", "r1")
+    assert set(tool_ms) == set(SAMPLES) and all(isinstance(ms, float) for ms in tool_ms.values())
     statuses = same(both, "call_statuses", "r1", ["a", "b"])
     assert sum(statuses.values()) == 16 and "ok" in statuses
     assert same(both, "call_statuses", "r1", []) == {}

@@ -218,11 +218,12 @@ class SampleView {
   }
   async load() { this.data = await getJSON(this.url()); }
   calls() { return this.data.calls.filter((c) => c.trial === this.data.trial); }
+  modelTurns() { return (this.data.model_turns || []).filter((m) => m.trial === this.data.trial); }
   span() {
-    const calls = this.calls();
-    if (!calls.length) return 1;
-    const t0 = Math.min(...calls.map((c) => c.t_req_ns));
-    const t1 = Math.max(...calls.map((c) => c.t_resp_ns ?? c.t_req_ns));
+    const items = [...this.calls(), ...this.modelTurns().map(modelAsBar)];
+    if (!items.length) return 1;
+    const t0 = Math.min(...items.map((c) => c.t_req_ns));
+    const t1 = Math.max(...items.map((c) => c.t_resp_ns ?? c.t_req_ns));
     return Math.max(1, t1 - t0);
   }
   async poll() {
@@ -249,7 +250,7 @@ class SampleView {
       d.trials.length > 1 ? el("span", { class: "muted", text: ` trial ${d.trial} of ${d.trials.join(", ")}` }) : null,
       el("span", { class: "muted count", text: ` ${calls.length} calls` }));
     const main = el("div", { class: "pane-main" },
-      timeline(calls, marks, span),
+      timeline(calls, marks, span, this.modelTurns()),
       el("div", { class: "calls" }, calls.map((c) => callCard(c, marks[String(c.id)], this.open))));
     const side = el("aside", { class: "reference" },
       d.metrics ? metricsTable(d.metrics) : null,
@@ -261,21 +262,43 @@ class SampleView {
 function groupHue(group) { return group === null || group === undefined ? 210 : (200 + group * 67) % 360; }
 const MARK_TEXT = { ok: "matches ref", wrong_args: "wrong args", missing: "missing", extra: "extra", order: "order" };
 
-function timeline(calls, marks, span) {
-  const box = el("div", { class: "gantt", "data-calls": calls.length });
-  if (!calls.length) { box.append(el("p", { class: "muted", text: "no calls yet" })); return box; }
-  const t0 = Math.min(...calls.map((c) => c.t_req_ns));
-  const last = Math.max(...calls.map((c) => c.t_resp_ns ?? c.t_req_ns));
+// a model-door exchange as a timeline item: it starts at its request, ends after its duration
+function modelAsBar(m) { return { ...m, model_turn: true, t_resp_ns: m.duration_ms == null ? null : m.t_req_ns + m.duration_ms * 1e6 }; }
+
+function modelRow(m, t0, total, last) {
+  const end = m.t_resp_ns ?? last;
+  const tokens = m.input_tokens == null ? "usage not reported" : `${m.input_tokens} in / ${m.output_tokens} out / ${m.cached_tokens ?? 0} cached`;
+  const asked = m.tools.length ? `asked for ${m.tools.join(", ")}` : (m.final_text != null ? `answer: ${m.final_text}` : m.status);
+  const bar = el("span", {
+    class: `bar model status-${m.status}`, "data-model-id": m.id,
+    title: `${m.model || m.api} · ${m.status} · ${ms(m.duration_ms)} (first token ${ms(m.ttft_ms)}) · ${tokens} · ${asked}`,
+    style: { left: `${((m.t_req_ns - t0) / total) * 100}%`, width: `${Math.max(((end - m.t_req_ns) / total) * 100, 0)}%` },
+  });
+  return el("div", { class: "row model-turn", "data-model-id": m.id },
+    el("span", { class: "label", text: `model ${m.model || m.api}${m.tools.length ? " → " + m.tools.join(", ") : m.final_text != null ? " → answer" : ""}` }),
+    el("div", { class: "track" }, bar));
+}
+
+function timeline(calls, marks, span, models = []) {
+  const box = el("div", { class: "gantt", "data-calls": calls.length, "data-model-turns": models.length });
+  const modelBars = models.map(modelAsBar);
+  if (!calls.length && !modelBars.length) { box.append(el("p", { class: "muted", text: "no calls yet" })); return box; }
+  const items = [...calls, ...modelBars];
+  const t0 = Math.min(...items.map((c) => c.t_req_ns));
+  const last = Math.max(...items.map((c) => c.t_resp_ns ?? c.t_req_ns));
   const total = Math.max(span || 0, last - t0, 1);
   const axis = el("div", { class: "axis" }, el("span", { class: "label" }), el("div", { class: "track" },
     ...[0, 0.25, 0.5, 0.75, 1].map((f) => el("span", { class: "tick", style: { left: `${f * 100}%` }, text: ms((f * total) / 1e6) }))));
   box.append(axis);
   let turn = null;
-  for (const call of calls) {
+  // the model's turns go between the tool calls they caused, in the order things started
+  const ordered = [...calls, ...modelBars].sort((a, b) => (a.turn ?? -1) - (b.turn ?? -1) || a.t_req_ns - b.t_req_ns);
+  for (const call of ordered) {
     if (call.turn !== turn) {
       turn = call.turn;
       box.append(el("div", { class: "turn-head", text: `turn ${turn ?? "–"}` }));
     }
+    if (call.model_turn) { box.append(modelRow(call, t0, total, last)); continue; }
     const end = call.t_resp_ns ?? last;
     const left = ((call.t_req_ns - t0) / total) * 100;
     const width = Math.max(((end - call.t_req_ns) / total) * 100, 0);
