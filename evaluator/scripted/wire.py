@@ -79,7 +79,9 @@ def chat_conversation(body: Any) -> Conversation:
         role = {"developer": "system", "function": "tool"}.get(role, role)
         ids = [c.get("id", "") for c in m.get("tool_calls") or [] if isinstance(c, dict)]
         answers = m.get("tool_call_id")
-        entries.append(Entry(role, _text(m.get("content")), ids, str(answers) if answers is not None else None))
+        entries.append(
+            Entry(role, _text(m.get("content")), ids, str(answers) if answers is not None else None)
+        )
     return Conversation(entries, _tools(body.get("tools"), nested=True))
 
 
