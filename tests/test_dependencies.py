@@ -13,6 +13,7 @@ OWN = {"finmcp", "bench", "tests"}
 # the client matrix's drivers import the clients' packages, which live in their own environments
 # (tests/clients/provision.py pins them), not in this project's
 DRIVERS = REPO / "tests" / "clients" / "drivers"
+AGENT_DRIVERS = REPO / "tests" / "agents" / "drivers"  # the agent matrix's, likewise
 
 
 def declared(requirements: list[str]) -> set[str]:
@@ -28,7 +29,7 @@ def imported(folders: tuple[str, ...], *, at_load: bool | None = None) -> dict[s
     """
     found: dict[str, str] = {}
     for path in source_files(*folders):
-        if path.is_relative_to(DRIVERS):
+        if path.is_relative_to(DRIVERS) or path.is_relative_to(AGENT_DRIVERS):
             continue
         for item in imports(path):
             if at_load is not None and item.at_load != at_load:

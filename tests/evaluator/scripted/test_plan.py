@@ -178,3 +178,13 @@ def test_requests_that_match_no_task_are_refused(refs: dict[str, Reference]) -> 
             chat_conversation(bad)
     with pytest.raises(ScriptError, match="previous_response_id"):
         responses_conversation({"input": "x", "previous_response_id": "resp_1"})
+
+
+def test_the_command_refuses_bad_flags_before_serving(capsys: pytest.CaptureFixture[str]) -> None:
+    from finmcp.evaluator.cli import main
+
+    assert main(["model", "--policy", "noisy", "--noise", "drop=2", "--port", "0"]) == 2
+    assert "--noise 'drop=2': drop=2.0 is not in [0, 1]" in capsys.readouterr().err
+    assert main(["model", "--bench", "nope.json", "--port", "0"]) == 2
+    assert "file not found: nope.json" in capsys.readouterr().err
+    assert main(["model", "--policy", "greedy"]) == 2
