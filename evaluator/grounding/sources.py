@@ -13,6 +13,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from finmcp.evaluator.grounding.text import (
@@ -39,7 +40,6 @@ class Entry:
     where: str  # "call-id $.path" or "call-id line N"
     ents: frozenset[str] = _EMPTY
     dates: tuple[DateParts, ...] = ()
-    group: int = -1  # index of its sibling group (numbers of one JSON object), -1 for none
     count: bool = False  # a list's length: matches counts and bare integers only
 
 
@@ -119,17 +119,42 @@ def parse_output(output: Any) -> Any:
 
 
 def build_sources(outputs: Iterable[tuple[str, Any]], question: str | None = None) -> Sources:
-    """The :class:`Sources` of ``(call id, output)`` pairs, plus the user's question when given."""
+    """The :class:`Sources` of ``(call id, output)`` pairs, plus the user's question when given.
+
+    Each output's part is kept (``FRAGMENT_CACHE`` of them, by call id and text): the answers of a
+    multi-turn sample, and agents that saw the same outputs, index each output once."""
     src = Sources()
     for call_id, output in outputs:
-        data = parse_output(output)
-        if isinstance(data, str):
-            _add_text(src, call_id, data, _EMPTY, ())
-        else:
-            _walk(src, call_id, data, "$", _EMPTY, ())
+        frag = _cached_fragment(call_id, output) if isinstance(output, str) else _fragment(call_id, output)
+        src.entries.extend(frag.entries)
+        src.strings.extend(frag.strings)
+        src.dates.extend(frag.dates)
+        src.groups.extend(frag.groups)
+        for name, code in frag.aliases.items():
+            src.aliases.setdefault(name, code)
     if question:
         _add_text(src, "question", question, _EMPTY, ())
     return src.finish()
+
+
+FRAGMENT_CACHE = 4096
+"""Outputs whose indexed part is kept between answers."""
+
+
+@lru_cache(maxsize=FRAGMENT_CACHE)
+def _cached_fragment(call_id: str, output: str) -> Sources:
+    return _fragment(call_id, output)
+
+
+def _fragment(call_id: str, output: Any) -> Sources:
+    """The indexed part of one output (not finished: it is merged into a sample's sources)."""
+    frag = Sources()
+    data = parse_output(output)
+    if isinstance(data, str):
+        _add_text(frag, call_id, data, _EMPTY, ())
+    else:
+        _walk(frag, call_id, data, "$", _EMPTY, ())
+    return frag
 
 
 def _scalars(src: Sources, obj: dict[str, Any]) -> tuple[set[str], list[DateParts]]:
@@ -161,16 +186,14 @@ def _walk(src: Sources, call: str, node: Any, path: str, ents: frozenset[str], d
         ents = ents | own_ents if own_ents else ents
         dates = (*dates, *own_dates) if own_dates else dates
         numbers = [v for v in node.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        group = -1
         if len(numbers) > 1:
-            group = len(src.groups)
             src.groups.append([float(v) for v in numbers])
         for key, value in node.items():
             sub = f"{path}.{key}"
             if isinstance(value, bool) or value is None:
                 continue
             if isinstance(value, (int, float)):
-                src.entries.append(Entry(float(value), f"{call} {sub}", ents, dates, group))
+                src.entries.append(Entry(float(value), f"{call} {sub}", ents, dates))
             elif isinstance(value, str):
                 _add_string(src, call, sub, value, ents, dates)
             else:

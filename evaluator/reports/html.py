@@ -375,6 +375,10 @@ def render_html(report: Report) -> str:
             html_table(list(t.pass_hat_k), [[fmt(v) for v in t.pass_hat_k.values()]]),
         ]
     parts.append(summary_html(report.agent_behaviour or {}))
+    if report.grounding is not None:
+        from finmcp.evaluator.reports.grounding import grounding_html
+
+        parts.append(grounding_html(report.grounding, bar_chart))
     parts += ["<h2>Per sample: reference vs predicted calls</h2>", _samples(report)]
     if report.warnings:
         parts += (

@@ -270,6 +270,10 @@ def render_markdown(report: Report) -> str:
         dropped = [f"- {md_code(d.id)}: {md_text(d.reason)}" for d in cov.dropped[:50]]
         lines += ["## Dropped samples", "", *dropped, ""]
     lines += summary_markdown(report.agent_behaviour or {})
+    if report.grounding is not None:
+        from finmcp.evaluator.reports.grounding import grounding_markdown
+
+        lines += grounding_markdown(report.grounding)
     if report.warnings:
         lines += ["## Warnings", ""] + [f"- {md_text(w)}" for w in report.warnings[:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"

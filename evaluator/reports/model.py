@@ -19,7 +19,7 @@ from finmcp.evaluator.inputs.fingerprint import fingerprint_differences, not_com
 Number = StrictInt | StrictFloat
 """A JSON number as computed: an int stays an int, a float a float (no coercion either way)."""
 
-OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "fingerprint")
+OPTIONAL_BLOCKS = ("official", "tool_selection", "trials", "fintoolbench", "grounding", "fingerprint")
 """Top-level keys a report has only when they apply (absent from the JSON, not null)."""
 
 
@@ -136,6 +136,9 @@ class Report(_Frozen):
     fintoolbench: FintoolbenchBlock | None = None
     samples: list[dict[str, Any]]
     agent_behaviour: dict[str, Any]
+    grounding: dict[str, Any] | None = None
+    """Grounded answers (:mod:`evaluator.grounding`): a harness run's answers' claims checked against
+    its tool outputs and the world; absent when the run state's answers were not given."""
     fingerprint: dict[str, Any] | None = None
     """What the run was measured on (``runs.meta``; docs/harness.md "Run fingerprints"); last, and
     absent from report.json for a run recorded without one."""
