@@ -87,9 +87,13 @@ class Checker:
             return AnswerCheck([])
         src = outputs if isinstance(outputs, Sources) else build_sources(outputs, question)
         text = answer
-        for claim in sorted(claims, key=lambda c: c.kind in ("date", "name")):  # numbers first
+        for claim in sorted(claims, key=_judging_order):  # numbers, then codes, then dates and names
             _judge(self, claim, text, claims, src)
         return AnswerCheck(claims)
+
+
+def _judging_order(claim: Claim) -> int:
+    return 0 if claim.kind in NUMERIC_KINDS else 1 if claim.kind.endswith("code") else 2
 
 
 def check_answer(
@@ -140,7 +144,7 @@ def _judge(checker: Checker, claim: Claim, text: str, claims: list[Claim], src: 
     elif claim.kind == "date":
         _judge_date(checker, claim, claims, src)
     elif claim.kind in ("fund_code", "strategy_code"):
-        _judge_code(checker, claim, text, src)
+        _judge_code(checker, claim, text, claims, src)
     else:
         _judge_name(checker, claim, claims, src)
 
@@ -207,7 +211,8 @@ def _derived(claim: Claim, src: Sources) -> str | None:
     """A sum or difference of two numbers of one JSON object that equals the claim (at its precision)."""
     q = claim.quantity
     assert q is not None
-    if _significant(q) < 3:
+    digits = _significant(q)
+    if digits < 3:
         return None
     for target, tol in _targets(claim):
         for group in src.groups:
@@ -216,6 +221,14 @@ def _derived(claim: Claim, src: Sources) -> str | None:
             for i, a in enumerate(group):
                 for b in group[i + 1 :]:
                     for value, op in ((a + b, "+"), (abs(a - b), "-")):
+                        # operands of the claim's order (a NAV plus a fee is no claim anyone makes):
+                        # a sum's parts are each >= 1 % of it, and >= 10 % unless the claim shows 4+
+                        # significant digits; a difference's operands are within 100x of it
+                        small, big = sorted((abs(a), abs(b)))
+                        if op == "+" and (small < 0.01 * target or (small < 0.1 * target and digits < 4)):
+                            continue
+                        if op == "-" and big > 100 * target:
+                            continue
                         if abs(value - target) <= tol:
                             return f"derived: {a} {op} {b} (numbers of one output object)"
     return None
@@ -265,7 +278,7 @@ def _day(parts: DateParts) -> str | None:
     return f"{parts[0]:04d}-{parts[1]:02d}-{parts[2]:02d}"
 
 
-def _judge_code(checker: Checker, claim: Claim, text: str, src: Sources) -> None:
+def _judge_code(checker: Checker, claim: Claim, text: str, claims: list[Claim], src: Sources) -> None:
     where = src.find_text(claim.text)
     if where is None and claim.kind == "fund_code":  # six digits may be a bare amount (137700)
         where = next((e.where for e in src.near(float(claim.text), 0.0) if not e.count), None)
@@ -273,6 +286,11 @@ def _judge_code(checker: Checker, claim: Claim, text: str, src: Sources) -> None
         claim.verdict, claim.evidence = "supported", where
         return
     sentence = text[claim.sentence[0] : claim.sentence[1]]
+    for other in claims:  # a value the world has for this code, stated beside it
+        if other.sentence == claim.sentence and other.evidence.startswith(f"world: fund {claim.text} "):
+            if other.verdict == "supported":
+                claim.verdict, claim.evidence = "supported", other.evidence
+                return
     names = checker.facts.name_of(claim.text)
     if any(name and name in sentence for name in names):
         claim.verdict, claim.evidence = "supported", f"world: {claim.text} is {min(names, key=len)}"

@@ -40,7 +40,7 @@ _SKIPS = re.compile(
     r"|(?<![0-9])\d{1,2}:\d{2}(?::\d{2})?"
     r"|(?<![0-9])(?:19|20)\d\d\s?年(?:度|报|末|初|内|底)?(?:\s?[1-4一二三四]\s?季度|[上下]半年|Q[1-4])?"
     r"|(?<![0-9])[1-4]\s?季度|(?<![A-Za-z])Q[1-4](?![0-9])"
-    r"|\d+(?=[A-Za-z])"
+    r"|\d+(?=[A-Za-z])(?!(?:BP|bps?|k|x|bn|mn|million|billion|thousand|percent|pct|yuan|RMB|CNY|days?|months?|years?|points?)\b)"
 )
 """Spans that are not claims (see the module docstring)."""
 

@@ -88,6 +88,8 @@ class Quantity:
 
     def tolerance(self, hedged: bool = False) -> float:
         """Half a unit of the last digit shown (of the last non-zero integer digit when ``hedged``)."""
+        if self.kind in ("count", "period"):
+            return 1e-9  # whole things: equal or not
         tol = 0.5 * 10.0 ** (-self.decimals)
         if hedged and self.decimals == 0 and self.value:
             digits = str(int(abs(self.value)))
