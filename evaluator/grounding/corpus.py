@@ -63,7 +63,9 @@ def sim_items() -> Iterator[Item]:
     with gzip.open(data_path("finmcp-sim", "recordings"), "rt", encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
-            recorded[(row["tool"], row["args_key"])] = row["result"]
+            recorded[(row["tool"], row["args_key"])] = json.dumps(
+                row["result"], ensure_ascii=False
+            )  # as traced
     for record in load_records("finmcp-sim"):
         outputs: list[tuple[str, Any]] = []
         for t, turn in enumerate(record["turns"]):

@@ -57,11 +57,21 @@ class Sources:
     _haystack: str = ""
     _starts: list[int] = field(default_factory=list)
 
+    _ready: int = 0  # 1: value index built, 2: haystack built (bits; each built on first use)
+
     def finish(self) -> Sources:
-        """Build the sorted value index and the joined string haystack (call once, after adding)."""
+        """Mark the sources complete: the value index and the string haystack are built on first use
+        (an answer with names only never sorts the numbers)."""
+        self._ready = 0
+        return self
+
+    def _index_values(self) -> None:
         order = sorted(range(len(self.entries)), key=lambda i: self.entries[i].value)
         self._order = order
         self._values = [self.entries[i].value for i in order]
+        self._ready |= 1
+
+    def _index_strings(self) -> None:
         parts, starts, pos = [], [], 0
         for _, text in self.strings:
             starts.append(pos)
@@ -69,10 +79,12 @@ class Sources:
             pos += len(text) + 1
         self._haystack = "\x00".join(parts)
         self._starts = starts
-        return self
+        self._ready |= 2
 
     def near(self, target: float, tol: float) -> Iterator[Entry]:
         """Entries whose value is within ``tol`` of ``target``."""
+        if not self._ready & 1:
+            self._index_values()
         lo = bisect_left(self._values, target - tol)
         hi = bisect_right(self._values, target + tol)
         for k in range(lo, hi):
@@ -82,6 +94,8 @@ class Sources:
         """Where ``needle`` occurs in a string of the outputs (None when nowhere)."""
         if not needle:
             return None
+        if not self._ready & 2:
+            self._index_strings()
         at = self._haystack.find(needle)
         if at < 0:
             return None

@@ -18,8 +18,12 @@ STALE_WINDOW_DAYS = 45
 class WorldFacts:
     """Look-ups of true values in one seeded world."""
 
+    CACHE = 4096
+    """NAV windows kept (code, day): the world keeps few whole series, a window is a few KiB."""
+
     def __init__(self, world: Any) -> None:
         self.world = world
+        self._windows: dict[tuple[str, DateParts | None], list[dict[str, Any]]] = {}
 
     def knows(self, code: str) -> bool:
         """Whether ``code`` is a fund or strategy of the world."""
@@ -35,6 +39,15 @@ class WorldFacts:
 
     def nav_days(self, code: str, day: DateParts | None) -> list[dict[str, Any]]:
         """The fund's NAV rows around the claimed day (its last rows when no full day is claimed)."""
+        key = (code, day)
+        rows = self._windows.get(key)
+        if rows is None:
+            if len(self._windows) >= self.CACHE:
+                self._windows.clear()
+            rows = self._windows[key] = self._nav_days(code, day)
+        return rows
+
+    def _nav_days(self, code: str, day: DateParts | None) -> list[dict[str, Any]]:
         if self.world.fund_stub(code) is None:
             return []
         as_of = self.world.as_of
