@@ -48,7 +48,7 @@ def run() -> list[dict[str, Any]]:
     corpus = clean + [copy for item in clean for copy in inject(item, checker)]
     rows: list[dict[str, Any]] = []
 
-    sources._cached_fragment.cache_clear()
+    sources.clear_cache()
     checker = Checker(0)  # a fresh world-facts cache
     started = time.perf_counter()
     claims = sum(len(checker.check(i.answer, i.outputs, i.question).claims) for i in corpus)

@@ -149,7 +149,7 @@ def _judge(checker: Checker, claim: Claim, text: str, claims: list[Claim], src: 
         _judge_name(checker, claim, claims, src)
 
 
-def _targets(claim: Claim) -> list[tuple[float, float]]:
+def match_targets(claim: Claim) -> list[tuple[float, float]]:
     """(value, tolerance) pairs a source number may equal (formatting only, never another value)."""
     q = claim.quantity
     assert q is not None
@@ -171,7 +171,7 @@ def _judge_number(checker: Checker, claim: Claim, claims: list[Claim], src: Sour
     counts = q is not None and (q.kind == "count" or (q.kind == "number" and q.decimals == 0))
     stale: Entry | None = None
     other_entity: Entry | None = None
-    for target, tol in _targets(claim):
+    for target, tol in match_targets(claim):
         for sign in (1.0, -1.0):
             for entry in src.near(sign * target, tol):
                 if entry.count and not counts:
@@ -186,7 +186,7 @@ def _judge_number(checker: Checker, claim: Claim, claims: list[Claim], src: Sour
                 claim.verdict, claim.evidence = "supported", entry.where
                 return
     for code in sorted(ents):
-        for target, tol in _targets(claim)[:1]:
+        for target, tol in match_targets(claim)[:1]:
             fact = checker.facts.check_value(code, dates[0] if dates else None, target, tol)
             if fact is not None:
                 claim.verdict, claim.evidence = fact
@@ -214,7 +214,7 @@ def _derived(claim: Claim, src: Sources) -> str | None:
     digits = _significant(q)
     if digits < 3:
         return None
-    for target, tol in _targets(claim):
+    for target, tol in match_targets(claim):
         for group in src.groups:
             if len(group) > 40:
                 continue
@@ -286,11 +286,15 @@ def _judge_code(checker: Checker, claim: Claim, text: str, claims: list[Claim], 
         claim.verdict, claim.evidence = "supported", where
         return
     sentence = text[claim.sentence[0] : claim.sentence[1]]
+    prefix = f"world: fund {claim.text} "
     for other in claims:  # a value the world has for this code, stated beside it
-        if other.sentence == claim.sentence and other.evidence.startswith(f"world: fund {claim.text} "):
-            if other.verdict == "supported":
-                claim.verdict, claim.evidence = "supported", other.evidence
-                return
+        if (
+            other.sentence == claim.sentence
+            and other.verdict == "supported"
+            and other.evidence.startswith(prefix)
+        ):
+            claim.verdict, claim.evidence = "supported", other.evidence
+            return
     names = checker.facts.name_of(claim.text)
     if any(name and name in sentence for name in names):
         claim.verdict, claim.evidence = "supported", f"world: {claim.text} is {min(names, key=len)}"
@@ -305,8 +309,12 @@ def _judge_name(checker: Checker, claim: Claim, claims: list[Claim], src: Source
         claim.verdict, claim.evidence = "supported", where
         return
     for other in claims:  # named beside its own code, which the outputs or the world support
-        if other.sentence == claim.sentence and other.kind in ("fund_code", "strategy_code"):
-            if other.verdict == "supported" and claim.text in checker.facts.name_of(other.text):
-                claim.verdict, claim.evidence = "supported", f"world: {other.text} is {claim.text}"
-                return
+        if (
+            other.sentence == claim.sentence
+            and other.kind in ("fund_code", "strategy_code")
+            and other.verdict == "supported"
+            and claim.text in checker.facts.name_of(other.text)
+        ):
+            claim.verdict, claim.evidence = "supported", f"world: {other.text} is {claim.text}"
+            return
     claim.verdict, claim.evidence = "unsupported", "a name of the world in no tool output"

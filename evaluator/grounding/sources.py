@@ -155,6 +155,11 @@ FRAGMENT_CACHE = 4096
 """Outputs whose indexed part is kept between answers."""
 
 
+def clear_cache() -> None:
+    """Forget every indexed output (a benchmark's cold pass)."""
+    _cached_fragment.cache_clear()
+
+
 @lru_cache(maxsize=FRAGMENT_CACHE)
 def _cached_fragment(call_id: str, output: str) -> Sources:
     return _fragment(call_id, output)
