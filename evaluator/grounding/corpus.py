@@ -307,7 +307,9 @@ def _stated(claim: Claim, src: Sources) -> bool:
     """Whether any number of the outputs equals the claim at its precision (either sign)."""
     from finmcp.evaluator.grounding.check import match_targets
 
-    return any(next(src.near(s * t, tol), None) is not None for t, tol in match_targets(claim) for s in (1, -1))
+    return any(
+        next(src.near(s * t, tol), None) is not None for t, tol in match_targets(claim) for s in (1, -1)
+    )
 
 
 def _new_date(claim: Claim, src: Sources, checker: Checker, rng: random.Random, answer: str) -> str | None:
