@@ -42,7 +42,8 @@ MAY_IMPORT = {
     "proxy": {"tool_specs", "recordings"},
     "evaluator": {"tool_specs", "recordings"},
 }
-EVALUATOR_MAY_USE_SERVER = ("finmcp.evaluator.synth",)
+EVALUATOR_MAY_USE_SERVER = ("finmcp.evaluator.synth", "finmcp.evaluator.grounding")
+"""The evaluator's parts that read the seeded world: synthesis, and grounded answers (true values)."""
 SCORING_CORE = ("finmcp.evaluator.inputs", "finmcp.evaluator.metrics", "finmcp.evaluator.reports")
 NOT_FOR_SCORING = (
     "server",

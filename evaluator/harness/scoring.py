@@ -85,22 +85,34 @@ def score_run(
     from finmcp.evaluator.reports.model_usage import attach_model_usage
 
     report = evaluate(ReferenceSet(list(refs), refs_format, refs_name), preds, opts)
+    if state_records is not None:  # the answers are in the run state: check their claims
+        from finmcp.evaluator.grounding.run import grounding_block
+
+        report = report.model_copy(
+            update={"grounding": grounding_block(preds, state_records, refs, bootstrap, seed)}
+        )
     return attach_model_usage(report, db_path, run_id)  # tokens and model time of model-door runs
 
 
 def leaderboard(rows: list[tuple[str, Report]]) -> str:
     """A Markdown table: agent, samples scored and missing
     (:func:`~evaluator.reports.markdown.sample_cells`), and TF1/TR/TP/EMR
-    with 95% bootstrap CIs."""
+    with 95% bootstrap CIs; with the runs' answers, the grounded-answer rates (CP claim precision,
+    INV invented-number rate, STALE stale-data rate; :mod:`evaluator.reports.grounding`)."""
+    from finmcp.evaluator.reports.grounding import LEADERBOARD_COLUMNS, leaderboard_cells
+
+    grounded = any(report.grounding is not None for _, report in rows)  # else the table is unchanged
     robust = any(report.recovery for _, report in rows)  # robustness columns only when a row has faults
     header = ["agent", *SAMPLE_COLUMNS, *(label for label, _ in LEADERBOARD)]
     header += [label for label, _ in RECOVERY_COLUMNS] if robust else []
+    header += list(LEADERBOARD_COLUMNS) if grounded else []
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     flags = leaderboard_flags(rows)
     for agent, report in rows:
         cells = [agent + (" ⚠" if agent in flags else ""), *sample_cells(report)]
         cells += [estimate_text(report.headline_entry(metric)) for _, metric in LEADERBOARD]
         cells += recovery_cells(report.recovery) if robust else []
+        cells += leaderboard_cells(report.grounding) if grounded else []
         lines.append("| " + " | ".join(cells) + " |")
     if flags:  # only then: a leaderboard of runs measured alike is unchanged
         lines += ["", *(f"⚠ {line}" for line in flag_lines(rows, flags))]

@@ -171,15 +171,20 @@ def render_leaderboard_html(
 ) -> str:
     """A leaderboard page: one row per agent (headline metrics with 95% CIs), then each paired comparison
     (tables and per-scenario forest plots) of ``comparisons`` (results of ``compare_runs``)."""
+    from finmcp.evaluator.reports.grounding import LEADERBOARD_COLUMNS, leaderboard_cells
+
     flags = leaderboard_flags(rows)
     robust = any(report.recovery for _, report in rows)  # robustness columns only when a row has faults
+    grounded = any(report.grounding is not None for _, report in rows)  # else the table is unchanged
     table = html_table(
         ["agent", *SAMPLE_COLUMNS, *(label for label, _ in columns)]
-        + ([label for label, _ in RECOVERY_COLUMNS] if robust else []),
+        + ([label for label, _ in RECOVERY_COLUMNS] if robust else [])
+        + (list(LEADERBOARD_COLUMNS) if grounded else []),
         [
             [agent + (" ⚠" if agent in flags else ""), *sample_cells(report)]
             + [estimate_text(report.headline_entry(metric)) for _, metric in columns]
             + (recovery_cells(report.recovery) if robust else [])
+            + (leaderboard_cells(report.grounding) if grounded else [])
             for agent, report in rows
         ],
     )

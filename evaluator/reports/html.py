@@ -377,6 +377,10 @@ def render_html(report: Report) -> str:
         ]
     parts.append(summary_html(report.agent_behaviour or {}))
     parts.append(recovery_html(report.recovery, bar_chart))
+    if report.grounding is not None:
+        from finmcp.evaluator.reports.grounding import grounding_html
+
+        parts.append(grounding_html(report.grounding, bar_chart))
     parts += ["<h2>Per sample: reference vs predicted calls</h2>", _samples(report)]
     if report.warnings:
         parts += (

@@ -274,6 +274,10 @@ def render_markdown(report: Report) -> str:
     lines += summary_markdown(report.agent_behaviour or {})
     lines += recovery_markdown(report.recovery)
     lines += model_usage_lines(report.model_usage)
+    if report.grounding is not None:
+        from finmcp.evaluator.reports.grounding import grounding_markdown
+
+        lines += grounding_markdown(report.grounding)
     if report.warnings:
         lines += ["## Warnings", ""] + [f"- {md_text(w)}" for w in report.warnings[:50]] + [""]
     return "\n".join(lines).rstrip() + "\n"

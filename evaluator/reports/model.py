@@ -24,6 +24,7 @@ OPTIONAL_BLOCKS = (
     "tool_selection",
     "trials",
     "fintoolbench",
+    "grounding",
     "fingerprint",
     "recovery",
     "model_usage",
@@ -144,6 +145,9 @@ class Report(_Frozen):
     fintoolbench: FintoolbenchBlock | None = None
     samples: list[dict[str, Any]]
     agent_behaviour: dict[str, Any]
+    grounding: dict[str, Any] | None = None
+    """Grounded answers (:mod:`evaluator.grounding`): a harness run's answers' claims checked against
+    its tool outputs and the world; absent when the run state's answers were not given."""
     fingerprint: dict[str, Any] | None = None
     """What the run was measured on (``runs.meta``; docs/harness.md "Run fingerprints"); last, and
     absent from report.json for a run recorded without one."""

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -69,6 +70,8 @@ class Viewer:
     bench: Benchmark | None = None
     turn_base: int = 0
     scores: ScoreCache = field(default_factory=ScoreCache)
+    state: Path | None = None
+    """The harness's run-state file (answers), when one lies beside the store: grounded answers."""
 
     def run_scores(self, run_id: str) -> dict[str, tuple[float, int]]:
         """``{sample_id: (f1, emr)}`` for the run's samples that have a reference (cached per change)."""
@@ -273,6 +276,12 @@ def api_sample(request: Request) -> JSONResponse:
         out["metrics"] = sample_metrics(ref, pred, viewer.bench.canon)
     elif viewer.bench is not None:
         out["reference_missing"] = f"sample {sample_id!r} is not in benchmark {viewer.bench.name}"
+    if viewer.state is not None:
+        from finmcp.evaluator.viewer.grounding import sample_grounding
+
+        out["grounding"] = sample_grounding(
+            viewer.store, viewer.state, run_id, sample_id, trial, viewer.turn_base
+        )
     return JSONResponse(out)
 
 

@@ -99,7 +99,9 @@ def run(args: ViewOptions) -> int:
         print(f"finmcp-eval view: {exc}", file=sys.stderr)
         return 2
     base = socket_url(sock)
-    app = build_app(Viewer(store, bench, args.turn_base), policy)
+    from finmcp.evaluator.viewer.grounding import state_beside
+
+    app = build_app(Viewer(store, bench, args.turn_base, state=state_beside(args.db)), policy)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
 

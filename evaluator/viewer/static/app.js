@@ -254,9 +254,20 @@ class SampleView {
       el("div", { class: "calls" }, calls.map((c) => callCard(c, marks[String(c.id)], this.open))));
     const side = el("aside", { class: "reference" },
       d.metrics ? metricsTable(d.metrics) : null,
-      d.diff ? referencePanel(d.diff) : el("p", { class: "muted", text: d.reference_missing || "start the viewer with --bench to see the reference and the diff" }));
+      d.diff ? referencePanel(d.diff) : el("p", { class: "muted", text: d.reference_missing || "start the viewer with --bench to see the reference and the diff" }),
+      d.grounding && d.grounding.length ? groundingPanel(d.grounding) : null);
     this.root.replaceChildren(head, el("div", { class: "pane-body" }, main, side));
   }
+}
+
+// grounded answers: each answer's claims with verdict and evidence (docs/evaluator.md "Grounded answers")
+function groundingPanel(answers) {
+  return el("div", { class: "grounding" }, el("h3", { text: "grounded answers" }),
+    answers.map((a) => el("div", { class: "grounding-turn" },
+      el("p", { class: "muted", text: `turn ${a.turn}: ${a.counts.supported} supported, ${a.counts.unsupported} unsupported, ${a.counts.stale} stale, ${a.counts.not_checkable} not checkable` }),
+      el("ul", {}, a.claims.map((c) => el("li", { class: `claim ${c.verdict}` },
+        el("code", { text: c.text }), el("span", { text: ` ${c.verdict}` }),
+        el("span", { class: "muted", text: ` ${c.evidence}` })))))));
 }
 
 function groupHue(group) { return group === null || group === undefined ? 210 : (200 + group * 67) % 360; }
