@@ -10,6 +10,7 @@ entity adoption).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
@@ -58,6 +59,18 @@ def perturbations(
             code = harvest.names().get(value)
             if code and FUND_RE.match(code):
                 out.append(("code for name", {**args, key: code}))
+    named = {**harvest.funds, **harvest.strategies}
+    for key in (*CODE_LIST_KEYS, "strategyCode", "fundCode"):
+        value = args.get(key)
+        codes = value if isinstance(value, list) else [value]
+        at = next(
+            (i for i, c in enumerate(codes) if isinstance(c, str) and named.get(c, {}).get("name")), None
+        )
+        prop = props.get(key) or {}
+        pattern = (prop.get("items") if isinstance(value, list) else prop) or {}
+        if at is not None and _accepts(pattern, named[codes[at]]["name"]):
+            renamed = [*codes[:at], named[codes[at]]["name"], *codes[at + 1 :]]
+            out.append(("name for code", {**args, key: renamed if isinstance(value, list) else renamed[0]}))
     for key in CODE_LIST_KEYS:
         codes = args.get(key)
         if isinstance(codes, list) and codes and all(isinstance(c, str) for c in codes):
@@ -71,6 +84,13 @@ def perturbations(
             other = pool[(pool.index(code) + 1) % len(pool)]
             out.append(("another entity", {**args, key: other}))
     return out
+
+
+def _accepts(schema: Mapping[str, Any], text: str) -> bool:
+    """Whether a string schema's ``pattern`` (if any) lets ``text`` through (names where codes must be
+    six digits are invalid calls, not near misses)."""
+    pattern = schema.get("pattern")
+    return not isinstance(pattern, str) or re.search(pattern, text) is not None
 
 
 def _generalize(key: str) -> str:
