@@ -258,8 +258,8 @@ def _sample_calls(sample: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
                 except (json.JSONDecodeError, TypeError):
                     output = None
                 yield str(function.get("name") or ""), arguments, output
-    turns = sample.get("turns") if isinstance(sample.get("turns"), list) else []
-    for turn in [t for t in turns if isinstance(t, Mapping)]:
+    turns = sample.get("turns")
+    for turn in [t for t in turns if isinstance(t, Mapping)] if isinstance(turns, list) else []:
         if isinstance(turn.get("user"), str):
             yield "", turn["user"], None
         for group in turn.get("calls") or []:

@@ -100,7 +100,7 @@ def _overlay(
             return copy.deepcopy(coded[own])
         out = {k: _overlay(v, dated, coded, code, names) for k, v in value.items()}
         for key in NAME_FIELDS.intersection(out) if own is not None else ():
-            recorded = names.get((own, key))
+            recorded = names.get((str(own), key))
             if recorded is not None:
                 out[key] = recorded
         return out
@@ -130,16 +130,30 @@ def _set_path(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     return out
 
 
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
 class RecordedAnswers:
-    """The recorded answers of one inventory's tools, by tool, with canonical arguments (read once)."""
+    """The recorded answers of one inventory's tools, by tool, with canonical arguments (read once).
+
+    Indexed for the near-miss layer: by exact arguments, by call context (:func:`_context`), and per
+    tool its dated rows and record names (built on a tool's first near miss, then kept)."""
 
     def __init__(self, records: Iterable[tuple[str, Mapping[str, Any], Any]]) -> None:
         self.by_tool: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         for tool, arguments, value in records:
             if value is not None:
                 self.by_tool.setdefault(tool, []).append((dict(arguments), value))
-        for answers in self.by_tool.values():
-            answers.sort(key=lambda a: json.dumps(a[0], sort_keys=True, ensure_ascii=False))
+        self._exact: dict[tuple[str, str], Any] = {}
+        self._contexts: dict[tuple[str, str], list[tuple[dict[str, Any], Any]]] = {}
+        for tool, answers in self.by_tool.items():
+            answers.sort(key=lambda a: _key(a[0]))
+            for arguments, value in answers:
+                self._exact.setdefault((tool, _key(arguments)), value)
+                self._contexts.setdefault((tool, _key(_context(arguments))), []).append((arguments, value))
+        self._indexes: dict[str, tuple[dict[tuple[Any, ...], Any], dict[tuple[str, str], str]]] = {}
+        self._coded: dict[tuple[str, str], dict[str, Any]] = {}
 
     @classmethod
     def from_store(cls, store: Any) -> RecordedAnswers:
@@ -149,7 +163,38 @@ class RecordedAnswers:
 
     def exact(self, tool: str, arguments: Mapping[str, Any]) -> Any | None:
         """The recorded value for exactly these canonical arguments, or None."""
-        return next((v for a, v in self.by_tool.get(tool, ()) if a == arguments), None)
+        return self._exact.get((tool, _key(arguments)))
+
+    def same_context(self, tool: str, arguments: Mapping[str, Any]) -> list[tuple[dict[str, Any], Any]]:
+        """The recordings of ``tool`` asking the same thing but for paging, code lists and names."""
+        return self._contexts.get((tool, _key(_context(arguments))), [])
+
+    def index(self, tool: str) -> tuple[dict[tuple[Any, ...], Any], dict[tuple[str, str], str]]:
+        """(dated rows by (code, day, keys), (code, name field) -> text) of every recording of ``tool``."""
+        found = self._indexes.get(tool)
+        if found is None:
+            dated: dict[tuple[Any, ...], Any] = {}
+            names: dict[tuple[str, str], str] = {}
+            for _, value in self.by_tool.get(tool, ()):
+                _identities(value, dated, {}, None, names)
+            found = self._indexes[tool] = (dated, names)
+        return found
+
+    def warm(self) -> None:
+        """Build every tool's index now (start-up work, beside the simulator's own warm-up)."""
+        for tool in sorted(self.by_tool):
+            self.index(tool)
+
+    def coded(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """code -> recorded record, over the recordings of ``tool`` in the same context as ``arguments``."""
+        key = (tool, _key(_context(arguments)))
+        found = self._coded.get(key)
+        if found is None:
+            found = {}
+            for _, value in self._contexts.get(key, []):
+                _identities(value, {}, found)
+            self._coded[key] = found
+        return found
 
 
 @dataclass(frozen=True)
@@ -175,8 +220,9 @@ class NearMissSimulator:
         self.names = harvest.names()
 
     def warm(self) -> None:
-        """Warm the wrapped simulator."""
+        """Warm the wrapped simulator and index the recorded answers."""
         self.simulator.warm()
+        self.answers.warm()
 
     def simulate(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """An MCP result dict, like :meth:`Simulator.simulate`."""
@@ -216,7 +262,7 @@ class NearMissSimulator:
         if recorded is not None:
             return copy.deepcopy(recorded)
         simulated = self.simulator.value(tool, args)
-        same = [(a, v) for a, v in self.answers.by_tool[tool] if _context(a) == _context(args)]
+        same = self.answers.same_context(tool, args)
         paged = [
             v
             for a, v in same
@@ -230,14 +276,8 @@ class NearMissSimulator:
             merged = self._batch(args[batch_key], same, simulated)
             if merged is not None:
                 return merged
-        dated: dict[tuple[Any, ...], Any] = {}
-        coded: dict[str, Any] = {}
-        names: dict[tuple[str, str], str] = {}
-        for _, v in self.answers.by_tool[tool]:
-            _identities(v, dated, {}, None, names)
-        for _, v in same:
-            _identities(v, {}, coded)
-        return _overlay(simulated, dated, coded, None, names)
+        dated, names = self.answers.index(tool)
+        return _overlay(simulated, dated, self.answers.coded(tool, args), None, names)
 
     def _batch(self, codes: list[Any], same: list[tuple[dict[str, Any], Any]], simulated: Any) -> Any | None:
         """Each asked code's recorded record (else the simulated one), in the order asked; None when

@@ -62,15 +62,15 @@ def perturbations(
     named = {**harvest.funds, **harvest.strategies}
     for key in (*CODE_LIST_KEYS, "strategyCode", "fundCode"):
         value = args.get(key)
-        codes = value if isinstance(value, list) else [value]
+        names: list[Any] = list(value) if isinstance(value, list) else [value]
         at = next(
-            (i for i, c in enumerate(codes) if isinstance(c, str) and named.get(c, {}).get("name")), None
+            (i for i, c in enumerate(names) if isinstance(c, str) and named.get(c, {}).get("name")), None
         )
         prop = props.get(key) or {}
         pattern = (prop.get("items") if isinstance(value, list) else prop) or {}
-        if at is not None and _accepts(pattern, named[codes[at]]["name"]):
-            renamed = [*codes[:at], named[codes[at]]["name"], *codes[at + 1 :]]
-            out.append(("name for code", {**args, key: renamed if isinstance(value, list) else renamed[0]}))
+        if at is not None and _accepts(pattern, named[str(names[at])]["name"]):
+            names[at] = named[str(names[at])]["name"]
+            out.append(("name for code", {**args, key: names if isinstance(value, list) else names[0]}))
     for key in CODE_LIST_KEYS:
         codes = args.get(key)
         if isinstance(codes, list) and codes and all(isinstance(c, str) for c in codes):

@@ -110,7 +110,7 @@ def test_the_demo_measurement_before_and_after(shared_dir, tmp_path):
     references = harvest_samples([shared_dir / "finmcp" / "demo_infer.json"], outputs=False)
     after = _adopting(store, inventory, references)
     schemas = {t.name: t.input_schema for t in inventory}
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for tool, arguments, text in sample_calls(
         shared_dir / "finmcp" / "demo_infer.json", set(inventory.names)
     ):

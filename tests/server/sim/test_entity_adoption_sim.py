@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +75,9 @@ def test_the_adopted_world_still_answers_the_recorded_calls_as_recorded(embedded
     from the world): simulating the recorded calls gives the recorded texts, byte for byte."""
     _, store, harvest, simulator = embedded
     plain = simulator.simulator
-    checked = 0
-    for record in store.iter_responses("finmcp65", page_size=200):
-        if checked == 200:
-            break
+    for record in islice(store.iter_responses("finmcp65", page_size=200), 200):
         result = plain.simulate(record["tool"], record["arguments"])
         assert result["content"][0]["text"] == record["result"]["content"][0]["text"], record["tool"]
-        checked += 1
     assert len(harvest.funds) > 1000 and len(harvest.strategies) > 100
 
 
