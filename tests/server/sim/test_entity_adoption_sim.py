@@ -126,3 +126,22 @@ def test_a_near_miss_end_to_end(embedded, server_process):
                 assert same_shape(recorded, value) and not disagreements(recorded, value)
 
     anyio.run(main)
+
+
+def test_entities_files_adopt_and_bad_ones_are_refused(tmp_path):
+    from finmcp.server.serve import ServeError, _world
+
+    world, near_misses = _world(0, None, (SAMPLES,))
+    assert near_misses is None  # without recordings there is nothing to agree with
+    harvest = harvest_samples([SAMPLES], outputs=False)
+    assert all(world.fund_stub(code) is not None for code in harvest.funds)
+    assert all(world.strategy(code) is not None for code in harvest.strategies)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}', encoding="utf-8")
+    for path, needle in (
+        (bad, "expected a JSON list of samples"),
+        (tmp_path / "absent.json", "No such file"),
+    ):
+        with pytest.raises(ServeError, match=f"--entities: {path}: cannot read benchmark samples") as caught:
+            _world(0, None, (path,))
+        assert needle in str(caught.value)
