@@ -21,7 +21,7 @@ from finmcp.recordings.store import RecordingStore
 from finmcp.server.sim.entity_harvest import Harvest, harvest_recordings, harvest_samples
 from finmcp.server.sim.known_codes import codes_from_recordings
 from finmcp.server.sim.near_miss import NearMissSimulator, RecordedAnswers
-from finmcp.server.sim.perturb import disagreements, perturbations, same_shape
+from finmcp.server.sim.perturb import disagreements, members_in_order, perturbations, same_shape
 from finmcp.server.sim.simulator import Simulator
 from finmcp.server.world import World
 from finmcp.tool_specs.inventory import Inventory, load_inventory
@@ -86,6 +86,8 @@ def test_perturbed_gold_calls_get_the_recorded_shape_and_values(official, shared
             value = _value(simulator.simulate(tool, changed))
             if value is None or not same_shape(recorded, value):
                 failures.append((kind, tool, changed, str(value)[:200]))
+            elif kind == "page size" and not members_in_order(recorded, value):
+                disagreeing.append((kind, tool, changed, "members out of the recorded order"))
             elif found := disagreements(recorded, value):
                 disagreeing.append((kind, tool, changed, found[:3]))
     total = sum(kinds.values())

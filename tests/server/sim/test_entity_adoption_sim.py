@@ -19,7 +19,7 @@ from finmcp.recordings.store import RecordingStore
 from finmcp.server.service import SOURCE_KEY
 from finmcp.server.sim.entity_harvest import Harvest, harvest_recordings, harvest_samples
 from finmcp.server.sim.near_miss import NearMissSimulator, RecordedAnswers
-from finmcp.server.sim.perturb import disagreements, perturbations, same_shape
+from finmcp.server.sim.perturb import disagreements, members_in_order, perturbations, same_shape
 from finmcp.server.sim.simulator import Simulator
 from finmcp.server.world import World
 from finmcp.tool_specs.inventory import load_inventory
@@ -91,6 +91,8 @@ def test_perturbed_gold_calls_of_the_embedded_benchmark(embedded):
         value = None if result["isError"] else json.loads(result["content"][0]["text"])
         if value is None or not same_shape(recorded, value):
             failures.append((kind, tool, arguments, first_text_of(result)))
+        elif kind == "page size" and not members_in_order(recorded, value):
+            disagreeing.append((kind, tool, arguments, "members out of the recorded order"))
         elif found := disagreements(recorded, value):
             disagreeing.append((kind, tool, arguments, found[:3]))
     total = sum(kinds.values())
