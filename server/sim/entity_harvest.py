@@ -38,7 +38,6 @@ NAV_DATE_KEYS = ("navDate", "最新净值日期", "净值日期")
 _DAY_RE = re.compile(r"^(\d{4})[-年/](\d{1,2})[-月/](\d{1,2})日?(?:[ T].*)?$")
 FUND_RE = re.compile(r"^\d{6}$")
 STRATEGY_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,23}$")
-_TEXT_FUND_RE = re.compile(r"(?<!\d)(\d{6})(?!\d)")
 _TEXT_STRATEGY_RE = re.compile(r"(?<![A-Za-z0-9])((?:ZH|SI)\d{6})(?![A-Za-z0-9])")
 _TYPE_HINTS = (  # (substring of a type field or a fund name, world fund type), first match wins
     ("FOF", "FOF"),
@@ -129,12 +128,12 @@ class Harvest:
         _walk(value, self)
 
     def add_text(self, text: str) -> None:
-        """Adopt the fund and strategy codes written in free text (a question)."""
+        """Adopt the strategy codes (``ZH``/``SI`` + 6 digits) written in free text (a question).
+
+        Six-digit numbers are not taken for fund codes: a question's ``110000`` is as often an amount
+        in yuan as E Fund's code, and a code the agent must use is in the gold calls' arguments."""
         for code in _TEXT_STRATEGY_RE.findall(text):
             self.add_strategy(code)
-        for code in _TEXT_FUND_RE.findall(text):
-            if not code.startswith(("19", "20")) or code[4:] in ("00", "01"):  # not a yyyymm-ish number
-                self.add_fund(code)
 
     def add_call(self, tool: str, arguments: Any, output: Any) -> None:
         """Adopt a call's arguments and its output (``tool`` is the tool's name, kept for callers' logs)."""
