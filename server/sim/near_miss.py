@@ -42,7 +42,8 @@ NAME_FIELDS = frozenset({"fundName", "基金名称", "基金简称", "基金全�
 DATE_KEYS = ("date", "navDate", "净值日期", "日期", "profitDate", "tradeDate", "publishDate", "公告日期")
 
 
-def _code_of(node: Mapping[str, Any]) -> str | None:
+def code_of(node: Mapping[str, Any]) -> str | None:
+    """The fund or strategy code a record names (``fundCode``, ``基金代码``, ``strategyCode``, ...), or None."""
     return next((node[k] for k in RECORD_CODE_KEYS if isinstance(node.get(k), str)), None)
 
 
@@ -60,7 +61,7 @@ def _identities(
     """Index a recorded value's records: dated rows by (code, date, keys), coded records by code, and
     (into ``names``) each code's name fields."""
     if isinstance(value, Mapping):
-        own = _code_of(value)
+        own = code_of(value)
         code = own or code
         when = _date_of(value)
         if when is not None and code is not None:
@@ -89,7 +90,7 @@ def _overlay(
     codes (``names``: (code, field) -> the tool's recorded text) as recorded."""
     names = names or {}
     if isinstance(value, Mapping):
-        own = _code_of(value)
+        own = code_of(value)
         code = own or code
         when = _date_of(value)
         if when is not None and code is not None:
@@ -109,14 +110,14 @@ def _overlay(
     return value
 
 
-def _main_list(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], list[Any]] | None:
+def main_list(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], list[Any]] | None:
     """(path, list) of the longest list of records in ``value`` (the answer's members), or None."""
     best: tuple[tuple[Any, ...], list[Any]] | None = None
     if isinstance(value, list) and value and all(isinstance(x, Mapping) for x in value):
         best = (path, value)
     items = value.items() if isinstance(value, Mapping) else ()
     for key, item in items:
-        found = _main_list(item, (*path, key))
+        found = main_list(item, (*path, key))
         if found is not None and (best is None or len(found[1]) > len(best[1])):
             best = found
     return best
@@ -286,8 +287,8 @@ class NearMissSimulator:
         for _, v in same:
             if isinstance(v, list):
                 for r in v:
-                    if isinstance(r, Mapping) and _code_of(r):
-                        records.setdefault(_code_of(r), r)  # type: ignore[arg-type]
+                    if isinstance(r, Mapping) and code_of(r):
+                        records.setdefault(code_of(r), r)  # type: ignore[arg-type]
             elif (
                 isinstance(v, Mapping)
                 and v
@@ -297,7 +298,7 @@ class NearMissSimulator:
             else:
                 return None
         if isinstance(simulated, list):
-            sim = {_code_of(r): r for r in simulated if isinstance(r, Mapping)}
+            sim = {code_of(r): r for r in simulated if isinstance(r, Mapping)}
             picked = (records.get(c, sim.get(c)) for c in codes if isinstance(c, str))
             return [copy.deepcopy(r) for r in picked if r is not None]
         if isinstance(simulated, Mapping):
@@ -317,13 +318,13 @@ class NearMissSimulator:
         same: list[tuple[dict[str, Any], Any]],
     ) -> Any:
         """The recorded members paged as ``args`` asks (see the module doc, step 2)."""
-        found = _main_list(recorded)
+        found = main_list(recorded)
         if found is None:
             return simulated
         path, members = found
-        known = {_code_of(m) for m in members}
-        sim_found = _main_list(simulated)
-        more = [m for m in (sim_found[1] if sim_found else []) if _code_of(m) not in known]
+        known = {code_of(m) for m in members}
+        sim_found = main_list(simulated)
+        more = [m for m in (sim_found[1] if sim_found else []) if code_of(m) not in known]
         size_key = next((k for k in PAGE_SIZE_KEYS if k in args), None)
         index_key = next((k for k in PAGE_INDEX_KEYS if k in args), None)
         size = args[size_key] if size_key and isinstance(args[size_key], int) else len(members)

@@ -16,7 +16,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from finmcp.server.sim.entity_harvest import FUND_RE, Harvest
-from finmcp.server.sim.near_miss import CODE_LIST_KEYS, PAGE_SIZE_KEYS, RECORD_CODE_KEYS, _code_of, _main_list
+from finmcp.server.sim.near_miss import CODE_LIST_KEYS, PAGE_SIZE_KEYS, RECORD_CODE_KEYS, code_of, main_list
 
 DATE_ARG_KEYS = ("startDate", "endDate", "beginDate")
 
@@ -184,10 +184,10 @@ def disagreements(recorded: Any, simulated: Any) -> list[str]:
 def members_in_order(recorded: Any, simulated: Any) -> bool:
     """For a re-paged answer: its members' codes begin with the recorded members' codes, in order
     (as many as both have); True when either answer has no list of coded records."""
-    ours, theirs = _main_list(simulated), _main_list(recorded)
+    ours, theirs = main_list(simulated), main_list(recorded)
     if ours is None or theirs is None:
         return True
-    mine = [_code_of(m) for m in ours[1]]
-    recorded_codes = [_code_of(m) for m in theirs[1]]
+    mine = [code_of(m) for m in ours[1]]
+    recorded_codes = [code_of(m) for m in theirs[1]]
     n = min(len(mine), len(recorded_codes))
     return mine[:n] == recorded_codes[:n]

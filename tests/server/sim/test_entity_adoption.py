@@ -87,7 +87,7 @@ def test_perturbed_gold_calls_get_the_recorded_shape_and_values(official, shared
             if value is None or not same_shape(recorded, value):
                 failures.append((kind, tool, changed, str(value)[:200]))
             elif kind == "page size" and not members_in_order(recorded, value):
-                disagreeing.append((kind, tool, changed, "members out of the recorded order"))
+                disagreeing.append((kind, tool, changed, ["members out of the recorded order"]))
             elif found := disagreements(recorded, value):
                 disagreeing.append((kind, tool, changed, found[:3]))
     total = sum(kinds.values())

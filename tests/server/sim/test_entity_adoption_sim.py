@@ -95,7 +95,7 @@ def test_perturbed_gold_calls_of_the_embedded_benchmark(embedded):
         if value is None or not same_shape(recorded, value):
             failures.append((kind, tool, arguments, first_text_of(result)))
         elif kind == "page size" and not members_in_order(recorded, value):
-            disagreeing.append((kind, tool, arguments, "members out of the recorded order"))
+            disagreeing.append((kind, tool, arguments, ["members out of the recorded order"]))
         elif found := disagreements(recorded, value):
             disagreeing.append((kind, tool, arguments, found[:3]))
     total = sum(kinds.values())
