@@ -77,6 +77,15 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         help="serve the recorded server NAME of the --recordings file as it was (its serverInfo, tools and"
         " answers, no inventory); without --inventory a file declaring one other server is served so",
     )
+    group.add_argument(
+        "--entities",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="benchmark samples (official FinMCP-Bench JSON or finmcp JSONL, may be gzipped) whose funds and"
+        " strategies the simulated world adopts, beside those of --recordings (repeatable)",
+    )
     group.add_argument("--seed", type=int, default=0, help="seed of the simulator, latency and fault draws")
     group.add_argument(
         "--miss", choices=("simulate", "strict"), default="simulate", help="what an unrecorded call gets"
@@ -155,6 +164,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         tls=(args.tls_cert, args.tls_key) if tls is not None else None,
         recordings=args.recordings,
         recordings_inventories=tuple(args.recordings_inventory) if args.recordings_inventory else None,
+        entities=tuple(args.entities),
         seed=args.seed,
         miss=args.miss,
         replay=args.replay,

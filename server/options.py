@@ -57,6 +57,8 @@ class ServeOptions:
     """(certificate file, key file), both checked loadable by the CLI; None: plain HTTP."""
     recordings: Path | None = None
     recordings_inventories: tuple[str, ...] | None = None
+    entities: tuple[Path, ...] = ()
+    """``--entities FILE``: benchmark sample files whose named entities the simulated world adopts."""
     seed: int = 0
     miss: MissPolicy = "simulate"
     replay: ReplayMode = "key"

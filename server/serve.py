@@ -65,24 +65,40 @@ def _store(path: Path | None) -> RecordingStore | None:
         raise ServeError(f"--recordings {path}: {exc}") from None
 
 
-def _world(seed: int, store: RecordingStore | None) -> Any:
-    """One seeded world for every served inventory; it knows the codes the recordings mention."""
+def _world(seed: int, store: RecordingStore | None, entities: tuple[Path, ...] = ()) -> tuple[Any, Any]:
+    """One seeded world for every served inventory, and what near misses are answered from: the world
+    adopts the funds and strategies the recordings and the ``--entities`` files name
+    (``server.sim.entity_harvest``); the second item is None without recordings, else a
+    :class:`~server.sim.near_miss.NearMisses` (the harvest and the recorded answers, read in one pass)."""
     try:
-        from finmcp.server.sim.known_codes import codes_from_recordings
+        from finmcp.server.sim.entity_harvest import Harvest, harvest_recordings, harvest_samples
+        from finmcp.server.sim.near_miss import NearMisses, RecordedAnswers
         from finmcp.server.world import World
     except ImportError as exc:
         raise ServeError(
             f"--miss simulate needs the simulator (server.sim), which cannot be imported ({exc}); "
             "run with --miss strict --recordings FILE"
         ) from None
-    if store is None:
-        return World(seed=seed)
-    funds, strategies = codes_from_recordings(store)
-    return World(seed=seed, extra_fund_codes=sorted(funds), extra_strategy_codes=sorted(strategies))
+    if store is None and not entities:
+        return World(seed=seed), None
+    kept: list[tuple[str, Any, Any]] = []
+    harvest = harvest_recordings(store, keep=kept) if store is not None else Harvest()
+    try:
+        harvest_samples(entities, harvest)
+    except ValueError as exc:
+        raise ServeError(f"--entities: {exc}") from None
+    try:
+        world = World(seed=seed, **harvest.world_arguments())
+    except ValueError as exc:
+        raise ServeError(f"the entities of --recordings/--entities: {exc}") from None
+    return world, (NearMisses(harvest, RecordedAnswers(kept)) if store is not None else None)
 
 
 def _simulators(
-    inventories: Mapping[str, Inventory], seed: int, world: Any
+    inventories: Mapping[str, Inventory],
+    seed: int,
+    world: Any,
+    near_misses: Any = None,
 ) -> tuple[dict[str, SimulateFn], Warmup]:
     """A simulator per inventory over the shared world, and their warm-up, started in one background thread.
 
@@ -93,7 +109,13 @@ def _simulators(
     """
     from finmcp.server.sim.simulator import Simulator, freeze_heap
 
-    simulators = [Simulator(inventory, seed=seed, world=world) for inventory in inventories.values()]
+    simulators: list[Any] = [
+        Simulator(inventory, seed=seed, world=world) for inventory in inventories.values()
+    ]
+    if near_misses is not None:  # a call next to a recorded one agrees with it
+        from finmcp.server.sim.near_miss import NearMissSimulator
+
+        simulators = [NearMissSimulator(s, near_misses.answers, near_misses.harvest) for s in simulators]
 
     def warm_all() -> None:
         for simulator in simulators:
@@ -166,8 +188,12 @@ def build_services(options: ServeOptions) -> tuple[dict[str, ToolService], Warmu
     inventories = _inventories(options.inventories)
     schedule = _schedule(options.fault_schedule, inventories)  # a bad schedule fails before the world loads
     store = _store(options.recordings)
-    world = _world(options.seed, store) if options.miss == "simulate" else None
-    simulate, warmup = _simulators(inventories, options.seed, world) if world is not None else ({}, None)
+    world, near_misses = (
+        _world(options.seed, store, options.entities) if options.miss == "simulate" else (None, None)
+    )
+    simulate, warmup = (
+        _simulators(inventories, options.seed, world, near_misses) if world is not None else ({}, None)
+    )
     services = {}
     for name, inventory in inventories.items():
         services[name] = ToolService(

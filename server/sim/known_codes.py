@@ -1,9 +1,13 @@
 """Codes that recorded outputs mention, so the simulated world resolves them too.
 
 A recorded ``SearchFunds`` answer may name fund 161128; a later call on 161128 that nothing recorded is
-simulated, and it must find that fund rather than answer "not found". The server passes these codes to
+simulated, and it must find that fund rather than answer "not found". These codes can be passed to
 ``World(extra_fund_codes=..., extra_strategy_codes=...)``; adding them leaves every other entity of the
 world byte-identical.
+
+The server now adopts more than the codes (names, types, NAVs: :mod:`server.sim.entity_harvest`); this
+scan is what it did before, kept as the baseline of ``bench/bench_adoption.py`` and of the entity
+adoption tests' "before" measurement.
 """
 
 from __future__ import annotations

@@ -203,6 +203,34 @@ def build_nav_series(world: WorldView, stub: FundStub) -> tuple[NavSeries, list[
     return NavSeries(s, dates, Rounded(unit, 4), Rounded(acc, 4), adj), div_rows, split_rows
 
 
+def anchor_series(
+    built: tuple[NavSeries, list[dict], list[dict]], anchor: tuple[str, float] | None
+) -> tuple[NavSeries, list[dict], list[dict]]:
+    """A fund's series scaled so that its unit NAV on the anchor day is the anchor's (an adopted real
+    fund's recorded NAV, ``(ISO day, NAV)``).
+
+    One factor scales every unit and accumulated NAV and each dividend's cash, so every return (``adj``),
+    window figure and ranking is unchanged. No change when there is no anchor, the day is not one of
+    the series' trading days, the fund is a money fund (its unit NAV is 1.0) or the series already
+    prints the anchor's NAV on that day.
+    """
+    series, dividends, splits = built
+    if anchor is None or not isinstance(series.nav, Rounded) or not isinstance(series.acc_nav, Rounded):
+        return built
+    day, target = anchor
+    i = series.index_of(date.fromisoformat(day))
+    if i < 0 or series.dates[i] != day or series.nav[i] == round(target, 4):
+        return built
+    current = series.nav.unrounded(i)
+    if current <= 0.0 or target <= 0.0:
+        return built
+    factor = target / current
+    nav = series.nav.scaled(factor)
+    acc = nav if series.acc_nav is series.nav else series.acc_nav.scaled(factor)
+    dividends = [{**d, "cash_per_unit": round(d["cash_per_unit"] * factor, 4)} for d in dividends]
+    return NavSeries(series.start_index, series.dates, nav, acc, series.adj), dividends, splits
+
+
 LATEST_KEYS = ("nav_date", "nav", "acc_nav", "daily_return", "yield_7d", "unit_yield")
 """The keys of ``Fund.latest``, in order."""
 _NO_NAV = dict.fromkeys(LATEST_KEYS)

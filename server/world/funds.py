@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from copy import deepcopy
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +126,10 @@ def _make_product(
     rng, product_key: str, codes: list[str], fund_type: str, hint_name: str | None
 ) -> list[FundStub]:
     company, company_full = pick(rng, v.COMPANIES)
+    if hint_name:  # an adopted fund keeps its company when its name starts with one the world knows
+        company, company_full = next(
+            ((c, f) for c, f in v.COMPANIES if hint_name.startswith(c)), (company, company_full)
+        )
     short, full, theme, _ = _product_name(rng, fund_type, company)
     n = int(codes[0]) if codes[0].isdigit() else 0
     if codes[0].startswith("0") and n < 26000:
@@ -187,16 +191,35 @@ def build_universe(seed: int, extra: Mapping[str, Mapping[str, str]]) -> dict[st
         for stub in _make_product(rng, codes[0], codes, fund_type, None):
             out[stub.code] = stub
     for code in sorted(extra):
-        if code in out:
-            continue
         hints = extra[code]
+        drawn = out.get(code)
+        adopted_type = hints.get("type") or (
+            hints.get("name_type") if hints.get("name") not in (None, drawn and drawn.name) else None
+        )
+        if drawn is not None and adopted_type in (None, drawn.fund_type):
+            # a code the world has keeps its drawn fund (under the adopted names) unless the type asked,
+            # or the type another name says, differs
+            out[code] = replace(
+                drawn,
+                name=hints.get("name") or drawn.name,
+                full_name=hints.get("full_name") or drawn.full_name,
+            )
+            continue
         rng = rng_for(seed, "fund_extra", code)
-        fund_type = hints.get("type") or weighted_pick(rng, v.FUND_TYPES, v.FUND_TYPE_WEIGHTS)
+        # an adopted fund: the type asked, else the one its name says, else its type field's (the real
+        # server calls an index fund's investment type 股票型), else a drawn one
+        fund_type = (
+            hints.get("type")
+            or hints.get("name_type")
+            or hints.get("field_type")
+            or weighted_pick(rng, v.FUND_TYPES, v.FUND_TYPE_WEIGHTS)
+        )
         if fund_type not in v.FUND_TYPES:
             raise ValueError(
                 f"extra_fund_codes[{code!r}]: unknown fund type {fund_type!r}; expected one of {v.FUND_TYPES}"
             )
-        out[code] = _make_product(rng, code, [code], fund_type, hints.get("name"))[0]
+        stub = _make_product(rng, code, [code], fund_type, hints.get("name"))[0]
+        out[code] = replace(stub, full_name=hints["full_name"]) if hints.get("full_name") else stub
     return dict(sorted(out.items()))
 
 

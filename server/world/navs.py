@@ -74,6 +74,14 @@ class Rounded(Sequence[float]):
         digits = self._digits
         return (round(x, digits) for x in self._raw)
 
+    def unrounded(self, i: int) -> float:
+        """The value at ``i`` before rounding."""
+        return self._raw[i]
+
+    def scaled(self, factor: float) -> Rounded:
+        """The series times ``factor`` (each unrounded value), rounded as this one."""
+        return Rounded(array("d", (x * factor for x in self._raw)), self._digits)
+
 
 @dataclass(frozen=True)
 class NavSeries:

@@ -87,11 +87,13 @@ def build_strategy_codes(seed: int, extra: tuple[str, ...]) -> list[str]:
     return sorted(codes)
 
 
-def build_strategy(world: WorldView, code: str) -> Strategy:
-    """One strategy, its composition over world funds and its asset-class tree."""
+def build_strategy(world: WorldView, code: str, name: str | None = None) -> Strategy:
+    """One strategy, its composition over world funds and its asset-class tree; ``name`` (an adopted
+    strategy's real name) replaces the drawn one and leaves every other field as drawn."""
     rng = rng_for(world.seed, "strategy", code)
     level = weighted_pick(rng, (1, 2, 3, 4, 5), (1, 3, 3, 3, 1))
-    name = pick(rng, v.STRATEGY_NAME_PARTS_A) + pick(rng, v.STRATEGY_NAME_PARTS_B)
+    drawn = pick(rng, v.STRATEGY_NAME_PARTS_A) + pick(rng, v.STRATEGY_NAME_PARTS_B)
+    name = name or drawn
     lo, hi = _RISK_SCORE[level]
     setup = cal.trading_day_on_or_before(date(2015, 6, 1) + timedelta(days=rng.randrange(3000)))
     mix = _MIX[level]

@@ -15,7 +15,14 @@ from . import content, market, planning, strategies, users
 from . import trading_calendar as cal
 from . import vocab as v
 from .dates import shift_months
-from .fund_navs import LATEST_KEYS, build_nav_series, fund_returns_year, nav_latest
+from .fund_navs import (
+    LATEST_KEYS,
+    anchor_series,
+    build_nav_series,
+    fund_returns_year,
+    latest_values,
+    nav_latest,
+)
 from .funds import Fund, FundStub, build_fund, build_universe
 from .navs import NavSeries, factor_year, year_bounds
 from .people import build_manager
@@ -31,6 +38,11 @@ class World:
     Every entity is derived from ``(seed, kind, key)`` alone, built on first use and cached, so any
     entity can be built in any order or process with identical results, on any machine (person names
     come from the shipped name tables, ``server.world.names``).
+
+    ``extra_fund_codes`` adds funds (a code list, or code -> hints: ``name``, ``full_name``, ``type``,
+    ``name_type``, ``field_type``, and ``nav_date`` + ``nav``, a recorded NAV the fund's series is
+    scaled to pass through); ``extra_strategy_codes`` adds strategies (a list, or code -> ``{"name"}``).
+    A code the world already has keeps its drawn fund under the adopted names (docs/recordings-and-world.md).
     """
 
     MANAGERS_PER_COMPANY: ClassVar[int] = 30
@@ -40,7 +52,7 @@ class World:
         seed: int = 0,
         as_of: date = date(2025, 9, 30),
         extra_fund_codes: Iterable[str] | Mapping[str, Mapping[str, str]] = (),
-        extra_strategy_codes: Iterable[str] = (),
+        extra_strategy_codes: Iterable[str] | Mapping[str, Mapping[str, str]] = (),
     ) -> None:
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise TypeError(f"World: seed must be an int, got {type(seed).__name__}")
@@ -57,6 +69,16 @@ class World:
             if not isinstance(code, str) or not _FUND_CODE_RE.match(code):
                 raise ValueError(f"World: extra fund code {code!r} is not 6 digits")
         self._extra_funds = extras
+        self._nav_anchors = {
+            code: (hints["nav_date"], float(hints["nav"]))
+            for code, hints in extras.items()
+            if hints.get("nav_date") and hints.get("nav")
+        }
+        self._strategy_names = (
+            {c: h["name"] for c, h in extra_strategy_codes.items() if h.get("name")}
+            if isinstance(extra_strategy_codes, Mapping)
+            else {}
+        )
         self._extra_strategies = tuple(sorted(set(extra_strategy_codes)))
         for code in self._extra_strategies:
             if not _STRATEGY_CODE_RE.match(code):
@@ -150,7 +172,8 @@ class World:
         stub = self.fund_stub(code)
         if stub is None:
             raise KeyError(f"fund {code!r} not in this world")
-        return self.memo(("nav", code), lambda: build_nav_series(self, stub))
+        anchor = self._nav_anchors.get(code)
+        return self.memo(("nav", code), lambda: anchor_series(build_nav_series(self, stub), anchor))
 
     def fund(self, code: str) -> Fund | None:
         """The full fund record, or None when ``code`` is not a fund of this world."""
@@ -167,7 +190,12 @@ class World:
         about 1 ms each (issue 19 goal 3). KeyError for codes outside this world.
         """
         stub = self.require_stub(code)
-        values = self.memo(("latest", code), lambda: tuple(nav_latest(self, stub).values()))
+        if code in self._nav_anchors:  # an anchored fund's latest values come from its scaled series
+            values = self.memo(
+                ("latest", code), lambda: tuple(latest_values(self.fund_nav_series(code)[0], stub).values())
+            )
+        else:
+            values = self.memo(("latest", code), lambda: tuple(nav_latest(self, stub).values()))
         return dict(zip(LATEST_KEYS, values, strict=True))
 
     def require_fund(self, code: str) -> Fund:
@@ -317,7 +345,10 @@ class World:
         known = self.memo(("strategy_set",), lambda: frozenset(self.strategy_codes()))
         if code not in known:
             return None
-        return self.memo(("strategy", code), lambda: strategies.build_strategy(self, code))
+        return self.memo(
+            ("strategy", code),
+            lambda: strategies.build_strategy(self, code, self._strategy_names.get(code)),
+        )
 
     def require_strategy(self, code: str) -> strategies.Strategy:
         """A strategy of this world (a code it handed out); KeyError naming any other code."""

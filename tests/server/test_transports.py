@@ -105,6 +105,8 @@ def test_start_up_errors_are_clear(recorded_time, tmp_path):
 def test_simulate_without_the_simulator_fails_at_start_up(monkeypatch):
     from finmcp.server.serve import ServeError, _world
 
-    monkeypatch.setitem(sys.modules, "finmcp.server.sim.known_codes", None)  # a broken install: import fails
+    monkeypatch.setitem(
+        sys.modules, "finmcp.server.sim.entity_harvest", None
+    )  # a broken install: import fails
     with pytest.raises(ServeError, match=r"--miss simulate needs the simulator \(server.sim\)"):
         _world(0, None)
