@@ -63,7 +63,9 @@ def upstream() -> Iterator[str]:
         return True
 
     try:
-        wait_for(up, what="the logical server to listen")
+        wait_for(
+            up, timeout=60, what="the logical server to listen"
+        )  # its imports take >10 s on a busy machine
         yield url
     finally:
         proc.terminate()
