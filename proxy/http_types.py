@@ -54,6 +54,7 @@ class Settings:
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES  # an SSE event's bytes, held until its end
     max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES  # messages on one POST's SSE stream
     health: Callable[[], dict[str, Any]] | None = None  # more /healthz fields (the shipper's)
+    faults: Any = None  # --fault-schedule: a proxy.fault_injection.ProxyFaults (proxy/http_faults.py)
 
 
 @dataclass(slots=True)

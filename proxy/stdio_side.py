@@ -180,7 +180,13 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> int:
         out.write(data + b"\n")
         out.flush()
 
-    pump = StdioPump(runtime.tracer, config.defaults, write_line)
+    faults = getattr(runtime, "faults", None)
+    if faults is None:
+        pump = StdioPump(runtime.tracer, config.defaults, write_line)
+    else:  # --fault-schedule: calls may be faulted (proxy/stdio_faults.py)
+        from finmcp.proxy.stdio_faults import FaultStdioPump
+
+        pump = FaultStdioPump(runtime.tracer, config.defaults, write_line, faults)
     upstream_closed = asyncio.Event()
     closing = False
     gone: list[str] = []  # why the upstream went away before stdin closed
