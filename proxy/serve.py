@@ -305,7 +305,12 @@ def main_serve(config: ProxyConfig) -> int:
             return 0
         from finmcp.proxy.stdio_side import run_stdio
 
-        return await run_stdio(runtime, stop)  # 1: the upstream went away; 2: it could not start
+        pump_type = None
+        if runtime.faults is not None:  # --fault-schedule: calls may be faulted (proxy/stdio_faults.py)
+            from finmcp.proxy.stdio_faults import fault_pump
+
+            pump_type = fault_pump(runtime.faults)
+        return await run_stdio(runtime, stop, pump_type)  # 1: the upstream went away; 2: it could not start
 
     code = 0
     try:

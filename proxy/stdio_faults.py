@@ -11,8 +11,10 @@ written to stdout; the answer as received is kept in a ``finmcp/fault_original``
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from finmcp.proxy.capture import Tracer
@@ -93,3 +95,8 @@ class FaultStdioPump(StdioPump):
         for task in list(self._timers):
             task.cancel()
         await super().fail_all(reason)
+
+
+def fault_pump(faults: ProxyFaults) -> Callable[[Tracer, Tags, Any], FaultStdioPump]:
+    """The pump builder ``run_stdio`` takes when the proxy serves ``faults``."""
+    return functools.partial(FaultStdioPump, faults=faults)
