@@ -543,6 +543,13 @@ def main(argv: list[str] | None = None) -> int:
     if config.tool_baseline_update and not config.tool_baseline:
         print("finmcp-proxy: --tool-baseline-update needs --tool-baseline FILE", file=sys.stderr)
         return 2
+    if config.fault_schedule and config.record_into:
+        print(
+            "finmcp-proxy: --fault-schedule with --recordings would record injected faults as the upstream's"
+            " answers; record without the schedule",
+            file=sys.stderr,
+        )
+        return 2
     if config.cors_origins and config.transport != "http":
         print("finmcp-proxy: --cors-origin needs --transport http (stdio has no listener)", file=sys.stderr)
         return 2

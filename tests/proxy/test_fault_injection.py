@@ -248,3 +248,14 @@ def test_bad_schedule_stops_the_proxy_before_its_ready_line(tmp_path: Path, tran
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "rules[1].kind: unknown fault kind 'explode'" in lines[0]
     assert "ready" not in done.stdout + done.stderr and not db.exists()
+
+
+def test_fault_schedule_with_record_mode_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    done = run_script(
+        "finmcp-proxy",
+        *("--upstream", "http://127.0.0.1:9/mcp", "--port", "0", "--db", str(db)),
+        *("--recordings", str(tmp_path / "rec.sqlite"), "--fault-schedule", _schedule(tmp_path)),
+        timeout=60,
+    )
+    assert done.returncode == 2 and "would record injected faults" in done.stderr and not db.exists()
