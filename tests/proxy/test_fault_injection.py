@@ -32,6 +32,7 @@ SCHEDULE = {
         {"kind": "wrong_values", "samples": ["alt"], "at": [1]},
         {"kind": "empty", "samples": ["alt"], "at": [2]},
         {"kind": "is_error", "tools": "NoSuchTool*"},
+        {"kind": "rpc_error", "samples": ["old"], "at": [0]},
     ],
 }
 UNKNOWN_TOOL = r"rules\[7\]\.tools 'NoSuchTool\*' named no tool"
@@ -97,11 +98,16 @@ def test_replacing_faults_are_answered_by_the_proxy_and_never_forwarded(children
             assert time.monotonic() - started >= 0.4  # waited timeout_ms, then answered
             assert slow.is_error and "did not answer within 400 ms" in first_text(slow)
             assert _answered(server) == before + 2
+        async with Client(url("old"), mode="legacy") as client:  # the handshake era: a session id
+            with pytest.raises(MCPError, match=r"\(transient; retry\)"):
+                await client.call_tool("GetCurrentTime", {})
+            assert not (await client.call_tool("GetCurrentTime", {})).is_error
+            assert _answered(server) == before + 3
 
     anyio.run(main)
     assert health(proxy)["fault_schedule"]["injected"] == {
         "rate_limit": 2,
-        "rpc_error": 2,
+        "rpc_error": 3,
         "is_error": 1,
         "timeout": 1,
     }
@@ -120,6 +126,8 @@ def test_replacing_faults_are_answered_by_the_proxy_and_never_forwarded(children
         ("err", False, "is_error", False),
         ("err", True, None, None),
         ("slow", False, "timeout", False),
+        ("old", False, "rpc_error", False),
+        ("old", True, None, None),
     ]
     with open_trace_store(db, readonly=True) as store:
         notes = [m for m in store.messages(run_id="run1") if m["kind"] == "note"]
