@@ -116,6 +116,7 @@ class Tracer:
         self.calls_seen = 0
         self.calls_done = 0
         self.baseline: BaselineWatch | None = None  # --tool-baseline (proxy/baseline.py)
+        self.faults: Any = None  # --fault-schedule: its tool globs are checked against the first tools/list
         self.logical: Correlator[PendingCall] = Correlator()  # calls spanning several wire requests
 
     # ---------------------------------------------------------------- sessions
@@ -224,6 +225,9 @@ class Tracer:
         if baseline is not None and (found := baseline.observe(session.key, result)):
             body = json.dumps({"finmcp_tool_drift": baseline.note(found)}).encode()
             self.log(session, Tags(run=session.run), "s2c", Message(body, None, "note", method=NOTE_METHOD))
+        faults = self.faults if request_method == "tools/list" else None
+        if faults is not None and (note := faults.check_tools(result)) is not None:  # --fault-schedule
+            self.log(session, Tags(run=session.run), "s2c", note)
         if self.recorder is None:
             return
         if request_method in ("initialize", "server/discover"):

@@ -429,6 +429,13 @@ def build_serve_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept the upstream's current tool definitions into --tool-baseline (instead of warning)",
     )
+    p.add_argument(
+        "--fault-schedule",
+        metavar="FILE",
+        help="inject the faults of this schedule (JSON, docs/server.md) into tools/call: rpc_error, is_error, "
+        "timeout, rate_limit are answered by the proxy (never forwarded); truncated, empty, wrong_values "
+        "alter the upstream's answer (docs/proxy.md, Fault injection)",
+    )
     p.add_argument("--run", help="default run tag (URL/header tags override it)")
     p.add_argument("--sample", help="default sample tag")
     p.add_argument("--turn", help="default turn tag (integer, stored as given)")
@@ -561,6 +568,13 @@ def main(argv: list[str] | None = None) -> int:
     if config.llm_upstream and config.transport != "http":
         print(
             "finmcp-proxy: --llm-upstream needs --transport http (the model door is on the listener)",
+            file=sys.stderr,
+        )
+        return 2
+    if config.fault_schedule and config.record_into:
+        print(
+            "finmcp-proxy: --fault-schedule with --recordings would record injected faults as the upstream's"
+            " answers; record without the schedule",
             file=sys.stderr,
         )
         return 2

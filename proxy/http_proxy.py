@@ -89,6 +89,11 @@ class ProxyServer:
         self._refused = 0  # over --max-connections since the last log line
         self._refusal_logged = 0.0
         self.upstream_path = settings.target.path.partition("?")[0]  # its MCP endpoint (proxy/routing.py)
+        self.exchange_type: type[Exchange] = Exchange
+        if settings.faults is not None:  # --fault-schedule: calls may be faulted (proxy/http_faults.py)
+            from finmcp.proxy.http_faults import FaultExchange
+
+            self.exchange_type = FaultExchange
 
     def path_tags(self, path: str) -> tuple[Tags, str]:
         """``split_path`` of a request path, remembered (clients send the same tagged path again and again)."""
@@ -571,7 +576,7 @@ class ClientProtocol(asyncio.Protocol):
         except UpstreamError as exc:  # an absolute-form target naming another server (or plain http)
             self._write_error(400, str(exc), request_ids(request.body), cors=cors)
             return True
-        exchange = self.exchange = Exchange(self, request, tags, target)
+        exchange = self.exchange = self.server.exchange_type(self, request, tags, target)
         self.in_flight = len(request.body)
         if cors:
             exchange.cors = cors

@@ -55,6 +55,7 @@ class Settings:
     max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES  # messages on one POST's SSE stream
     health: Callable[[], dict[str, Any]] | None = None  # more /healthz fields (the shipper's)
     model_door: Any = None  # a proxy.model_door.ModelDoor with --llm-upstream
+    faults: Any = None  # --fault-schedule: a proxy.fault_injection.ProxyFaults (proxy/http_faults.py)
 
 
 @dataclass(slots=True)

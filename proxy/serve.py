@@ -24,6 +24,7 @@ from finmcp.proxy.defaults import (
     DEFAULT_PORT,
 )
 from finmcp.proxy.exports.live import LiveOtlp
+from finmcp.proxy.fault_injection import ProxyFaults, ScheduleError
 from finmcp.proxy.http_proxy import ProxyServer, serve
 from finmcp.proxy.http_types import ClientLimits, Settings
 from finmcp.proxy.model_door import ModelDoor
@@ -89,6 +90,7 @@ class ProxyConfig:
     tool_baseline_update: bool = False
     llm_upstream: str | None = None
     llm_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    fault_schedule: str | None = None
 
     @property
     def upstream_label(self) -> str:
@@ -120,6 +122,9 @@ class ProxyRuntime:
         baseline = None  # read first: a bad baseline file stops the start before anything is opened
         if config.tool_baseline:
             baseline = BaselineWatch(config.tool_baseline, config.upstream_label, config.tool_baseline_update)
+        self.faults: ProxyFaults | None = None  # read first too: a bad schedule is exit 2, nothing opened
+        if config.fault_schedule:
+            self.faults = ProxyFaults.load(config.fault_schedule)
         forget_upstream_headers(config.upstream_headers + config.llm_headers)
         self.store = SqliteTraceStore.open(config.db)
         if config.ship_to:  # before the short busy timeout: another proxy may be writing the file
@@ -142,6 +147,7 @@ class ProxyRuntime:
             self.writer, config.upstream_label, config.group_gap_ms, recorder, config.group_sequence
         )
         self.tracer.baseline = baseline
+        self.tracer.faults = self.faults
         self.otlp: LiveOtlp | None = None
         if config.otlp_endpoint:
             self.otlp = LiveOtlp(config.db, config.otlp_endpoint, headers=config.otlp_headers)
@@ -178,6 +184,8 @@ class ProxyRuntime:
             out["tool_drift"] = self.tracer.baseline.health()
         if self.otlp is not None:
             out["otlp"] = self.otlp.status()
+        if self.faults is not None:
+            out["fault_schedule"] = self.faults.health()
         return out
 
     def close(self) -> None:
@@ -238,6 +246,7 @@ async def run_http(runtime: ProxyRuntime, stop: asyncio.Event, sock: socket.sock
         upstream_headers=config.upstream_headers,
         health=runtime.health,
         model_door=model_door(config, runtime.writer),
+        faults=runtime.faults,
     )
     proxy = ProxyServer(settings)
     sock = sock or bind(config)
@@ -287,7 +296,7 @@ def main_serve(config: ProxyConfig) -> int:
             return 2
     try:
         runtime = ProxyRuntime(config)
-    except BaselineError as exc:
+    except (BaselineError, ScheduleError) as exc:
         if sock is not None:
             sock.close()
         print(f"finmcp-proxy: {exc}", file=sys.stderr)
@@ -308,7 +317,12 @@ def main_serve(config: ProxyConfig) -> int:
             return 0
         from finmcp.proxy.stdio_side import run_stdio
 
-        return await run_stdio(runtime, stop)  # 1: the upstream went away; 2: it could not start
+        pump_type = None
+        if runtime.faults is not None:  # --fault-schedule: calls may be faulted (proxy/stdio_faults.py)
+            from finmcp.proxy.stdio_faults import fault_pump
+
+            pump_type = fault_pump(runtime.faults)
+        return await run_stdio(runtime, stop, pump_type)  # 1: the upstream went away; 2: it could not start
 
     code = 0
     try:

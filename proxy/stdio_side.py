@@ -170,8 +170,11 @@ async def _stdin_lines(limit: int = LINE_LIMIT) -> asyncio.StreamReader:
     return reader
 
 
-async def run_stdio(runtime: Any, stop: asyncio.Event) -> int:
-    """Pump stdin/stdout to the configured upstream until stdin closes or ``stop`` is set; the exit code."""
+async def run_stdio(runtime: Any, stop: asyncio.Event, pump_type: Any = None) -> int:
+    """Pump stdin/stdout to the configured upstream until stdin closes or ``stop`` is set; the exit code.
+
+    ``pump_type``: builds the pump from (tracer, tags, write_line) (``--fault-schedule``:
+    :func:`proxy.stdio_faults.fault_pump`); default :class:`StdioPump`."""
     config = runtime.config
     runtime.writer.bind(asyncio.get_running_loop())
     out = sys.stdout.buffer
@@ -180,7 +183,7 @@ async def run_stdio(runtime: Any, stop: asyncio.Event) -> int:
         out.write(data + b"\n")
         out.flush()
 
-    pump = StdioPump(runtime.tracer, config.defaults, write_line)
+    pump = (pump_type or StdioPump)(runtime.tracer, config.defaults, write_line)
     upstream_closed = asyncio.Event()
     closing = False
     gone: list[str] = []  # why the upstream went away before stdin closed

@@ -41,6 +41,9 @@ class RobustnessSetup:
     progress: bool = False
     clean: bool = True
     """False: only the faulted runs (their clean runs already in ``db``: ``{name}``)."""
+    inject: str = "server"
+    """Who serves the schedule: ``server`` (``finmcp-server --fault-schedule``) or ``proxy``
+    (``finmcp-proxy --fault-schedule`` in front of a server without one)."""
 
 
 def _agent(options: AgentOptions, name: str) -> Any:
@@ -65,12 +68,16 @@ def _runs(bench: Any, setup: RobustnessSetup, agents: dict[str, AgentOptions], f
 
     schedule = load_schedule(setup.schedule) if faulted else None
     extra = ["--fault-schedule", str(setup.schedule)] if faulted else []
+    if setup.inject not in ("server", "proxy"):
+        raise ValueError(f"RobustnessSetup.inject: {setup.inject!r} is neither 'server' nor 'proxy'")
+    by_proxy = setup.inject == "proxy"
     spawn = SpawnConfig(
         db=setup.db,
         inventory=bench.inventory_name,
         recordings=bench.recordings,
         seed=setup.seed,
-        extra_server_args=extra,
+        extra_server_args=[] if by_proxy else extra,
+        extra_proxy_args=extra if by_proxy else [],
     )
     base = RunFingerprint(bench.name, bench.recordings, setup.seed, schedule)
     outputs = RecordedOutputs(str(bench.recordings), bench.inventory) if bench.recordings else None

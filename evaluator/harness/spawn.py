@@ -38,6 +38,8 @@ class SpawnConfig:
     group_gap_ms: float = 0.0
     """0: the proxy joins groups only by overlap (the harness issues dependent calls back to back)."""
     extra_server_args: list[str] = field(default_factory=list)
+    extra_proxy_args: list[str] = field(default_factory=list)
+    """More ``finmcp-proxy`` flags (e.g. ``--fault-schedule FILE``: the proxy injects the faults)."""
     ship_to: str | None = None
     """A ``postgresql://`` URL: the proxy treats ``db`` as its outbox and ships it there (``--ship-to``)."""
     wait_warm: bool = False
@@ -88,6 +90,7 @@ class Stack(StartStop):
             "--group-gap-ms",
             str(c.group_gap_ms),
             *(["--ship-to", c.ship_to] if c.ship_to else []),
+            *c.extra_proxy_args,
             "--host",
             "127.0.0.1",
             "--port",
