@@ -40,6 +40,8 @@ class SpawnConfig:
     extra_server_args: list[str] = field(default_factory=list)
     ship_to: str | None = None
     """A ``postgresql://`` URL: the proxy treats ``db`` as its outbox and ships it there (``--ship-to``)."""
+    llm_upstream: str | None = None
+    """A model upstream: the proxy also opens its model door to it (``--llm-upstream``, docs/proxy.md)."""
     wait_warm: bool = False
     """Start the proxy (and return) only once the server has finished its start-up warm-up (its warm
     line): for measurements; calls are answered before, the first ones more slowly."""
@@ -88,6 +90,7 @@ class Stack(StartStop):
             "--group-gap-ms",
             str(c.group_gap_ms),
             *(["--ship-to", c.ship_to] if c.ship_to else []),
+            *(["--llm-upstream", c.llm_upstream] if c.llm_upstream else []),
             "--host",
             "127.0.0.1",
             "--port",
