@@ -26,7 +26,7 @@ import random
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -114,8 +114,14 @@ class ChatClient:
             body["max_tokens"] = self.max_tokens
         return body
 
-    def chat(self, messages: Messages, tools: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-        """One completion, retried on transient failures; raises :class:`LlmError` with the last cause."""
+    def chat(
+        self,
+        messages: Messages,
+        tools: Sequence[dict[str, Any]] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """One completion, retried on transient failures; raises :class:`LlmError` with the last cause.
+        ``headers`` are added to the request (e.g. the ``X-Finmcp-*`` tags the proxy's model door reads)."""
         payload = json.dumps(self.body(messages, tools), ensure_ascii=False).encode("utf-8")
         last = ""
         hint: float | None = None
@@ -129,7 +135,7 @@ class ChatClient:
             with self._lock:
                 self.requests += 1
             try:
-                response = self.http.post(self.url, content=payload)
+                response = self.http.post(self.url, content=payload, headers=headers)
             except httpx2.TimeoutException:
                 last = f"timed out after {self.timeout:g} s"
                 continue
@@ -147,10 +153,15 @@ class ChatClient:
             return _message(response, self.url)
         raise LlmError(f"{self.url}: no completion after {self.retry.retries + 1} attempt(s): {last}")
 
-    async def complete(self, messages: Messages, tools: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    async def complete(
+        self,
+        messages: Messages,
+        tools: Sequence[dict[str, Any]] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         """:meth:`chat` awaited from asyncio (it runs on the client's worker threads)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor(), self.chat, messages, tools)
+        return await loop.run_in_executor(self._executor(), self.chat, messages, tools, headers)
 
     def chat_many(
         self,

@@ -17,6 +17,9 @@ text that is not a JSON object is sent as written (the trace keeps it, the serve
 model), arguments that do not fit the tool's schema, tools never offered, identical calls in a row
 (a stop at the cap says ``repeated identical call ×N``), and a final reply that looks like a tool
 call but is not one (:mod:`evaluator.agents.text_calls`).
+Every model request carries the turn's tags as ``X-Finmcp-Run/Sample/Trial/Turn`` headers (when the
+run id is known and the values are ASCII), so an ``--llm-url`` pointing at finmcp-proxy's model door
+(``http://proxy/v1``) logs each exchange under its sample and turn; other endpoints ignore them.
 With ``top_k``, only the K tools BM25 ranks best for the user message are offered (FATR-style);
 ``inject_tags`` appends each tool's finance tags to its description and adds a system note.
 """
@@ -59,6 +62,17 @@ def openai_tool(tool: dict[str, Any], inject_tags: bool = False) -> dict[str, An
     }
 
 
+def tag_headers(ctx: TurnContext) -> dict[str, str] | None:
+    """The turn's ``X-Finmcp-*`` tag headers (the model door files the exchange under them), or None
+    without a run id or when a value is not ASCII (it would not fit an HTTP header as is)."""
+    if not ctx.run:
+        return None
+    values = {"Run": ctx.run, "Sample": ctx.sample.id, "Trial": str(ctx.trial), "Turn": str(ctx.turn)}
+    if not all(v.isascii() and v.isprintable() for v in values.values()):
+        return None
+    return {f"X-Finmcp-{k}": v for k, v in values.items()}
+
+
 def parse_arguments(text: Any) -> dict[str, Any]:
     """The model's argument string as an object; unparsable or non-object arguments become ``{}``."""
     return read_arguments(text)[0]
@@ -94,10 +108,11 @@ class OpenAIAgent:
         if self.inject_tags:
             messages.insert(0, {"role": "system", "content": TAGS_SYSTEM_NOTE})
         calls = steps = 0
+        tags = tag_headers(ctx)
         while True:
             if self.max_steps is not None and steps >= self.max_steps:
-                return self._stop(checker, await self._final(messages), steps, "max_steps")
-            message = await self.chat.complete(messages, functions)
+                return self._stop(checker, await self._final(messages, tags), steps, "max_steps")
+            message = await self.chat.complete(messages, functions, tags)
             requested = message.get("tool_calls") or []
             if not requested:
                 return self._stop(checker, str(message.get("content") or ""), steps, "done")
@@ -122,7 +137,7 @@ class OpenAIAgent:
             calls += len(step)
             steps += 1
             if len(requested) > len(step) or calls >= self.max_calls:
-                return self._stop(checker, await self._final(messages), steps, "max_calls", calls)
+                return self._stop(checker, await self._final(messages, tags), steps, "max_calls", calls)
 
     def _stop(
         self, checker: CallChecker, answer: str, steps: int, reason: str, calls: int | None = None
@@ -143,10 +158,10 @@ class OpenAIAgent:
             events.append({"kind": "text_tool_call", **found})
         return TurnResult(answer, steps, reason, events)
 
-    async def _final(self, messages: list[dict[str, Any]]) -> str:
+    async def _final(self, messages: list[dict[str, Any]], tags: dict[str, str] | None = None) -> str:
         """The reply after a cap: one request without tools; '' if it fails."""
         try:
-            message = await self.chat.complete(messages, [])
+            message = await self.chat.complete(messages, [], tags)
         except LlmError:
             return ""
         return str(message.get("content") or "")

@@ -7,9 +7,12 @@ The model is SmolLM2-135M-Instruct (``SmolLM2-135M-Instruct.Q4_1.gguf``, 92 MB) 
 compiles from source: about 10 minutes on 2 cores) and reused while its stamp matches the pinned
 versions; finmcp never imports ``llama_cpp``, the server runs from that venv as a subprocess.
 
-Steps: provision, start the server on a free loopback port and wait for it, run the agent on a few
-finmcp-sim samples through a spawned server + proxy (``--spawn``), write the report, stop everything
-(also on failure or Ctrl-C), then print what the model did and the viewer command.
+Steps: provision, start the server on a free loopback port and wait for it, start a finmcp-server +
+finmcp-proxy whose model door forwards to it (``--llm-upstream``), run the agent on a few finmcp-sim
+samples with both its doors through that proxy (``--proxy``; ``--llm-url`` is the proxy's ``/v1``, the
+agent tags each request with ``X-Finmcp-*`` headers), write the report (with the model's tokens and
+time, ``model_usage``), stop everything (also on failure or Ctrl-C), then print what the model did and
+the viewer command.
 
     python -m finmcp.evaluator.harness.demo_llm [--samples N] [--out-dir DIR]   # DEMO_LLM_SAMPLES=N also works
     python -m finmcp.evaluator.harness.demo_llm --provision-only            # what CI runs before make test
@@ -232,15 +235,46 @@ def stop_process_group(proc: subprocess.Popen[Any], grace: float = 10.0) -> None
             continue
 
 
-def run_arguments(url: str, out: Path, samples: int, seed: int = 0) -> list[str]:
-    """The ``finmcp-eval run`` arguments of the demo."""
+def run_arguments(url: str, out: Path, samples: int, seed: int = 0, proxy: str | None = None) -> list[str]:
+    """The ``finmcp-eval run`` arguments of the demo: through a running ``proxy`` (its base URL; the
+    finmcp-sim recordings under ``out``), or a spawned server + proxy without one."""
+    where = ["--spawn"] if proxy is None else ["--proxy", proxy, "--recordings", str(recordings_path(out))]
     return [
         "run", "--agent", "openai", "--llm-url", url, "--llm-model", MODEL_ALIAS,
-        "--llm-timeout", "600", "--llm-retries", "1", "--spawn", "--bench", "finmcp-sim",
+        "--llm-timeout", "600", "--llm-retries", "1", *where, "--bench", "finmcp-sim",
         "--limit", str(samples), "--run", RUN_ID, "--db", str(out / "runs.sqlite"),
         "--concurrency", "1", "--top-k", str(TOP_K), "--temperature", "0", "--max-tokens", str(MAX_TOKENS), "--seed", str(seed),
         "--report-dir", str(out / "report"), "--bootstrap", "200",
     ]  # fmt: skip
+
+
+def recordings_path(out: Path) -> Path:
+    """Where the demo installs finmcp-sim's recordings (its server replays them; gold history)."""
+    return out / "finmcp-sim.recordings.sqlite"
+
+
+@contextmanager
+def both_doors(model_url: str, out: Path) -> Iterator[str]:
+    """A finmcp-server (finmcp-sim's recordings) + finmcp-proxy whose model door forwards to
+    ``model_url`` (an OpenAI-compatible ``.../v1``); yields the proxy's base URL. Stopped on the way out."""
+    from finmcp.evaluator.benchmarks import install_recordings
+    from finmcp.evaluator.harness.spawn import SpawnConfig, Stack
+
+    install_recordings(recordings_path(out)).close()
+    upstream = model_url.removesuffix("/").removesuffix("/v1")
+    config = SpawnConfig(db=out / "runs.sqlite", recordings=recordings_path(out), llm_upstream=upstream)
+    with Stack(config) as stack:
+        yield stack.proxy_base
+
+
+def usage_line(report: dict[str, Any]) -> str:
+    """The model's tokens and time from the report's ``model_usage`` block (the model door's log)."""
+    usage = report.get("model_usage") or {}
+    totals = usage.get("totals") or {}
+    if not totals:
+        return "  model: no exchange logged by the model door"
+    keys = ("exchanges", "input_tokens", "output_tokens", "unreported", "model_ms", "tool_ms")
+    return "  model: " + ", ".join(f"{k} {totals[k]}" for k in keys if k in totals)
 
 
 def _seconds(value: Any) -> str:
@@ -308,11 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         model = find_model(python)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for suffix in ("", "-wal", "-shm", ".harness.jsonl"):
+        for suffix in ("", "-wal", "-shm", ".harness.jsonl"):  # a fresh trace store each time
             Path(f"{out / 'runs.sqlite'}{suffix}").unlink(missing_ok=True)
         print(f"demo-llm: serving {model.name} with llama.cpp (log {out / 'llama-server.log'})", flush=True)
-        with llama_server(python, model, out / "llama-server.log") as url:
-            run_args = run_arguments(url, out, args.samples)
+        with llama_server(python, model, out / "llama-server.log") as url, both_doors(url, out) as proxy:
+            run_args = run_arguments(f"{proxy}/v1", out, args.samples, proxy=proxy)
             print("demo-llm: finmcp-eval " + " ".join(run_args), flush=True)
             from finmcp.evaluator.cli import main as eval_main
 
@@ -328,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     state = RunState(out / "runs.sqlite.harness.jsonl").records(RUN_ID)
     print(f"demo-llm: {len(state)} samples in {time.monotonic() - started:.0f} s; what the model did:")
     print("\n".join(describe(report, state)))
+    print(usage_line(report))
     problems = check_run(out / "runs.sqlite", state, args.samples)
     for problem in problems:
         print(f"demo-llm: inconsistent run: {problem}", file=sys.stderr)

@@ -42,6 +42,8 @@ class SpawnConfig:
     """More ``finmcp-proxy`` flags (e.g. ``--fault-schedule FILE``: the proxy injects the faults)."""
     ship_to: str | None = None
     """A ``postgresql://`` URL: the proxy treats ``db`` as its outbox and ships it there (``--ship-to``)."""
+    llm_upstream: str | None = None
+    """A model upstream: the proxy also opens its model door to it (``--llm-upstream``, docs/proxy.md)."""
     wait_warm: bool = False
     """Start the proxy (and return) only once the server has finished its start-up warm-up (its warm
     line): for measurements; calls are answered before, the first ones more slowly."""
@@ -91,6 +93,7 @@ class Stack(StartStop):
             str(c.group_gap_ms),
             *(["--ship-to", c.ship_to] if c.ship_to else []),
             *c.extra_proxy_args,
+            *(["--llm-upstream", c.llm_upstream] if c.llm_upstream else []),
             "--host",
             "127.0.0.1",
             "--port",

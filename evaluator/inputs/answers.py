@@ -2,9 +2,11 @@
 
 Answers reach the trace store's ``answers`` table (:mod:`recordings.answers`) from the harness (its
 agents' replies, outside agents' included), from ``finmcp-eval answers FILE`` (agents run
-elsewhere) and, later, from the proxy's model door (a turn's final model text). Whatever wrote them,
-``finmcp-eval score`` and the harness's scoring read them here (:func:`stored_answers`), so
-FinToolBench's soft score and CSS see every agent's answers, not only finmcp's own.
+elsewhere); the proxy's model door keeps each turn's final model text in ``model_exchanges``
+(:func:`recordings.model_exchanges.final_answers`). Whatever wrote them, ``finmcp-eval score`` and the
+harness's scoring read them here (:func:`stored_answers`), so FinToolBench's soft score and CSS see
+every agent's answers, not only finmcp's own. Precedence, per (sample, trial, turn): the ``answers``
+table's row first; the model door's final text only where that key has no row (source ``"model"``).
 """
 
 from __future__ import annotations
@@ -15,21 +17,41 @@ from finmcp.evaluator.errors import EvalInputError
 from finmcp.evaluator.inputs.model import Prediction, PredictionSet, add_trial
 from finmcp.recordings.answers import StoredAnswer, answers_of
 from finmcp.recordings.errors import RecordingsError
+from finmcp.recordings.model_exchanges import final_answers
+from finmcp.recordings.postgres.connection import is_postgres_url
+from finmcp.recordings.trace_store import open_trace_store
 
 Answers = dict[tuple[str, int], dict[int, StoredAnswer]]
 """(sample, trial) -> turn -> the stored answer of that turn."""
 
 
 def stored_answers(db: str | Path, run: str) -> Answers:
-    """Every stored answer of ``run`` in the trace store ``db`` (none on ``postgresql://`` stores)."""
+    """Every stored answer of ``run`` in the trace store ``db`` (none on ``postgresql://`` stores):
+    the ``answers`` table's rows, and the model door's final texts for the turns that have no row."""
     try:
         rows = answers_of(db, run)
+        door = model_door_answers(db, run)
     except RecordingsError as exc:
         raise EvalInputError(str(exc)) from None
     out: Answers = {}
     for row in rows:
         out.setdefault((row.sample_id, row.trial), {})[row.turn] = row
+    for row in door:
+        out.setdefault((row.sample_id, row.trial), {}).setdefault(row.turn, row)  # a stored row wins
     return out
+
+
+def model_door_answers(db: str | Path, run: str) -> list[StoredAnswer]:
+    """The model door's final text of each tagged turn of ``run`` (source ``"model"``; none on PostgreSQL)."""
+    if is_postgres_url(db):
+        return []
+    with open_trace_store(db, readonly=True) as store:
+        texts = final_answers(store, run)
+    return [
+        StoredAnswer(run, sample, trial, turn, text, source="model")
+        for (sample, trial, turn), text in sorted(texts.items(), key=lambda kv: str(kv[0]))
+        if sample is not None and turn is not None
+    ]
 
 
 def attach_answers(preds: PredictionSet, answers: Answers) -> int:

@@ -5,7 +5,8 @@ The program starts in its own process group with the task JSON on stdin and in a
 the answer (at most :data:`STDOUT_LIMIT` bytes: a program that prints more is killed and the turn
 fails, saying it was cut); its stderr is kept, the last :data:`STDERR_LIMIT` bytes, to explain a
 failure. After ``timeout`` seconds the whole process group is killed (SIGKILL). A crash (non-zero
-status), a kill, a hang or an empty stdout raise :class:`TaskProgramError`, whose message names the
+status), a kill, a hang or an empty stdout raise :class:`TaskProgramError` (an empty answer is given
+explicitly, as ``{"answer": ""}``), whose message names the
 program, what happened and the end of its stderr.
 """
 
@@ -105,7 +106,9 @@ def _stderr_note(stderr: _Bounded) -> str:
 
 
 def parse_answer(text: str) -> tuple[str | None, str | None]:
-    """``(answer, error)`` of a program's stdout: the text, or a JSON object's ``answer``/``error``."""
+    """``(answer, error)`` of a program's stdout: the text (None when blank), or a JSON object's
+    ``answer``/``error`` (``{"answer": ""}``: an explicit empty answer, e.g. a multi-turn sample's
+    closing turn whose gold reply is empty)."""
     text = text.strip()
     if text.startswith("{"):
         try:
@@ -115,7 +118,7 @@ def parse_answer(text: str) -> tuple[str | None, str | None]:
         if isinstance(data, dict) and ("answer" in data or "error" in data):
             answer, error = data.get("answer"), data.get("error")
             return (None if answer is None else str(answer)), (None if error is None else str(error))
-    return text, None
+    return text or None, None
 
 
 async def run_program(argv: list[str], task: Task, timeout: float, label: str) -> str:
@@ -191,6 +194,6 @@ async def _run(argv: list[str], text: str, env: dict[str, str], timeout: float, 
     answer, error = parse_answer(stdout.text())
     if error is not None:
         raise TaskProgramError(f"reported an error: {error}")
-    if not answer:
+    if answer is None:
         raise TaskProgramError(f"printed no answer on stdout{_stderr_note(stderr)}")
     return answer

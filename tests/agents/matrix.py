@@ -1,12 +1,16 @@
 """The agent matrix: each framework's real agent loop over finmcp-sim, the scripted oracle as its model.
 
-One ``finmcp-server`` (finmcp-sim's inventory and recordings), one ``finmcp-proxy`` writing the trace,
-and one ``finmcp-eval model`` (the scripted oracle). Every framework (``FRAMEWORKS``, each in its
-provisioned venv, ``tests/clients/provision.py``) gets the same tasks — one per (sample, turn) of
-:data:`SAMPLE_COUNT` stratified samples, with the gold history, the tagged MCP URL and the tagged
-model URL (``drivers/common.py``) — under its own run id. Each run is then scored with ``finmcp-eval
-score`` and compared call by call with the gold plan (:func:`fidelity`), so what a framework changes
-(a parallel step run one call at a time, an argument dropped, a retry, a renamed tool) is counted.
+One ``finmcp-server`` (finmcp-sim's inventory and recordings), one ``finmcp-eval model`` (the scripted
+oracle) and one ``finmcp-proxy`` in front of both: its MCP door forwards to the server, its model door
+(``--llm-upstream``) to the scripted model, so every tool call and every model exchange of every agent
+lands in one trace store, tagged by run, sample and turn. Every framework (``FRAMEWORKS``, each in its
+provisioned venv, ``tests/clients/provision.py``) gets tasks — one per (sample, turn) of a stratified
+subset of :data:`SAMPLE_COUNT` samples, with the gold history, the tagged MCP URL and the tagged model
+URL, both through the proxy (``drivers/common.py``) — under its own run id; the command-line agent is
+run by ``finmcp-eval run --agent cmd:`` itself (:func:`run_cli`). Each run is then scored with
+``finmcp-eval score`` and compared call by call with the gold plan (:func:`fidelity`), so what a
+framework changes (a parallel step run one call at a time, an argument dropped, a retry, a renamed
+tool) is counted; its tokens (:func:`tokens`) and answers (:func:`stored`) are read from the store.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +28,12 @@ from typing import Any
 from finmcp.evaluator.agents.history import RecordedOutputs, gold_messages
 from finmcp.evaluator.benchmarks import load_records
 from finmcp.evaluator.harness.session import tagged_url
+from finmcp.evaluator.inputs.answers import stored_answers
 from finmcp.evaluator.inputs.model import Reference
 from finmcp.evaluator.inputs.trace_db import load_predictions_db
+from finmcp.evaluator.tasks.build import model_url
+from finmcp.recordings.model_exchanges import usage_by_sample
+from finmcp.recordings.trace_store import open_trace_store
 from tests.clients import provision
 
 DRIVERS = Path(__file__).parent / "drivers"
@@ -36,7 +43,7 @@ DRIVER_TIMEOUT_S = 240.0
 CLI_TIMEOUT_S = 60.0
 CLI_SAMPLES = 6
 """The command-line agent starts one process per task (~2 s of imports each, more on a busy machine):
-it drives a stratified 6 of the 20 samples to keep the matrix well under two minutes."""
+it drives a stratified 6 of the 20 samples (9 tasks), which is what ``--agent cmd:`` has to show."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Framework:
     env: str
     driver: str
     api: str
-    per_task: bool = False  # a program started once per task (task on stdin, answer on stdout)
+    per_task: bool = False  # a program run by ``finmcp-eval run --agent cmd:`` (a process per task)
     samples: int = SAMPLE_COUNT  # how many of the chosen samples it drives (a stratified subset)
 
     @property
@@ -108,20 +115,21 @@ def subset(refs: list[Reference], n: int) -> list[Reference]:
 
 
 def build_tasks(
-    refs: list[Reference], run: str, proxy_url: str, model_base: str, outputs: RecordedOutputs
+    refs: list[Reference], run: str, proxy_url: str, outputs: RecordedOutputs
 ) -> list[dict[str, Any]]:
-    """One task per (sample, turn): gold history, tagged MCP URL, tagged model URL."""
+    """One task per (sample, turn): gold history, tagged MCP URL, tagged model URL (the proxy's model door)."""
     tasks = []
     for ref in refs:
         for turn in range(len(ref.turns)):
+            mcp = tagged_url(proxy_url, run, ref.id, turn)
             tasks.append(
                 {
                     "sample": ref.id,
                     "turn": turn,
                     "trial": 0,
                     "messages": gold_messages(ref, turn, outputs),
-                    "mcp_url": tagged_url(proxy_url, run, ref.id, turn),
-                    "model_url": f"{model_base}/r/{run}/s/{ref.id}/t/{turn}/v1",
+                    "mcp_url": mcp,
+                    "model_url": model_url(mcp),
                     "max_steps": MAX_STEPS,
                 }
             )
@@ -155,8 +163,6 @@ def run_framework(framework: Framework, tasks: list[dict[str, Any]], workdir: Pa
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "OPENAI_API_KEY": "scripted"}
     started = time.monotonic()
     outcome = Outcome()
-    if framework.per_task:
-        return _run_per_task(framework, tasks, python, env, started)
     path = workdir / f"{framework.name}.tasks.json"
     path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
     proc = subprocess.Popen(
@@ -179,44 +185,50 @@ def run_framework(framework: Framework, tasks: list[dict[str, Any]], workdir: Pa
     return outcome
 
 
-def _run_per_task(
-    framework: Framework, tasks: list[dict[str, Any]], python: str, env: dict[str, str], started: float
+def run_cli(
+    framework: Framework, refs: list[Reference], proxy_url: str, db: Path, recordings: Path, workdir: Path
 ) -> Outcome:
-    """The command-line agent: one process per task, the turns of a sample in order, 4 samples at once."""
-    outcome = Outcome()
-    by_sample: dict[str, list[dict[str, Any]]] = {}
-    for task in tasks:
-        by_sample.setdefault(task["sample"], []).append(task)
-
-    def one_sample(turns: list[dict[str, Any]]) -> None:
-        for task in turns:
-            key = (task["sample"], task["turn"])
-            run_env = {**env, "OPENAI_BASE_URL": task["model_url"], "FINMCP_MCP_URL": task["mcp_url"]}
-            try:
-                done = subprocess.run(
-                    [python, str(DRIVERS / framework.driver)],
-                    input=json.dumps(task, ensure_ascii=False),
-                    capture_output=True,
-                    text=True,
-                    env=run_env,
-                    timeout=CLI_TIMEOUT_S,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                outcome.answers[key], outcome.errors[key] = None, f"timed out after {CLI_TIMEOUT_S} s"
-                continue
-            if done.returncode == 0:
-                outcome.answers[key] = done.stdout.rstrip("\n")
-            else:
-                outcome.answers[key], outcome.errors[key] = (
-                    None,
-                    f"exit {done.returncode}: {done.stderr[-1500:]}",
-                )
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(one_sample, by_sample.values()))
+    """The command-line agent, run by ``finmcp-eval run --agent cmd:'PYTHON cli_agent.py'`` through the
+    running proxy (one process per task, the task on stdin, the doors' URLs in the environment, the
+    answer on stdout); its answers (and a failed task's error) are read back from the store."""
+    python = provision.python_of(framework.env)
+    cmd = [sys.executable, "-m", "finmcp.evaluator", "run", "--bench", "finmcp-sim", "--proxy", proxy_url,
+           "--run", framework.run, "--db", str(db), "--state", str(workdir / f"{framework.name}.state.jsonl"),
+           "--recordings", str(recordings), "--agent", f"cmd:{python} {DRIVERS / framework.driver}",
+           "--task-timeout", str(CLI_TIMEOUT_S), "--max-steps", str(MAX_STEPS), "--concurrency", "4",
+           "--workdir", str(workdir), "--no-progress"]  # fmt: skip
+    for ref in refs:
+        cmd += ["--sample", ref.id]
+    started = time.monotonic()
+    env = {**os.environ, "OPENAI_API_KEY": "scripted", "NO_COLOR": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=DRIVER_TIMEOUT_S, check=False)
+    outcome = Outcome(returncode=done.returncode, stderr=done.stderr + done.stdout[-2000:])
+    for key, answer in stored(db, framework.run).items():
+        outcome.answers[key] = answer.answer
+        if answer.error:
+            outcome.errors[key] = answer.error
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def stored(db: Path, run: str) -> dict[tuple[str, int], Any]:
+    """``{(sample, turn): StoredAnswer}`` of trial 0 as scoring reads them: the ``answers`` table's rows,
+    else the model door's final text of the turn (:func:`finmcp.evaluator.inputs.answers.stored_answers`)."""
+    return {
+        (sample, turn): answer
+        for (sample, trial), turns in stored_answers(db, run).items()
+        if trial == 0
+        for turn, answer in turns.items()
+    }
+
+
+def tokens(db: Path, run: str) -> dict[str, int]:
+    """The model door's log of ``run``: exchanges, input and output tokens (as the model reported them),
+    exchanges without usage and failed ones."""
+    with open_trace_store(db, readonly=True) as store:
+        usage = usage_by_sample(store, run)
+    keys = ("exchanges", "input_tokens", "output_tokens", "unreported", "errors")
+    return {k: sum(int(getattr(u, k)) for u in usage.values()) for k in keys}
 
 
 def references_file(refs: list[Reference], path: Path) -> Path:

@@ -1,9 +1,10 @@
 """A command-line agent: the openai SDK (Chat Completions) + the mcp SDK's ``Client``, as a program.
 
-It reads one task (``common.py``'s format) as JSON on stdin, takes the model's base URL from
+It reads one task as JSON on stdin (``finmcp-task/1`` as ``finmcp-eval run --agent cmd:`` writes it, or
+``common.py``'s format), takes the model's base URL from
 ``OPENAI_BASE_URL`` and the MCP URL from ``FINMCP_MCP_URL`` (the task's own are the fallbacks),
 runs the usual loop — ask the model, run every tool call it asked for concurrently, send the results
-back — and prints the final answer on stdout. Run once per task, as ``--agent cmd:`` runs a program.
+back — and prints the final answer on stdout as ``{"answer": TEXT}`` (so an empty reply is an answer). Run once per task, as ``--agent cmd:`` runs a program.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ async def main() -> None:
         base_url=os.environ.get("OPENAI_BASE_URL") or task["model_url"], api_key="scripted", max_retries=0
     )
     messages: list[dict[str, Any]] = list(task["messages"])
+    max_steps = int((task.get("limits") or {}).get("max_steps") or task.get("max_steps") or 12)
     async with Client(os.environ.get("FINMCP_MCP_URL") or task["mcp_url"]) as mcp:
         listed = await mcp.list_tools()
         tools = [
@@ -42,15 +44,15 @@ async def main() -> None:
             }
             for t in listed.tools
         ]
-        for _ in range(task["max_steps"]):
+        for _ in range(max_steps):
             reply = (
                 (await model.chat.completions.create(model="finmcp-scripted", messages=messages, tools=tools))
                 .choices[0]
                 .message
             )
             messages.append(reply.model_dump(exclude_none=True))
-            if not reply.tool_calls:
-                print(reply.content or "")
+            if not reply.tool_calls:  # as JSON: an empty reply is an answer too (a closing turn's)
+                print(json.dumps({"answer": reply.content or ""}, ensure_ascii=False))
                 return
             results = await asyncio.gather(
                 *(
@@ -60,7 +62,7 @@ async def main() -> None:
             )
             for call, result in zip(reply.tool_calls, results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text_of(result)})
-    print(f"stopped after {task['max_steps']} steps", file=sys.stderr)
+    print(f"stopped after {max_steps} steps", file=sys.stderr)
     sys.exit(3)
 
 

@@ -45,8 +45,15 @@ def history(messages: list[dict[str, Any]]) -> list[BaseMessage]:
 
 async def run_task(task: dict[str, Any]) -> str:
     client = MultiServerMCPClient({"finmcp": {"url": task["mcp_url"], "transport": "streamable_http"}})
+    # stream_usage: langchain-openai asks a stream for its usage only at OpenAI's own URL; at any other
+    # base URL (the proxy's model door) the stream carries none and the door logs null tokens
     model = ChatOpenAI(
-        model="finmcp-scripted", base_url=task["model_url"], api_key="scripted", streaming=True, max_retries=0
+        model="finmcp-scripted",
+        base_url=task["model_url"],
+        api_key="scripted",
+        streaming=True,
+        stream_usage=True,
+        max_retries=0,
     )
     # one MCP session for the task (client.get_tools() alone would open a new session per tool call)
     async with client.session("finmcp") as session:

@@ -82,6 +82,10 @@ def test_demo_run_arguments_parse() -> None:
     args = build_parser().parse_args(demo_llm.run_arguments("http://127.0.0.1:1/v1", Path("out/x"), 2))
     assert args.agent == "openai" and args.spawn and args.limit == 2 and args.top_k == demo_llm.TOP_K
     assert args.llm_url == "http://127.0.0.1:1/v1" and args.concurrency == 1
+    door = demo_llm.run_arguments("http://127.0.0.1:2/v1", Path("out/x"), 2, proxy="http://127.0.0.1:2")
+    args = build_parser().parse_args(door)  # what main runs: both doors through one proxy
+    assert not args.spawn and args.proxy == "http://127.0.0.1:2" and args.llm_url == "http://127.0.0.1:2/v1"
+    assert args.recordings == str(Path("out/x") / "finmcp-sim.recordings.sqlite")
 
 
 def test_check_run_finds_missing_samples_and_untraced_calls(tmp_path: Path) -> None:

@@ -65,6 +65,8 @@ def test_plain_text_is_the_answer_and_a_json_error_is_a_failure() -> None:
     assert parse_answer('{"answer": "A", "error": null}') == ("A", None)
     assert parse_answer('{"x": 1}') == ('{"x": 1}', None)  # any other JSON is the answer's text
     assert parse_answer('{"error": "down"}') == (None, "down")
+    assert parse_answer(" \n") == (None, None)  # printed nothing: no answer
+    assert parse_answer('{"answer": ""}') == ("", None)  # an explicit empty answer
 
 
 def test_a_crash_gives_its_status_and_the_end_of_its_stderr(tmp_path: Path) -> None:
