@@ -55,6 +55,8 @@ SHIPPED_DATA = (
 )
 """What the demo, the server and the viewer read at run time (the package-data patterns ship these)."""
 DEMO_AGENTS = ("oracle", "noisy-light", "noisy-heavy")
+DEMO_RUNS = (*DEMO_AGENTS, "oracle~faults", "oracle-retry~faults")
+"""Every run the demo logs: its agents, then the robustness rows (the oracle with and without retry)."""
 GENERIC_NAMES = ("server", "proxy", "evaluator", "recordings", "tool_specs")
 
 
@@ -238,7 +240,7 @@ def test_the_viewer_from_the_wheel_serves_its_page_and_assets(
             assert _get(viewer.endpoint(f"/static/{asset.decode()}")) == shipped.read_bytes(), asset
         runs = get_json(viewer.endpoint("/api/runs"))
         assert runs["bench"] == "finmcp-sim", runs  # the shipped benchmark, read from the wheel
-        assert {run["run_id"] for run in runs["runs"] if run["calls"] > 0} == set(DEMO_AGENTS), runs
+        assert {run["run_id"] for run in runs["runs"] if run["calls"] > 0} == set(DEMO_RUNS), runs
 
 
 def _get(url: str) -> bytes:
