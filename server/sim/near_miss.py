@@ -29,7 +29,7 @@ from typing import Any
 from finmcp.recordings.canonical import canonical_arguments
 from finmcp.server.sim.entity_harvest import FUND_RE, Harvest, output_value
 from finmcp.server.sim.registry import ToolInputError
-from finmcp.server.sim.simulator import Simulator, error_result, render_text
+from finmcp.server.sim.simulator import Simulator, error_result, tool_result
 
 PAGE_INDEX_KEYS = ("pageNum", "pageNo", "page", "pageIndex")
 PAGE_SIZE_KEYS = ("pageSize", "size", "limit")
@@ -234,14 +234,7 @@ class NearMissSimulator:
             value = self.value(tool, arguments)
         except ToolInputError as exc:
             return error_result(str(exc))
-        structured: Any = {"result": value} if spec.meta.get("output_wrapped") else value
-        if not isinstance(structured, dict) or spec.output_schema is None:
-            structured = None
-        return {
-            "content": [{"type": "text", "text": render_text(value)}],
-            "structuredContent": structured,
-            "isError": False,
-        }
+        return tool_result(spec, value)
 
     def _resolve(self, arguments: dict[str, Any]) -> dict[str, Any]:
         out = dict(arguments)

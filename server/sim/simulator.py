@@ -49,6 +49,19 @@ def render_text(value: Any) -> str:
     return dumps_indent2(value)
 
 
+def tool_result(spec: Any, value: Any) -> dict[str, Any]:
+    """The MCP result of a tool's simulated ``value``: its text, and its structured content where the
+    tool declares an output schema (wrapped in ``{"result": ...}`` when the spec says so)."""
+    structured: Any = {"result": value} if spec.meta.get("output_wrapped") else value
+    if not isinstance(structured, dict) or spec.output_schema is None:
+        structured = None
+    return {
+        "content": [{"type": "text", "text": render_text(value)}],
+        "structuredContent": structured,
+        "isError": False,
+    }
+
+
 def error_result(message: str) -> dict[str, Any]:
     """An MCP ``isError`` result carrying ``message``."""
     return {"content": [{"type": "text", "text": message}], "structuredContent": None, "isError": True}
@@ -137,14 +150,7 @@ class Simulator:
             value = self.value(tool, arguments)
         except ToolInputError as exc:
             return error_result(str(exc))
-        structured: Any = {"result": value} if spec.meta.get("output_wrapped") else value
-        if not isinstance(structured, dict) or spec.output_schema is None:
-            structured = None
-        return {
-            "content": [{"type": "text", "text": render_text(value)}],
-            "structuredContent": structured,
-            "isError": False,
-        }
+        return tool_result(spec, value)
 
 
 def freeze_heap() -> None:
