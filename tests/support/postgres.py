@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -35,7 +36,7 @@ def in_ci() -> bool:
     return os.environ.get("FINMCP_CI", "") not in ("", "0")
 
 
-def require_or_skip(reason: str) -> None:
+def require_or_skip(reason: str) -> NoReturn:
     """Skip with ``reason``, or fail under CI, where a skipped service test is a missing install step."""
     if in_ci():
         pytest.fail(f"{reason} (FINMCP_CI=1: CI must provide it; .ci/run installs it)", pytrace=False)
